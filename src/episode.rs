@@ -1,0 +1,137 @@
+//! Episodes and trajectories: the versioned record of one task attempt, step by step.
+//!
+//! Schema version [`TRAJECTORY_SCHEMA`]; the store keeps it with every episode so readers can
+//! tell old records from new ones.
+
+use serde::{Deserialize, Serialize};
+
+use crate::policy::{AssistantTurn, CallKind, Context};
+use crate::suite::{Action, Score, Signals};
+
+pub const TRAJECTORY_SCHEMA: u32 = 1;
+
+/// The kinds of hook a harness spec can declare.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum HookKind {
+    OnInit,
+    PreHint,
+    BeforeAction,
+    PostStep,
+    Plan,
+    Reflect,
+    Critique,
+}
+
+impl HookKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookKind::OnInit => "on_init",
+            HookKind::PreHint => "pre_hint",
+            HookKind::BeforeAction => "before_action",
+            HookKind::PostStep => "post_step",
+            HookKind::Plan => "plan",
+            HookKind::Reflect => "reflect",
+            HookKind::Critique => "critique",
+        }
+    }
+}
+
+/// What a hook did.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "effect", rename_all = "snake_case")]
+pub enum Effect {
+    /// Context injected into the conversation (schema card, API list, repo map, a hint, feedback).
+    Inject { text: String },
+    /// The proposed action was not executed; the message was shown instead.
+    Block { message: String },
+    /// The proposed action was replaced before execution.
+    Rewrite { from: Action, to: Action },
+    /// An extra policy call; its output was added to the context.
+    Call { kind: CallKind, prompt: String, output: String, prompt_tokens: u32, completion_tokens: u32 },
+}
+
+/// One harness intervention, with the hook that fired and the predicates that held.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Intervention {
+    pub hook: String,
+    pub kind: HookKind,
+    pub when: Vec<String>,
+    #[serde(flatten)]
+    pub effect: Effect,
+}
+
+/// One tool call of a step and what the environment returned.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CallRecord {
+    /// The action as the policy proposed it.
+    pub proposed: Action,
+    /// The action actually executed (after a rewrite), `None` if blocked.
+    pub executed: Option<Action>,
+    /// The raw observation (environment output, or the block message).
+    pub observation: String,
+    pub signals: Signals,
+    pub duration_ms: f64,
+}
+
+/// One policy decision and everything around it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Step {
+    pub index: usize,
+    /// The rendered context the policy saw for this decision.
+    pub context: Context,
+    /// The policy's turn (text, tool calls, raw reply, token counts).
+    pub output: AssistantTurn,
+    pub calls: Vec<CallRecord>,
+    /// Every intervention made before, during or after this step.
+    pub interventions: Vec<Intervention>,
+    pub policy_ms: f64,
+    pub env_ms: f64,
+}
+
+/// How an episode ended.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum EpisodeStatus {
+    /// The agent submitted an answer (or finished).
+    Completed,
+    /// The round limit was reached without a submission.
+    TaskLimitReached,
+    /// The machinery failed; not a task failure, excluded from task metrics.
+    InfraError,
+    Cancelled,
+}
+
+/// One attempt at one task under one harness with one policy.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Episode {
+    pub schema: u32,
+    pub task_id: String,
+    pub suite: String,
+    pub family: String,
+    pub harness: String,
+    pub policy: String,
+    /// Which of the n tries at this task this is.
+    pub sample: u32,
+    pub seed: u64,
+    pub status: EpisodeStatus,
+    pub steps: Vec<Step>,
+    pub score: Option<Score>,
+    /// The infrastructure error, if any; kept apart from task failures.
+    pub infra_error: Option<String>,
+    pub duration_ms: f64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl Episode {
+    pub fn reward(&self) -> f64 {
+        self.score.as_ref().map(|s| s.reward).unwrap_or(0.0)
+    }
+    pub fn success(&self) -> bool {
+        self.score.as_ref().map(|s| s.success).unwrap_or(false)
+    }
+    pub fn interventions(&self) -> impl Iterator<Item = &Intervention> {
+        self.steps.iter().flat_map(|s| s.interventions.iter())
+    }
+}

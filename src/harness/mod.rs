@@ -1,0 +1,1 @@
+//! Harnesses as data: spec files interpreted by one engine.

@@ -1,0 +1,12 @@
+//! Harness-S Workbench core: suites, harnesses, policies, episodes, the run store, and the
+//! commands the CLI, the desktop shell and `harness-s serve` share.
+//!
+//! Data flows one way: suite -> harness -> policy -> episode -> store -> analysis -> report.
+//! Architecture invariant: this library knows nothing of Tauri or HTTP serving.
+
+pub mod episode;
+pub mod harness;
+pub mod policy;
+pub mod store;
+pub mod suite;
+pub mod task;

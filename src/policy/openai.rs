@@ -1,0 +1,1 @@
+//! The `openai` back-end: any OpenAI-compatible chat-completions endpoint.

@@ -1,0 +1,1 @@
+//! The run store: runs, episodes and their trajectories, in SQLite (default) or Postgres.

@@ -1,0 +1,167 @@
+//! Suites: tasks, environments and scorers, one module per benchmark behind one trait.
+//!
+//! Architecture invariant: an environment and its scorer know nothing of harnesses. They receive
+//! only actions (tool calls) and never read hints, injected context or any other harness text, so
+//! a sibling can help only through what it shows the policy.
+
+pub mod dbbench;
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::policy::{ToolCall, ToolSpec};
+use crate::task::Task;
+
+/// What the policy asked the environment to do: one tool call.
+pub type Action = ToolCall;
+
+/// Facts about an observation that harness predicates read (`unknown_column_error`,
+/// `empty_result`, ...). The suite derives them from its own observation, so the harness engine
+/// stays suite-agnostic.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Signals {
+    /// A short error class such as `unknown_column`, `unknown_table`, `syntax`, `timeout`,
+    /// `bad_arguments`, `unknown_tool`; `None` when the step did not fail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<String>,
+    /// The action ran a query / code / command against the environment.
+    #[serde(default)]
+    pub executed: bool,
+    /// The action returned an empty result set.
+    #[serde(default)]
+    pub empty_result: bool,
+    /// The action was the final answer / submission.
+    #[serde(default)]
+    pub submitted: bool,
+}
+
+/// The result of one environment step.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct StepOutcome {
+    /// The raw observation text, exactly as the benchmark returns it.
+    pub observation: String,
+    /// The episode ended (a final answer, a finish call).
+    pub done: bool,
+    pub signals: Signals,
+}
+
+/// Reward and details of a finished episode, as the benchmark scores it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Score {
+    pub reward: f64,
+    pub success: bool,
+    /// Suite-specific details (answer, ground truth, type, hash, failing tests, ...).
+    pub details: serde_json::Value,
+}
+
+/// A failure of the machinery around the task (database could not start, server unreachable):
+/// kept apart from task failures.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[error("{0}")]
+pub struct EnvError(pub String);
+
+/// One running task. Created per episode; dropped when the episode ends.
+pub trait Environment: Send {
+    /// The task prompt the benchmark itself presents (the question and the benchmark's own
+    /// table/app/repo description), rendered into the first user message by the harness.
+    fn task_prompt(&self) -> String;
+    /// Execute one action and return the raw observation.
+    fn step(&mut self, action: &Action) -> Result<StepOutcome, EnvError>;
+    /// Score the episode. `submitted` is the final answer action if the agent gave one.
+    fn score(&mut self, submitted: Option<&Action>) -> Result<Score, EnvError>;
+    /// Read-only facts a harness may inject (`schema_card`, `columns`, `table_name`, `api_list`,
+    /// `repo_map`, ...). These are what the benchmark makes discoverable anyway; `None` if the
+    /// suite does not offer the resource.
+    fn resource(&self, name: &str) -> Option<String>;
+}
+
+/// An error from a loader, naming the file and line.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[error("{file}:{line}: {message}")]
+pub struct LoadError {
+    pub file: String,
+    pub line: usize,
+    pub message: String,
+}
+
+/// Agreement of a dataset's gold answers with the executor and scorer (`verify-dataset`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct VerifyReport {
+    pub suite: String,
+    pub total: usize,
+    pub agree: usize,
+    pub groups: std::collections::BTreeMap<String, GroupCount>,
+    /// Records that disagree: id and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disagreements: Vec<Disagreement>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct GroupCount {
+    pub total: usize,
+    pub agree: usize,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Disagreement {
+    pub task_id: String,
+    pub group: String,
+    pub reason: String,
+}
+
+/// A finished episode's outcome as a suite's metrics need it.
+#[derive(Clone, Debug)]
+pub struct OutcomeForMetrics<'a> {
+    pub task: &'a Task,
+    pub score: Option<&'a Score>,
+}
+
+/// Rewrites a `before_action` hook may apply, by name (e.g. `quote_identifiers`). Each suite
+/// offers its own; the harness engine looks them up by name.
+pub type RewriteFn = fn(&Action, &dyn Environment) -> Option<Action>;
+
+/// Named predicates a suite adds to the engine's generic ones (e.g. DBBench's
+/// `unquoted_identifier`), evaluated over the proposed action and the environment.
+pub type ActionPredicateFn = fn(&Action, &dyn Environment) -> bool;
+
+/// A benchmark.
+pub trait Suite: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    /// The bundled tasks shipped in `datasets/`.
+    fn bundled_tasks(&self) -> Result<Vec<Task>, LoadError>;
+    /// Load tasks from a file in the benchmark's official release format.
+    fn load_file(&self, path: &Path) -> Result<Vec<Task>, LoadError>;
+    /// The tools the benchmark exposes.
+    fn tools(&self) -> Vec<ToolSpec>;
+    /// The benchmark's own round limit.
+    fn max_rounds(&self) -> usize;
+    /// The tool whose call ends the episode with an answer.
+    fn submit_tool(&self) -> &'static str;
+    fn make_env(&self, task: &Task) -> Result<Box<dyn Environment>, EnvError>;
+    /// Metrics exactly as the benchmark reports them.
+    fn metrics(&self, outcomes: &[OutcomeForMetrics<'_>]) -> serde_json::Value;
+    /// Run every record's gold through the executor and scorer.
+    fn verify(&self, tasks: &[Task]) -> VerifyReport;
+    /// The named rewrites this suite offers to `before_action` hooks.
+    fn rewrite(&self, _name: &str) -> Option<RewriteFn> {
+        None
+    }
+    /// The named action predicates this suite offers.
+    fn action_predicate(&self, _name: &str) -> Option<ActionPredicateFn> {
+        None
+    }
+    /// The message the benchmark sends back when a turn has no tool call.
+    fn no_tool_call_message(&self) -> &'static str;
+}
+
+/// All suites the workbench knows, by name.
+pub fn registry() -> Vec<Box<dyn Suite>> {
+    vec![Box::new(dbbench::DbBench::new())]
+}
+
+/// Look a suite up by name.
+pub fn by_name(name: &str) -> Option<Box<dyn Suite>> {
+    registry().into_iter().find(|s| s.name() == name)
+}
