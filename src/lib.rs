@@ -5,6 +5,8 @@
 //! Architecture invariant: this library knows nothing of Tauri or HTTP serving.
 
 pub mod episode;
+pub mod eval;
+pub mod events;
 pub mod harness;
 pub mod policy;
 pub mod store;

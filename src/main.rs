@@ -1,1 +1,415 @@
-fn main() {}
+//! `harness-s`: the command-line face of the workbench. CLI definition and glue only; the work
+//! is done by the core library.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Context as _, Result};
+use clap::{Parser, Subcommand};
+
+use harness_s::eval::{run_eval, EvalConfig};
+use harness_s::events::{Event, EventSink};
+use harness_s::harness::HarnessLibrary;
+use harness_s::policy::openai::{OpenAiConfig, OpenAiPolicy};
+use harness_s::policy::Policy;
+use harness_s::store::BlockingStore;
+use harness_s::suite::{self, Suite};
+use harness_s::task::Task;
+
+#[derive(Parser)]
+#[command(name = "harness-s", version, about = "Harness-S Workbench: learn from sibling harnesses, evaluate under the base harness")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the suites the workbench knows.
+    Suites {
+        #[arg(long)]
+        json: bool,
+    },
+    /// List a suite's tasks (bundled, or from a dataset file).
+    Tasks {
+        #[arg(long)]
+        suite: String,
+        #[arg(long)]
+        family: Option<String>,
+        /// A dataset file in the benchmark's official format instead of the bundled set.
+        #[arg(long)]
+        file: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List harnesses, or show one resolved spec and its difference from base.
+    Harnesses {
+        #[arg(long)]
+        suite: Option<String>,
+        #[arg(long)]
+        show: Option<String>,
+        /// Extra directory of harness spec files.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run every record's gold answer through the executor and scorer.
+    VerifyDataset {
+        #[arg(long)]
+        suite: String,
+        /// The dataset file (default: the bundled set).
+        file: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Evaluate a policy on a suite under one harness; every trajectory goes to the store.
+    Eval(EvalArgs),
+}
+
+#[derive(clap::Args)]
+struct EvalArgs {
+    #[arg(long)]
+    suite: String,
+    #[arg(long, default_value = "base")]
+    harness: String,
+    /// Policy back-end: `openai` (any OpenAI-compatible endpoint).
+    #[arg(long, default_value = "openai")]
+    policy: String,
+    /// Base URL of the endpoint, e.g. http://127.0.0.1:8000/v1
+    #[arg(long)]
+    base_url: Option<String>,
+    #[arg(long)]
+    model: Option<String>,
+    /// Name of the environment variable holding the API key.
+    #[arg(long, default_value = "OPENAI_API_KEY")]
+    api_key_env: String,
+    /// Task ids (comma-separated) or a file with one id per line.
+    #[arg(long)]
+    tasks: Option<String>,
+    /// Only tasks of this family.
+    #[arg(long)]
+    family: Option<String>,
+    /// A dataset file in the benchmark's format instead of the bundled set.
+    #[arg(long)]
+    file: Option<PathBuf>,
+    /// At most this many tasks (after filtering).
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Tries per task.
+    #[arg(long, default_value_t = 1)]
+    samples: u32,
+    #[arg(long, default_value_t = 4)]
+    concurrency: usize,
+    #[arg(long, default_value_t = 0.0)]
+    temperature: f32,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Request timeout in seconds.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+    #[arg(long, default_value_t = 4)]
+    max_retries: u32,
+    /// Tool calling: native, text, or auto.
+    #[arg(long, default_value = "auto")]
+    tool_mode: String,
+    /// Extra directory of harness spec files.
+    #[arg(long)]
+    harness_dir: Option<PathBuf>,
+    /// The run store (SQLite file path, or a postgres:// URL).
+    #[arg(long, env = "HARNESS_S_DB", default_value = "harness-s.db")]
+    db: String,
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("HARNESS_S_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    if let Err(e) = dispatch(cli) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Suites { json } => cmd_suites(json),
+        Command::Tasks { suite, family, file, json } => cmd_tasks(&suite, family.as_deref(), file.as_deref(), json),
+        Command::Harnesses { suite, show, dir, json } => cmd_harnesses(suite.as_deref(), show.as_deref(), dir.as_deref(), json),
+        Command::VerifyDataset { suite, file, json } => cmd_verify(&suite, file.as_deref(), json),
+        Command::Eval(args) => cmd_eval(args),
+    }
+}
+
+fn find_suite(name: &str) -> Result<Box<dyn Suite>> {
+    suite::by_name(name).ok_or_else(|| {
+        let known: Vec<_> = suite::registry().iter().map(|s| s.name()).collect();
+        anyhow!("unknown suite `{name}` (known: {})", known.join(", "))
+    })
+}
+
+fn load_tasks(s: &dyn Suite, file: Option<&std::path::Path>) -> Result<Vec<Task>> {
+    Ok(match file {
+        Some(f) => s.load_file(f)?,
+        None => s.bundled_tasks()?,
+    })
+}
+
+fn library(dir: Option<&std::path::Path>) -> Result<HarnessLibrary> {
+    Ok(match dir {
+        Some(d) => HarnessLibrary::with_dir(d)?,
+        None => HarnessLibrary::builtin()?,
+    })
+}
+
+fn cmd_suites(json: bool) -> Result<()> {
+    let mut rows = Vec::new();
+    for s in suite::registry() {
+        let n = s.bundled_tasks().map(|t| t.len()).unwrap_or(0);
+        rows.push(serde_json::json!({"name": s.name(), "description": s.description(), "bundled_tasks": n}));
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        for r in rows {
+            println!("{:<10} {:>5} tasks  {}", r["name"].as_str().unwrap_or(""), r["bundled_tasks"], r["description"].as_str().unwrap_or(""));
+        }
+    }
+    Ok(())
+}
+
+fn cmd_tasks(suite_name: &str, family: Option<&str>, file: Option<&std::path::Path>, json: bool) -> Result<()> {
+    let s = find_suite(suite_name)?;
+    let tasks: Vec<Task> = load_tasks(s.as_ref(), file)?.into_iter().filter(|t| family.map(|f| t.family == f).unwrap_or(true)).collect();
+    if json {
+        let rows: Vec<_> = tasks.iter().map(|t| serde_json::json!({"id": t.id, "family": t.family, "instruction": t.instruction})).collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    let mut families: std::collections::BTreeMap<&str, usize> = Default::default();
+    for t in &tasks {
+        *families.entry(t.family.as_str()).or_default() += 1;
+        println!("{:<28} {:<16} {}", t.id, t.family, one_line(&t.instruction, 90));
+    }
+    let fam: Vec<String> = families.iter().map(|(f, n)| format!("{f} {n}")).collect();
+    eprintln!("{} tasks in {} families: {}", tasks.len(), families.len(), fam.join(", "));
+    Ok(())
+}
+
+fn one_line(s: &str, n: usize) -> String {
+    let s = s.replace('\n', " ");
+    if s.chars().count() > n {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    } else {
+        s
+    }
+}
+
+fn cmd_harnesses(suite_name: Option<&str>, show: Option<&str>, dir: Option<&std::path::Path>, json: bool) -> Result<()> {
+    let lib = library(dir)?;
+    if let Some(name) = show {
+        let matches: Vec<_> = lib.all().filter(|e| e.spec.name == name && suite_name.map(|s| s == e.spec.suite).unwrap_or(true)).collect();
+        let e = match matches.as_slice() {
+            [] => bail!("no harness named `{name}`"),
+            [one] => *one,
+            _ => bail!("several suites have a harness named `{name}`: pass --suite"),
+        };
+        if json {
+            println!("{}", serde_json::to_string_pretty(&serde_json::json!({"spec": e.spec, "file": e.file, "source": e.source}))?);
+            return Ok(());
+        }
+        println!("# {} ({}), from {}", e.spec.name, e.spec.suite, e.file);
+        if let Some(sp) = &e.spec.specialty {
+            println!("specialty: {sp}");
+        }
+        println!("lineage: {}", e.spec.lineage.join(" -> "));
+        println!("max_steps: {}   tools: {}   history: {}", e.spec.max_steps, e.spec.tools.join(", "), e.spec.render.history);
+        if e.spec.is_base() {
+            println!("\nsystem prompt:\n{}\n", e.spec.system_prompt.trim());
+        } else {
+            println!("\ndifference from {} (the spec file itself):\n{}", e.spec.lineage[e.spec.lineage.len() - 2], e.source.trim());
+        }
+        println!("\nhooks:");
+        for h in &e.spec.hooks {
+            let when = if h.when.is_empty() { "always".to_string() } else { h.when.join(" & ") };
+            println!("  {:<24} {:<14} when {}", h.id, h.kind.as_str(), when);
+        }
+        return Ok(());
+    }
+    let entries: Vec<_> = lib.all().filter(|e| suite_name.map(|s| s == e.spec.suite).unwrap_or(true)).collect();
+    if json {
+        let rows: Vec<_> = entries
+            .iter()
+            .map(|e| serde_json::json!({"suite": e.spec.suite, "name": e.spec.name, "extends": e.spec.lineage.iter().rev().nth(1), "specialty": e.spec.specialty, "hooks": e.spec.hooks.len(), "file": e.file}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    for e in entries {
+        let kind = if e.spec.is_base() { "base".to_string() } else { format!("extends {}", e.spec.lineage[e.spec.lineage.len() - 2]) };
+        println!("{:<9} {:<16} {:<14} {}", e.spec.suite, e.spec.name, kind, e.spec.specialty.clone().unwrap_or_else(|| e.spec.description.clone()));
+    }
+    Ok(())
+}
+
+fn cmd_verify(suite_name: &str, file: Option<&std::path::Path>, json: bool) -> Result<()> {
+    let s = find_suite(suite_name)?;
+    let tasks = load_tasks(s.as_ref(), file)?;
+    let report = s.verify(&tasks);
+    if json {
+        let mut v = serde_json::to_value(&report)?;
+        if report.disagreements.is_empty() {
+            if let Some(o) = v.as_object_mut() {
+                o.remove("disagreements");
+            }
+        }
+        println!("{}", serde_json::to_string(&v)?);
+    } else {
+        println!("{}: {}/{} records agree", report.suite, report.agree, report.total);
+        for (g, c) in &report.groups {
+            println!("  {:<18} {:>4}/{:<4}", g, c.agree, c.total);
+        }
+        for d in &report.disagreements {
+            println!("  disagrees: {} ({}): {}", d.task_id, d.group, d.reason);
+        }
+    }
+    Ok(())
+}
+
+/// Prints a one-line progress bar to stderr.
+struct ProgressPrinter {
+    quiet: bool,
+}
+
+impl EventSink for ProgressPrinter {
+    fn emit(&self, event: Event) {
+        if self.quiet {
+            return;
+        }
+        match event {
+            Event::Progress { label, done, total, success_rate, eta_s, .. } => {
+                let width = 30;
+                let filled = if total > 0 { done * width / total } else { width };
+                let eta = eta_s.map(|s| format!("eta {:.0}s", s)).unwrap_or_default();
+                eprint!("\r{label:<14} [{}{}] {done}/{total}  success {:.3}  {eta}   ", "#".repeat(filled), ".".repeat(width - filled), success_rate);
+                let _ = std::io::stderr().flush();
+                if done == total {
+                    eprintln!();
+                }
+            }
+            Event::Message { text, .. } => eprintln!("{text}"),
+            _ => {}
+        }
+    }
+}
+
+fn select_tasks(all: Vec<Task>, ids: Option<&str>, family: Option<&str>, limit: Option<usize>) -> Result<Vec<Task>> {
+    let mut tasks = all;
+    if let Some(spec) = ids {
+        let wanted: Vec<String> = if std::path::Path::new(spec).is_file() {
+            std::fs::read_to_string(spec)
+                .with_context(|| format!("reading task list {spec}"))?
+                .lines()
+                .map(|l| l.trim().to_string())
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .collect()
+        } else {
+            spec.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+        };
+        for w in &wanted {
+            if !tasks.iter().any(|t| &t.id == w) {
+                bail!("--tasks: no task with id `{w}`");
+            }
+        }
+        tasks.retain(|t| wanted.contains(&t.id));
+    }
+    if let Some(f) = family {
+        tasks.retain(|t| t.family == f);
+    }
+    if let Some(n) = limit {
+        tasks.truncate(n);
+    }
+    if tasks.is_empty() {
+        bail!("no tasks selected");
+    }
+    Ok(tasks)
+}
+
+fn cmd_eval(a: EvalArgs) -> Result<()> {
+    let s = find_suite(&a.suite)?;
+    let lib = library(a.harness_dir.as_deref())?;
+    let entry = lib.get(&a.suite, &a.harness).ok_or_else(|| {
+        let names: Vec<_> = lib.for_suite(&a.suite).iter().map(|e| e.spec.name.clone()).collect();
+        anyhow!("--harness: suite `{}` has no harness `{}` (known: {})", a.suite, a.harness, names.join(", "))
+    })?;
+    let tasks = select_tasks(load_tasks(s.as_ref(), a.file.as_deref())?, a.tasks.as_deref(), a.family.as_deref(), a.limit)?;
+    let (policy, policy_config): (Box<dyn Policy>, serde_json::Value) = match a.policy.as_str() {
+        "openai" => {
+            let base_url = a.base_url.clone().ok_or_else(|| anyhow!("--policy openai needs --base-url"))?;
+            let model = a.model.clone().ok_or_else(|| anyhow!("--policy openai needs --model"))?;
+            let tool_mode = match a.tool_mode.as_str() {
+                "native" => harness_s::policy::openai::ToolMode::Native,
+                "text" => harness_s::policy::openai::ToolMode::Text,
+                "auto" => harness_s::policy::openai::ToolMode::Auto,
+                other => bail!("--tool-mode: `{other}` is not one of native, text, auto"),
+            };
+            let cfg = OpenAiConfig {
+                base_url,
+                model,
+                api_key_env: Some(a.api_key_env.clone()),
+                timeout: std::time::Duration::from_secs(a.timeout),
+                max_retries: a.max_retries,
+                concurrency: a.concurrency.max(1),
+                tool_mode,
+                ..OpenAiConfig::default()
+            };
+            let json = serde_json::to_value(&cfg)?;
+            (Box::new(OpenAiPolicy::new(cfg).map_err(|e| anyhow!("{e}"))?), json)
+        }
+        other => bail!("--policy: `{other}` is not a known back-end (known: openai)"),
+    };
+    let store = BlockingStore::open(&a.db).with_context(|| format!("opening the store {}", a.db))?;
+    let cfg = EvalConfig {
+        suite: a.suite.clone(),
+        harness: a.harness.clone(),
+        policy: policy.name(),
+        samples: a.samples.max(1),
+        concurrency: a.concurrency.max(1),
+        temperature: a.temperature,
+        seed: a.seed,
+        dataset: a.file.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "bundled".into()),
+        task_ids: tasks.iter().map(|t| t.id.clone()).collect(),
+        policy_config,
+    };
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let c = cancel.clone();
+        let _ = ctrlc::set_handler(move || {
+            if c.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+            eprintln!("\nstopping after the episodes in flight (press Ctrl-C again to quit at once)");
+        });
+    }
+    let sink = ProgressPrinter { quiet: false };
+    let summary = run_eval(&cfg, s.as_ref(), &entry.spec, &tasks, policy.as_ref(), &store, &sink, &cancel)?;
+    if a.json {
+        println!("{}", serde_json::to_string(&summary)?);
+    } else {
+        println!("run {}: {} episodes ({} infrastructure errors) in {:.1}s", summary.run_id, summary.episodes, summary.infra_errors, summary.wall_s);
+        println!("success rate {:.3}", summary.success_rate);
+        if let Some(m) = summary.metrics.as_object() {
+            for (k, v) in m {
+                println!("  {k:<28} {v}");
+            }
+        }
+        println!("trajectories stored in {}", a.db);
+    }
+    Ok(())
+}

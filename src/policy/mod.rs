@@ -2,6 +2,7 @@
 
 pub mod message;
 pub mod openai;
+pub mod scripted;
 
 pub use message::*;
 
