@@ -1,6 +1,7 @@
 //! Policies: context in, assistant turn out. Back-ends live in their own files behind [`Policy`].
 
 pub mod message;
+pub mod builtin;
 pub mod openai;
 pub mod scripted;
 

@@ -1,0 +1,870 @@
+//! The built-in policy's action grammar for DBBench.
+//!
+//! Reading only the rendered context, it finds the table name and headers, the question's value
+//! spans (quoted text, numbers, capitalised names), format evidence (text numbers with thousands
+//! separators, units, currency or percent signs) wherever the context shows table values, earlier
+//! results and errors, and any feedback text. An action is built by a sequence of slot decisions
+//! — kind, operation, columns, filter, numeric conversion, quoting, answer — each a softmax over
+//! options scored by the log-linear model. Features describe options generically (how well a
+//! column name matches the question, whether a name needs quoting, what the context shows), never
+//! the identity of a particular column or task, so what is learned on one family can transfer.
+
+use super::model::{slot, Feature};
+use crate::policy::{Context, Role};
+
+/// One slot decision: its options with their features and a label for each.
+pub struct Decision {
+    pub slot: &'static str,
+    pub labels: Vec<String>,
+    pub options: Vec<Vec<Feature>>,
+    /// Fixed log-prior per option (innate preferences, see [`innate`]).
+    pub prior: Vec<f32>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SpanKind {
+    Quoted,
+    Number,
+    Name,
+}
+
+#[derive(Clone, Debug)]
+pub struct Span {
+    pub text: String,
+    pub kind: SpanKind,
+    /// Index of the first question token of the span.
+    pub at: usize,
+}
+
+/// Format evidence seen in the context outside the question.
+#[derive(Clone, Debug, Default)]
+pub struct Evidence {
+    pub commas: bool,
+    pub currency: Option<String>,
+    pub percent: bool,
+    pub unit: Option<String>,
+    pub trailing_space: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct PastCall {
+    pub tool: String,
+    pub sql: String,
+    pub kind: String,
+    pub observation: String,
+}
+
+/// What the context says, parsed once per decision.
+#[derive(Clone, Debug, Default)]
+pub struct DbView {
+    pub table: String,
+    pub columns: Vec<String>,
+    pub question: String,
+    pub q_tokens: Vec<String>,
+    pub spans: Vec<Span>,
+    pub feedback: Vec<String>,
+    pub evidence: Evidence,
+    pub history: Vec<PastCall>,
+    pub last_rows: Option<Vec<Vec<String>>>,
+    pub last_error: Option<String>,
+    pub mutation: Option<&'static str>,
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_lowercase())
+        .collect()
+}
+
+impl DbView {
+    pub fn parse(ctx: &Context) -> DbView {
+        let mut v = DbView::default();
+        let mut first_user = true;
+        let mut pending: Vec<(String, String)> = Vec::new(); // (tool call id, sql)
+        for m in &ctx.messages {
+            match m.role {
+                Role::System => {}
+                Role::User if first_user => {
+                    first_user = false;
+                    v.parse_task(&m.content);
+                }
+                Role::User => {
+                    v.scan_evidence(&m.content);
+                    v.feedback.push(m.content.to_lowercase());
+                }
+                Role::Assistant => {
+                    for c in &m.tool_calls {
+                        let sql = c
+                            .arguments
+                            .as_object()
+                            .and_then(|o| o.values().next())
+                            .map(|x| match x {
+                                serde_json::Value::String(s) => s.clone(),
+                                other => other.to_string(),
+                            })
+                            .unwrap_or_default();
+                        pending.push((c.id.clone(), sql.clone()));
+                        v.history.push(PastCall { tool: c.name.clone(), kind: sql_kind(&sql), sql, observation: String::new() });
+                    }
+                }
+                Role::Tool => {
+                    v.scan_evidence(&m.content);
+                    if let Some(last) = v.history.last_mut() {
+                        last.observation = m.content.clone();
+                    }
+                    match parse_rows(&m.content) {
+                        Some(rows) => {
+                            v.last_rows = Some(rows);
+                            v.last_error = None;
+                        }
+                        None => {
+                            v.last_rows = None;
+                            v.last_error = Some(error_kind(&m.content).to_string());
+                            v.feedback.push(m.content.to_lowercase());
+                        }
+                    }
+                }
+            }
+        }
+        let _ = pending;
+        v
+    }
+
+    fn parse_task(&mut self, text: &str) {
+        const TABLE: &str = "The name of this table is ";
+        const HEADERS: &str = ", and the headers of this table are ";
+        if let Some(i) = text.find(TABLE) {
+            let rest = &text[i + TABLE.len()..];
+            if let Some(j) = rest.find(HEADERS) {
+                self.table = rest[..j].to_string();
+                let after = &rest[j + HEADERS.len()..];
+                let line = after.lines().next().unwrap_or("");
+                let line = line.strip_suffix('.').unwrap_or(line);
+                self.columns = line.split(',').map(|c| c.to_string()).filter(|c| !c.is_empty()).collect();
+            }
+        }
+        let q = match text.find("Question: ") {
+            Some(i) => text[i + "Question: ".len()..].trim().to_string(),
+            None => text.trim().to_string(),
+        };
+        self.q_tokens = words(&q);
+        self.spans = question_spans(&q);
+        let lower = q.to_lowercase();
+        self.mutation = if starts_any(&lower, &["insert", "add ", "record a new", "add a"]) || lower.contains("new row") || lower.contains("new record") {
+            Some("insert")
+        } else if starts_any(&lower, &["update", "change", "set ", "correct", "modify"]) {
+            Some("update")
+        } else if starts_any(&lower, &["delete", "remove", "drop the row", "erase"]) {
+            Some("delete")
+        } else {
+            None
+        };
+        self.question = q;
+    }
+
+    fn scan_evidence(&mut self, text: &str) {
+        let b: Vec<char> = text.chars().collect();
+        for i in 0..b.len() {
+            let c = b[i];
+            if c == ',' && i > 0 && b[i - 1].is_ascii_digit() && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|d| d.is_ascii_digit()) && (i + 4 >= b.len() || !b[i + 4].is_ascii_digit()) {
+                self.evidence.commas = true;
+            }
+            if (c == '$' || c == '€' || c == '£') && i + 1 < b.len() && b[i + 1].is_ascii_digit() {
+                self.evidence.currency = Some(c.to_string());
+            }
+            if c == '%' && i > 0 && b[i - 1].is_ascii_digit() {
+                self.evidence.percent = true;
+            }
+            if c.is_ascii_digit() && i + 2 < b.len() && b[i + 1] == ' ' && b[i + 2].is_alphabetic() {
+                let mut j = i + 2;
+                while j < b.len() && b[j].is_alphabetic() {
+                    j += 1;
+                }
+                if j < b.len() && (b[j] == '\'' || b[j] == '"') && j - (i + 2) <= 5 {
+                    let unit: String = b[i + 1..j].iter().collect();
+                    self.evidence.unit = Some(unit);
+                }
+            }
+            if c == ' ' && i + 1 < b.len() && b[i + 1] == '\'' && i > 0 && b[i - 1].is_alphanumeric() {
+                self.evidence.trailing_space = true;
+            }
+        }
+    }
+
+    pub fn inspected(&self) -> bool {
+        self.history.iter().any(|h| h.kind == "inspect")
+    }
+    pub fn queried(&self) -> bool {
+        self.history.iter().any(|h| h.tool == "execute_sql")
+    }
+    pub fn feedback_mentions(&self, w: &str) -> bool {
+        self.feedback.iter().any(|f| f.contains(w))
+    }
+}
+
+fn starts_any(s: &str, ps: &[&str]) -> bool {
+    ps.iter().any(|p| s.starts_with(p))
+}
+
+/// Quoted text, numbers, and runs of capitalised words in the question.
+pub fn question_spans(q: &str) -> Vec<Span> {
+    let mut out: Vec<Span> = Vec::new();
+    let chars: Vec<char> = q.chars().collect();
+    let mut i = 0;
+    let mut tok = 0;
+    let push = |out: &mut Vec<Span>, s: Span| {
+        if !s.text.trim().is_empty() && !out.iter().any(|o| o.text == s.text) {
+            out.push(s);
+        }
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\'' || c == '"' || c == '“' || c == '‘' {
+            let close = match c { '“' => '”', '‘' => '’', x => x };
+            // an apostrophe inside a word is not a quote
+            if c == '\'' && i > 0 && chars[i - 1].is_alphanumeric() {
+                i += 1;
+                continue;
+            }
+            if let Some(j) = chars[i + 1..].iter().position(|&d| d == close) {
+                let text: String = chars[i + 1..i + 1 + j].iter().collect();
+                push(&mut out, Span { text: text.clone(), kind: SpanKind::Quoted, at: tok });
+                tok += words(&text).len();
+                i += j + 2;
+                continue;
+            }
+        }
+        if c.is_ascii_digit() && (i == 0 || !chars[i - 1].is_alphanumeric()) {
+            let mut j = i;
+            while j < chars.len() && (chars[j].is_ascii_digit() || ((chars[j] == '.' || chars[j] == ',') && j + 1 < chars.len() && chars[j + 1].is_ascii_digit())) {
+                j += 1;
+            }
+            if j == chars.len() || !chars[j].is_alphabetic() {
+                let text: String = chars[i..j].iter().collect();
+                push(&mut out, Span { text, kind: SpanKind::Number, at: tok });
+            }
+            tok += 1;
+            i = j.max(i + 1);
+            continue;
+        }
+        if c.is_uppercase() && (i == 0 || !chars[i - 1].is_alphanumeric()) {
+            let mut j = i;
+            let mut k;
+            loop {
+                while j < chars.len() && (chars[j].is_alphanumeric() || chars[j] == '.' || chars[j] == '-' || chars[j] == '&') {
+                    j += 1;
+                }
+                k = j;
+                if j + 1 < chars.len() && chars[j] == ' ' && chars[j + 1].is_uppercase() {
+                    j += 1;
+                    continue;
+                }
+                break;
+            }
+            let text: String = chars[i..k].iter().collect::<String>().trim_end_matches('.').to_string();
+            let n = words(&text).len();
+            // the question's first word is capitalised anyway
+            if !(tok == 0 && n == 1) {
+                push(&mut out, Span { text, kind: SpanKind::Name, at: tok });
+            }
+            tok += n.max(1);
+            i = k.max(i + 1);
+            continue;
+        }
+        if c.is_alphanumeric() {
+            while i < chars.len() && chars[i].is_alphanumeric() {
+                i += 1;
+            }
+            tok += 1;
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Parse a Python-style list of tuples (`[('a', 1), ('b', None)]`) into cell strings.
+pub fn parse_rows(s: &str) -> Option<Vec<Vec<String>>> {
+    let s = s.trim();
+    let s = s.strip_suffix("[TRUNCATED]").unwrap_or(s);
+    if !s.starts_with('[') {
+        return None;
+    }
+    let b: Vec<char> = s.chars().collect();
+    let mut rows = Vec::new();
+    let mut i = 1;
+    loop {
+        while i < b.len() && (b[i] == ' ' || b[i] == ',') {
+            i += 1;
+        }
+        if i >= b.len() || b[i] == ']' {
+            break;
+        }
+        if b[i] != '(' {
+            return None;
+        }
+        i += 1;
+        let mut row = Vec::new();
+        loop {
+            while i < b.len() && (b[i] == ' ' || b[i] == ',') {
+                i += 1;
+            }
+            if i >= b.len() {
+                // cut off by truncation: keep what we have
+                if !row.is_empty() {
+                    rows.push(row);
+                }
+                return Some(rows);
+            }
+            if b[i] == ')' {
+                i += 1;
+                break;
+            }
+            if b[i] == '\'' || b[i] == '"' {
+                let q = b[i];
+                let mut j = i + 1;
+                let mut val = String::new();
+                while j < b.len() && b[j] != q {
+                    if b[j] == '\\' && j + 1 < b.len() {
+                        j += 1;
+                        val.push(match b[j] { 'n' => '\n', 't' => '\t', c => c });
+                    } else {
+                        val.push(b[j]);
+                    }
+                    j += 1;
+                }
+                row.push(val);
+                i = j + 1;
+            } else {
+                let mut j = i;
+                while j < b.len() && b[j] != ',' && b[j] != ')' {
+                    j += 1;
+                }
+                let raw: String = b[i..j].iter().collect();
+                let raw = raw.trim();
+                let raw = raw.strip_prefix("Decimal('").and_then(|r| r.strip_suffix("')")).unwrap_or(raw);
+                row.push(raw.to_string());
+                i = j;
+            }
+        }
+        rows.push(row);
+    }
+    Some(rows)
+}
+
+pub fn error_kind(obs: &str) -> &'static str {
+    if obs.starts_with("1054") {
+        "unknown_column"
+    } else if obs.starts_with("1064") {
+        "syntax"
+    } else if obs.starts_with("1146") {
+        "unknown_table"
+    } else if obs.starts_with("Answer committed") {
+        "none"
+    } else {
+        "other"
+    }
+}
+
+/// Classify one of our own statements, for history features.
+pub fn sql_kind(sql: &str) -> String {
+    let l = sql.trim().to_lowercase();
+    if l.starts_with("select *") {
+        "inspect".into()
+    } else if l.starts_with("select") {
+        "query".into()
+    } else if l.starts_with("insert") {
+        "insert".into()
+    } else if l.starts_with("update") {
+        "update".into()
+    } else if l.starts_with("delete") {
+        "delete".into()
+    } else {
+        "other".into()
+    }
+}
+
+/// How well a column name matches the question: share of the name's words found in it.
+pub fn col_match(col: &str, q_tokens: &[String]) -> f32 {
+    let w = words(col);
+    if w.is_empty() {
+        return 0.0;
+    }
+    let hit = w.iter().filter(|x| q_tokens.iter().any(|q| q == *x || (q.len() > 3 && x.len() > 3 && (q.starts_with(x.as_str()) || x.starts_with(q.as_str()))))).count();
+    hit as f32 / w.len() as f32
+}
+
+/// Token index of the first question word belonging to the column name, if any.
+pub fn col_position(col: &str, q_tokens: &[String]) -> Option<usize> {
+    let w = words(col);
+    q_tokens.iter().position(|q| w.iter().any(|x| x == q))
+}
+
+const RESERVED: &[&str] = &[
+    "rank", "order", "group", "key", "range", "select", "from", "where", "table", "index", "limit", "desc", "asc", "by", "values",
+    "insert", "update", "delete", "default", "column", "row", "rows", "match", "condition", "interval", "change", "character",
+];
+
+pub fn needs_quotes(name: &str) -> bool {
+    name.chars().any(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+        || RESERVED.contains(&name.to_lowercase().as_str())
+        || name.chars().next().map(|c| c.is_ascii_digit()).unwrap_or(true)
+}
+
+pub fn ident(name: &str, quote: bool) -> String {
+    if quote {
+        format!("`{}`", name.replace('`', "``"))
+    } else {
+        name.to_string()
+    }
+}
+
+pub fn lit(v: &str) -> String {
+    format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+/// A numeric view of a column under a conversion choice.
+pub fn numeric(col: &str, conv: &str, unit: Option<&str>, quote: bool) -> String {
+    let c = ident(col, quote);
+    match conv {
+        "cast" => format!("CAST({c} AS DECIMAL(20,4))"),
+        "strip_commas" => format!("CAST(REPLACE({c}, ',', '') AS DECIMAL(20,4))"),
+        "strip_all" => {
+            let mut e = format!("REPLACE({c}, ',', '')");
+            if let Some(u) = unit {
+                e = format!("REPLACE({e}, {}, '')", lit(u));
+            }
+            format!("CAST({e} AS DECIMAL(20,4))")
+        }
+        _ => c,
+    }
+}
+
+/// Feature helper.
+pub fn f(parts: &[&str]) -> Feature {
+    Feature { slot: slot(parts), value: 1.0 }
+}
+
+pub fn fv(parts: &[&str], value: f32) -> Feature {
+    Feature { slot: slot(parts), value }
+}
+
+/// Question-word features crossed with an option label (the lexical cue of a choice).
+pub fn lexical(view: &DbView, slot_name: &str, label: &str, out: &mut Vec<Feature>) {
+    for w in &view.q_tokens {
+        if w.len() >= 3 && !w.chars().all(|c| c.is_ascii_digit()) {
+            out.push(f(&[slot_name, label, "q", w]));
+        }
+    }
+}
+
+/// Innate preferences: what any instruction-following model does with what it is shown. They
+/// are fixed priors, not learned: an explicit instruction in the context to quote names, to
+/// convert text numbers, or a visible format problem, makes the matching choice likelier.
+pub mod innate {
+    pub const FOLLOW_HINT: f32 = 2.5;
+    pub const VISIBLE_FORMAT: f32 = 2.0;
+}
+
+/// Chooses an option for each decision: sampling at act time, replaying a trace when training.
+pub trait Chooser {
+    fn choose(&mut self, d: &Decision) -> Option<usize>;
+}
+
+/// The action built and the decisions that built it.
+pub struct Built {
+    pub tool: String,
+    pub arguments: serde_json::Value,
+    pub decisions: Vec<(Decision, usize)>,
+}
+
+impl Built {
+    /// The decision trace written into the reply text (`slot=label; ...`).
+    pub fn trace(&self) -> String {
+        self.decisions.iter().map(|(d, i)| format!("{}={}", d.slot, d.labels[*i])).collect::<Vec<_>>().join("; ")
+    }
+}
+
+fn bucket(x: f32) -> &'static str {
+    if x <= 0.0 {
+        "0"
+    } else if x < 0.5 {
+        "lo"
+    } else if x < 1.0 {
+        "mid"
+    } else {
+        "full"
+    }
+}
+
+fn op_class(op: &str) -> &'static str {
+    match op {
+        "sum" | "avg" | "min" | "max" => "agg",
+        "argmax" | "argmin" => "rank",
+        "filter_gt" | "filter_lt" => "cmp",
+        "count" => "count",
+        _ => "plain",
+    }
+}
+
+struct Builder<'a> {
+    view: &'a DbView,
+    decisions: Vec<(Decision, usize)>,
+}
+
+impl<'a> Builder<'a> {
+    fn decide(&mut self, d: Decision, ch: &mut dyn Chooser) -> Option<usize> {
+        if d.options.is_empty() {
+            return None;
+        }
+        let i = ch.choose(&d)?;
+        self.decisions.push((d, i));
+        Some(i)
+    }
+
+    fn context_feats(&self, slot_name: &str, label: &str, out: &mut Vec<Feature>) {
+        let v = self.view;
+        out.push(f(&[slot_name, label, "bias"]));
+        let step = match v.history.len() {
+            0 => "0",
+            1 => "1",
+            2..=3 => "2-3",
+            _ => "4+",
+        };
+        out.push(f(&[slot_name, label, "step", step]));
+        out.push(f(&[slot_name, label, "inspected", if v.inspected() { "y" } else { "n" }]));
+        out.push(f(&[slot_name, label, "queried", if v.queried() { "y" } else { "n" }]));
+        let last = v.history.last().map(|h| h.kind.as_str()).unwrap_or("none");
+        out.push(f(&[slot_name, label, "last", last]));
+        if let Some(e) = &v.last_error {
+            out.push(f(&[slot_name, label, "err", e]));
+        }
+        match &v.last_rows {
+            Some(r) if r.is_empty() => out.push(f(&[slot_name, label, "rows", "empty"])),
+            Some(r) if r.len() == 1 => out.push(f(&[slot_name, label, "rows", "one"])),
+            Some(_) => out.push(f(&[slot_name, label, "rows", "many"])),
+            None => {}
+        }
+        out.push(f(&[slot_name, label, "mut", v.mutation.unwrap_or("select")]));
+    }
+
+    fn kind(&mut self, ch: &mut dyn Chooser) -> Option<String> {
+        let v = self.view;
+        let kinds = ["inspect", "query", "insert", "update", "delete", "commit"];
+        let mut d = Decision { slot: "kind", labels: vec![], options: vec![], prior: vec![] };
+        for k in kinds {
+            let mut fs = Vec::new();
+            self.context_feats("kind", k, &mut fs);
+            lexical(v, "kind", k, &mut fs);
+            let mut prior = 0.0;
+            if k == "commit" && v.feedback_mentions("commit it now") && v.last_rows.is_some() {
+                prior += innate::FOLLOW_HINT;
+            }
+            if k != "commit" && k != "inspect" && v.feedback_mentions("not run any query") {
+                prior += innate::FOLLOW_HINT;
+            }
+            d.labels.push(k.to_string());
+            d.options.push(fs);
+            d.prior.push(prior);
+        }
+        let i = self.decide(d, ch)?;
+        Some(kinds[i].to_string())
+    }
+
+    fn column(&mut self, slot_name: &'static str, op: &str, exclude: &[&str], ch: &mut dyn Chooser) -> Option<String> {
+        let v = self.view;
+        let mut d = Decision { slot: slot_name, labels: vec![], options: vec![], prior: vec![] };
+        let cls = op_class(op);
+        for (ci, c) in v.columns.iter().enumerate() {
+            if exclude.contains(&c.as_str()) {
+                continue;
+            }
+            let m = col_match(c, &v.q_tokens);
+            let mut fs = vec![
+                f(&[slot_name, "match", bucket(m)]),
+                f(&[slot_name, cls, "match", bucket(m)]),
+                f(&[slot_name, "quote", if needs_quotes(c) { "y" } else { "n" }]),
+                f(&[slot_name, "first", if ci == 0 { "y" } else { "n" }]),
+            ];
+            if let Some(p) = col_position(c, &v.q_tokens) {
+                let b = if p < 4 { "early" } else if p < 10 { "mid" } else { "late" };
+                fs.push(f(&[slot_name, cls, "pos", b]));
+            }
+            d.labels.push(c.clone());
+            d.options.push(fs);
+            d.prior.push(0.0);
+        }
+        let i = self.decide(d, ch)?;
+        Some(self.decisions.last().map(|(d, _)| d.labels[i].clone()).unwrap_or_default())
+    }
+
+    /// A (column, value) filter, or none.
+    fn filter(&mut self, slot_name: &'static str, op: &str, allow_none: bool, numbers_only: bool, ch: &mut dyn Chooser) -> Option<Option<(String, String)>> {
+        let v = self.view;
+        let cls = op_class(op);
+        let mut d = Decision { slot: slot_name, labels: vec![], options: vec![], prior: vec![] };
+        let mut pairs: Vec<Option<(String, String)>> = Vec::new();
+        if allow_none {
+            let mut fs = vec![f(&[slot_name, "none"]), f(&[slot_name, cls, "none"])];
+            fs.push(f(&[slot_name, "none", "spans", &v.spans.len().min(3).to_string()]));
+            d.labels.push("none".into());
+            d.options.push(fs);
+            d.prior.push(0.0);
+            pairs.push(None);
+        }
+        for s in v.spans.iter().take(5) {
+            if numbers_only && s.kind != SpanKind::Number {
+                continue;
+            }
+            for c in &v.columns {
+                let m = col_match(c, &v.q_tokens);
+                let kind = match s.kind {
+                    SpanKind::Quoted => "quoted",
+                    SpanKind::Number => "number",
+                    SpanKind::Name => "name",
+                };
+                let mut fs = vec![
+                    f(&[slot_name, "span", kind]),
+                    f(&[slot_name, cls, "span", kind]),
+                    f(&[slot_name, "match", bucket(m)]),
+                ];
+                let prox = match col_position(c, &v.q_tokens) {
+                    Some(p) if p < s.at && s.at - p <= 3 => "before-near",
+                    Some(p) if p < s.at && s.at - p <= 8 => "before-far",
+                    Some(p) if p < s.at => "before-distant",
+                    Some(_) => "after",
+                    None => "absent",
+                };
+                fs.push(f(&[slot_name, "prox", prox]));
+                fs.push(f(&[slot_name, "prox", prox, kind]));
+                d.labels.push(format!("{}|{}", c, s.text));
+                d.options.push(fs);
+                d.prior.push(0.0);
+                pairs.push(Some((c.clone(), s.text.clone())));
+            }
+        }
+        if d.options.is_empty() {
+            return Some(None);
+        }
+        let i = self.decide(d, ch)?;
+        Some(pairs[i].clone())
+    }
+
+    fn conversion(&mut self, op: &str, ch: &mut dyn Chooser) -> Option<String> {
+        let v = self.view;
+        let e = &v.evidence;
+        let mut opts = vec!["none", "cast", "strip_commas"];
+        if e.unit.is_some() || e.currency.is_some() {
+            opts.push("strip_all");
+        }
+        let hint = v.feedback_mentions("convert") || v.feedback_mentions("replace(") || v.feedback_mentions("separator");
+        let mut d = Decision { slot: "conv", labels: vec![], options: vec![], prior: vec![] };
+        for o in &opts {
+            let mut fs = vec![f(&["conv", o, "bias"]), f(&["conv", o, "op", op]), f(&["conv", o, "cls", op_class(op)])];
+            if e.commas {
+                fs.push(f(&["conv", o, "ev", "commas"]));
+            }
+            if e.unit.is_some() {
+                fs.push(f(&["conv", o, "ev", "unit"]));
+            }
+            if e.currency.is_some() {
+                fs.push(f(&["conv", o, "ev", "currency"]));
+            }
+            if e.percent {
+                fs.push(f(&["conv", o, "ev", "percent"]));
+            }
+            if hint {
+                fs.push(f(&["conv", o, "hint"]));
+            }
+            self.context_feats("conv", o, &mut fs);
+            let mut prior = 0.0;
+            let visible = e.commas || e.unit.is_some() || e.currency.is_some();
+            if visible && (*o == "strip_commas" || *o == "strip_all") {
+                prior += innate::VISIBLE_FORMAT;
+            }
+            if (e.unit.is_some() || e.currency.is_some()) && *o == "strip_all" {
+                prior += innate::VISIBLE_FORMAT;
+            }
+            if hint && (*o == "strip_commas" || *o == "strip_all") {
+                prior += innate::FOLLOW_HINT;
+            }
+            d.labels.push(o.to_string());
+            d.options.push(fs);
+            d.prior.push(prior);
+        }
+        let i = self.decide(d, ch)?;
+        Some(opts[i].to_string())
+    }
+
+    fn quoting(&mut self, names: &[&str], ch: &mut dyn Chooser) -> Option<bool> {
+        let v = self.view;
+        if !names.iter().any(|n| needs_quotes(n)) {
+            return Some(true);
+        }
+        let hint = v.feedback_mentions("backquote");
+        let mut d = Decision { slot: "quote", labels: vec![], options: vec![], prior: vec![] };
+        for o in ["backquote", "bare"] {
+            let mut fs = vec![f(&["quote", o, "bias"])];
+            if hint {
+                fs.push(f(&["quote", o, "hint"]));
+            }
+            if let Some(e) = &v.last_error {
+                fs.push(f(&["quote", o, "err", e]));
+            }
+            d.labels.push(o.into());
+            d.options.push(fs);
+            d.prior.push(if hint && o == "backquote" { innate::FOLLOW_HINT } else { 0.0 });
+        }
+        let i = self.decide(d, ch)?;
+        Some(i == 0)
+    }
+
+    fn commit(&mut self, ch: &mut dyn Chooser) -> Option<Vec<String>> {
+        let v = self.view;
+        let rows = v.last_rows.clone().unwrap_or_default();
+        let mut cands: Vec<(&str, Vec<String>)> = vec![("empty", vec![])];
+        if !rows.is_empty() {
+            cands.push(("first_col", rows.iter().filter_map(|r| r.first().cloned()).collect()));
+            cands.push(("first_value", vec![rows[0].first().cloned().unwrap_or_default()]));
+            if rows[0].len() > 1 {
+                cands.push(("last_col", rows.iter().filter_map(|r| r.last().cloned()).collect()));
+            }
+        }
+        let mut d = Decision { slot: "answer", labels: vec![], options: vec![], prior: vec![] };
+        for (label, vals) in &cands {
+            let mut fs = Vec::new();
+            self.context_feats("answer", label, &mut fs);
+            lexical(v, "answer", label, &mut fs);
+            fs.push(f(&["answer", label, "n", &vals.len().min(3).to_string()]));
+            d.labels.push(label.to_string());
+            d.options.push(fs);
+            d.prior.push(0.0);
+        }
+        let i = self.decide(d, ch)?;
+        Some(cands[i].1.clone())
+    }
+}
+
+/// Build one DBBench action from the view.
+pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
+    let mut b = Builder { view, decisions: Vec::new() };
+    let kind = b.kind(ch)?;
+    let t = &view.table;
+    let sql_call = |sql: String, b: Builder| Built { tool: "execute_sql".into(), arguments: serde_json::json!({"query": sql}), decisions: b.decisions };
+    match kind.as_str() {
+        "inspect" => {
+            let q = b.quoting(&[t], ch)?;
+            Some(sql_call(format!("SELECT * FROM {} LIMIT 5", ident(t, q)), b))
+        }
+        "commit" => {
+            let answers = b.commit(ch)?;
+            Some(Built { tool: "commit_final_answer".into(), arguments: serde_json::json!({"answers": answers}), decisions: b.decisions })
+        }
+        "query" => {
+            let ops = ["select", "count", "sum", "avg", "min", "max", "argmax", "argmin", "filter_gt", "filter_lt"];
+            let mut d = Decision { slot: "op", labels: vec![], options: vec![], prior: vec![] };
+            for o in ops {
+                let mut fs = vec![f(&["op", o, "bias"])];
+                lexical(view, "op", o, &mut fs);
+                if let Some(e) = &view.last_error {
+                    fs.push(f(&["op", o, "err", e]));
+                }
+                d.labels.push(o.into());
+                d.options.push(fs);
+                d.prior.push(0.0);
+            }
+            let op = ops[b.decide(d, ch)?];
+            let target = if op == "count" { None } else { Some(b.column("target", op, &[], ch)?) };
+            let excl: Vec<&str> = target.iter().map(|s| s.as_str()).collect();
+            let measure = if matches!(op, "argmax" | "argmin" | "filter_gt" | "filter_lt") { Some(b.column("measure", op, &excl, ch)?) } else { None };
+            let threshold = if matches!(op, "filter_gt" | "filter_lt") {
+                match b.filter("threshold", op, false, true, ch)? {
+                    Some((_, v)) => Some(v),
+                    None => return None,
+                }
+            } else {
+                None
+            };
+            let filter = b.filter("where", op, true, false, ch)?;
+            let numeric_col = match op {
+                "sum" | "avg" | "min" | "max" => target.clone(),
+                "argmax" | "argmin" | "filter_gt" | "filter_lt" => measure.clone(),
+                _ => None,
+            };
+            let conv = if numeric_col.is_some() { b.conversion(op, ch)? } else { "none".to_string() };
+            let mut names: Vec<&str> = vec![t.as_str()];
+            names.extend(target.iter().map(|s| s.as_str()));
+            names.extend(measure.iter().map(|s| s.as_str()));
+            if let Some((c, _)) = &filter {
+                names.push(c.as_str());
+            }
+            let q = b.quoting(&names, ch)?;
+            let unit = view.evidence.unit.clone().or(view.evidence.currency.clone());
+            let num = |c: &str| numeric(c, &conv, unit.as_deref(), q);
+            let mut wheres: Vec<String> = Vec::new();
+            if let Some((c, val)) = &filter {
+                wheres.push(format!("{} = {}", ident(c, q), lit(val)));
+            }
+            let sel = match op {
+                "select" => ident(target.as_deref().unwrap_or(""), q),
+                "count" => "COUNT(*)".to_string(),
+                "sum" | "avg" | "min" | "max" => format!("{}({})", op.to_uppercase(), num(target.as_deref().unwrap_or(""))),
+                _ => ident(target.as_deref().unwrap_or(""), q),
+            };
+            let mut sql = format!("SELECT {sel} FROM {}", ident(t, q));
+            match op {
+                "filter_gt" | "filter_lt" => {
+                    let th = threshold.unwrap_or_default().replace(',', "");
+                    wheres.push(format!("{} {} {}", num(measure.as_deref().unwrap_or("")), if op == "filter_gt" { ">" } else { "<" }, th));
+                }
+                _ => {}
+            }
+            if !wheres.is_empty() {
+                sql.push_str(" WHERE ");
+                sql.push_str(&wheres.join(" AND "));
+            }
+            if op == "argmax" || op == "argmin" {
+                let m = num(measure.as_deref().unwrap_or(""));
+                let dir = if op == "argmax" { "DESC" } else { "ASC" };
+                let w = if wheres.is_empty() { String::new() } else { format!(" AND {}", wheres.join(" AND ")) };
+                // ties: every row sharing the best value
+                sql = format!(
+                    "SELECT {} FROM {} WHERE {m} = (SELECT {m} FROM {} ORDER BY {m} {dir} LIMIT 1){w}",
+                    ident(target.as_deref().unwrap_or(""), q),
+                    ident(t, q),
+                    ident(t, q)
+                );
+            }
+            Some(sql_call(sql, b))
+        }
+        "insert" => {
+            let values: Vec<String> = view.spans.iter().filter(|s| s.kind != SpanKind::Name).map(|s| s.text.clone()).collect();
+            let mut vals: Vec<String> = values.into_iter().take(view.columns.len()).collect();
+            while vals.len() < view.columns.len() {
+                vals.push(String::new());
+            }
+            let mut names: Vec<&str> = vec![t.as_str()];
+            names.extend(view.columns.iter().map(|s| s.as_str()));
+            let q = b.quoting(&names, ch)?;
+            let cols: Vec<String> = view.columns.iter().map(|c| ident(c, q)).collect();
+            let lits: Vec<String> = vals.iter().map(|v| lit(v)).collect();
+            Some(sql_call(format!("INSERT INTO {} ({}) VALUES ({})", ident(t, q), cols.join(", "), lits.join(", ")), b))
+        }
+        "update" => {
+            let set = b.filter("set", "update", false, false, ch)??;
+            let filter = b.filter("where", "update", false, false, ch)??;
+            let q = b.quoting(&[t.as_str(), set.0.as_str(), filter.0.as_str()], ch)?;
+            Some(sql_call(
+                format!("UPDATE {} SET {} = {} WHERE {} = {}", ident(t, q), ident(&set.0, q), lit(&set.1), ident(&filter.0, q), lit(&filter.1)),
+                b,
+            ))
+        }
+        "delete" => {
+            let filter = b.filter("where", "delete", false, false, ch)??;
+            let q = b.quoting(&[t.as_str(), filter.0.as_str()], ch)?;
+            Some(sql_call(format!("DELETE FROM {} WHERE {} = {}", ident(t, q), ident(&filter.0, q), lit(&filter.1)), b))
+        }
+        _ => None,
+    }
+}
