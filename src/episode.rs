@@ -115,6 +115,9 @@ pub struct Episode {
     pub sample: u32,
     pub seed: u64,
     pub status: EpisodeStatus,
+    /// Stored compactly: each step's context is written as the messages it adds to the previous
+    /// step's context (see [`compact_steps`]); readers always see full contexts.
+    #[serde(with = "compact_steps")]
     pub steps: Vec<Step>,
     pub score: Option<Score>,
     /// The infrastructure error, if any; kept apart from task failures.
@@ -133,5 +136,88 @@ impl Episode {
     }
     pub fn interventions(&self) -> impl Iterator<Item = &Intervention> {
         self.steps.iter().flat_map(|s| s.interventions.iter())
+    }
+}
+
+/// Serialises a trajectory's steps with each context written as a delta on the previous one:
+/// `{"keep": n, "add": [...]}` means the first `n` messages of the previous step's context
+/// followed by `add`. A step whose context is not an extension of the previous one is written in
+/// full (`keep` = 0). Contexts grow by a few messages per step, so this keeps a stored
+/// trajectory linear in its length instead of quadratic.
+pub mod compact_steps {
+    use super::*;
+    use crate::policy::{Message, ToolSpec};
+    use serde::{Deserializer, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    struct StoredStep {
+        index: usize,
+        keep: usize,
+        add: Vec<Message>,
+        /// Tools are written on the first step only, and where they change.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tools: Option<Vec<ToolSpec>>,
+        output: AssistantTurn,
+        calls: Vec<CallRecord>,
+        interventions: Vec<Intervention>,
+        policy_ms: f64,
+        env_ms: f64,
+    }
+
+    pub fn serialize<S: Serializer>(steps: &[Step], s: S) -> Result<S::Ok, S::Error> {
+        let mut out = Vec::with_capacity(steps.len());
+        let mut prev: Option<&Context> = None;
+        for st in steps {
+            let (keep, add) = match prev {
+                Some(p) if st.context.messages.len() >= p.messages.len() && st.context.messages[..p.messages.len()] == p.messages[..] => {
+                    (p.messages.len(), st.context.messages[p.messages.len()..].to_vec())
+                }
+                _ => (0, st.context.messages.clone()),
+            };
+            let tools = match prev {
+                Some(p) if p.tools == st.context.tools => None,
+                _ => Some(st.context.tools.clone()),
+            };
+            out.push(StoredStep {
+                index: st.index,
+                keep,
+                add,
+                tools,
+                output: st.output.clone(),
+                calls: st.calls.clone(),
+                interventions: st.interventions.clone(),
+                policy_ms: st.policy_ms,
+                env_ms: st.env_ms,
+            });
+            prev = Some(&st.context);
+        }
+        out.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Step>, D::Error> {
+        let stored = Vec::<StoredStep>::deserialize(d)?;
+        let mut steps: Vec<Step> = Vec::with_capacity(stored.len());
+        for st in stored {
+            let (mut messages, prev_tools) = match steps.last() {
+                Some(p) => {
+                    if st.keep > p.context.messages.len() {
+                        return Err(serde::de::Error::custom(format!("step {}: keeps {} messages but the previous step has {}", st.index, st.keep, p.context.messages.len())));
+                    }
+                    (p.context.messages[..st.keep].to_vec(), p.context.tools.clone())
+                }
+                None => (Vec::new(), Vec::new()),
+            };
+            messages.extend(st.add);
+            steps.push(Step {
+                index: st.index,
+                context: Context { messages, tools: st.tools.unwrap_or(prev_tools) },
+                output: st.output,
+                calls: st.calls,
+                interventions: st.interventions,
+                policy_ms: st.policy_ms,
+                env_ms: st.env_ms,
+            });
+        }
+        Ok(steps)
     }
 }

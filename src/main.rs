@@ -67,6 +67,24 @@ enum Command {
     },
     /// Evaluate a policy on a suite under one harness; every trajectory goes to the store.
     Eval(EvalArgs),
+    /// Run experiments (policy-only versus sibling-trained arms).
+    Experiment {
+        #[command(subcommand)]
+        command: ExperimentCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum ExperimentCommand {
+    /// Run (or resume) the experiment a TOML file describes.
+    Run {
+        config: PathBuf,
+        #[arg(long, env = "HARNESS_S_DB", default_value = "harness-s.db")]
+        db: String,
+        /// Print one JSON object with the results last.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(clap::Args)]
@@ -144,6 +162,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Harnesses { suite, show, dir, json } => cmd_harnesses(suite.as_deref(), show.as_deref(), dir.as_deref(), json),
         Command::VerifyDataset { suite, file, json } => cmd_verify(&suite, file.as_deref(), json),
         Command::Eval(args) => cmd_eval(args),
+        Command::Experiment { command: ExperimentCommand::Run { config, db, json } } => cmd_experiment_run(&config, &db, json),
     }
 }
 
@@ -387,16 +406,7 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
         task_ids: tasks.iter().map(|t| t.id.clone()).collect(),
         policy_config,
     };
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let c = cancel.clone();
-        let _ = ctrlc::set_handler(move || {
-            if c.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-            eprintln!("\nstopping after the episodes in flight (press Ctrl-C again to quit at once)");
-        });
-    }
+    let cancel = cancel_on_ctrl_c();
     let sink = ProgressPrinter { quiet: false };
     let summary = run_eval(&cfg, s.as_ref(), &entry.spec, &tasks, policy.as_ref(), &store, &sink, &cancel)?;
     if a.json {
@@ -410,6 +420,53 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
             }
         }
         println!("trajectories stored in {}", a.db);
+    }
+    Ok(())
+}
+
+fn cancel_on_ctrl_c() -> Arc<AtomicBool> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let c = cancel.clone();
+    let _ = ctrlc::set_handler(move || {
+        if c.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\nstopping after the work in flight; run the same command again to resume (Ctrl-C again quits at once)");
+    });
+    cancel
+}
+
+fn cmd_experiment_run(config: &std::path::Path, db: &str, json: bool) -> Result<()> {
+    let cfg = harness_s::experiment::ExperimentConfig::load(config)?;
+    let store = BlockingStore::open(db).with_context(|| format!("opening the store {db}"))?;
+    let cancel = cancel_on_ctrl_c();
+    let sink = ProgressPrinter { quiet: false };
+    let out = harness_s::experiment::run_experiment(&cfg, &store, &sink, &cancel)?;
+    eprintln!();
+    if !out.finished {
+        eprintln!("experiment run {} stopped before the end; run the same command to resume", out.run_id);
+    }
+    eprintln!("{:<16} {:>8} {:>8} {:>10}", "arm", "train", "heldout", "rollouts");
+    for (arm, splits) in &out.arms {
+        let g = |k: &str| splits.get(k).map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into());
+        eprintln!("{:<16} {:>8} {:>8} {:>10}", arm, g("train"), g("heldout"), out.executor_rollouts.get(arm).copied().unwrap_or(0));
+    }
+    for d in out.heldout_delta.iter().chain(out.deltas.iter().filter(|d| d.baseline != "policy-only")) {
+        eprintln!("{} - {}: {:+.3} (95% CI {:+.3} .. {:+.3}, {} tasks)", d.arm, d.baseline, d.mean, d.ci95[0], d.ci95[1], d.tasks);
+    }
+    eprintln!("run {} in {} ({:.1}s)", out.run_id, db, out.wall_s);
+    if json {
+        let arms: serde_json::Map<String, serde_json::Value> = out.arms.iter().map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default())).collect();
+        let v = serde_json::json!({
+            "arms": arms,
+            "heldout_delta": out.heldout_delta,
+            "executor_rollouts": out.executor_rollouts,
+            "deltas": out.deltas,
+            "rank_one": out.rank_one,
+            "run_id": out.run_id,
+            "finished": out.finished,
+        });
+        println!("{}", serde_json::to_string(&v)?);
     }
     Ok(())
 }

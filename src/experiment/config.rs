@@ -1,0 +1,325 @@
+//! The experiment file (TOML): suites, split, policy back-end, arms, budgets, iterations, seeds.
+//!
+//! ```toml
+//! name = "demo"
+//! suites = ["dbbench"]
+//! heldout_families = ["aggregation-AVG", "DELETE"]
+//! arms = ["policy-only", "harness-s", "random-rescue", "base-resample", "keep-scaffold"]
+//! seeds = [1, 2, 3, 4, 5]
+//! iterations = 12
+//! eval_every = 3        # E
+//! reanchor_every = 4    # R
+//!
+//! [policy]
+//! backend = "builtin"
+//!
+//! [budget]
+//! batch_tasks = 32      # training tasks per iteration
+//! base_tries = 4        # n
+//! rescue_siblings = 2   # k
+//! rescue_tries = 2      # m
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+/// The arms the runner knows.
+pub const ARMS: &[&str] = &["policy-only", "harness-s", "random-rescue", "base-resample", "keep-scaffold", "all-siblings"];
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentConfig {
+    pub name: String,
+    #[serde(default = "default_suites")]
+    pub suites: Vec<String>,
+    /// Families never trained on; evaluated as the held-out split.
+    #[serde(default)]
+    pub heldout_families: Vec<String>,
+    /// Optional dataset file per suite instead of the bundled set (suite name -> path).
+    #[serde(default)]
+    pub datasets: std::collections::BTreeMap<String, String>,
+    #[serde(default = "default_arms")]
+    pub arms: Vec<String>,
+    #[serde(default = "default_seeds")]
+    pub seeds: Vec<u64>,
+    #[serde(default = "default_iterations")]
+    pub iterations: usize,
+    /// Evaluate every E iterations (and after the last).
+    #[serde(default = "default_eval_every")]
+    pub eval_every: usize,
+    /// Re-measure behaviour profiles every R iterations.
+    #[serde(default = "default_reanchor")]
+    pub reanchor_every: usize,
+    #[serde(default)]
+    pub policy: PolicyConfig,
+    #[serde(default)]
+    pub budget: BudgetConfig,
+    #[serde(default)]
+    pub harness: HarnessConfig,
+    #[serde(default)]
+    pub router: RouterConfig,
+    #[serde(default)]
+    pub distill: DistillConfig,
+    #[serde(default)]
+    pub eval: EvalSettings,
+    /// Parallel (arm, seed) jobs; 0 = one per core.
+    #[serde(default)]
+    pub workers: usize,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// `builtin` (offline, trains in process).
+    #[serde(default = "default_backend")]
+    pub backend: String,
+    #[serde(default = "default_temperature")]
+    pub temperature: f32,
+    #[serde(default = "default_lr")]
+    pub learning_rate: f32,
+    /// Generated demonstrations for the warm start (at most 50).
+    #[serde(default = "default_demos")]
+    pub warm_start_demos: usize,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetConfig {
+    #[serde(default = "default_batch")]
+    pub batch_tasks: usize,
+    /// n: base tries per training task.
+    #[serde(default = "default_n")]
+    pub base_tries: usize,
+    /// k: siblings per all-fail task.
+    #[serde(default = "default_k")]
+    pub rescue_siblings: usize,
+    /// m: tries under each chosen sibling.
+    #[serde(default = "default_m")]
+    pub rescue_tries: usize,
+    /// Training tasks in the probe set used to measure behaviour profiles.
+    #[serde(default = "default_probe")]
+    pub probe_tasks: usize,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HarnessConfig {
+    /// The base harness (default `base`).
+    #[serde(default)]
+    pub base: Option<String>,
+    /// The sibling pool (default: every sibling of the base).
+    #[serde(default)]
+    pub siblings: Vec<String>,
+    /// Extra directory of harness spec files.
+    #[serde(default)]
+    pub dir: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RouterConfig {
+    #[serde(default = "default_voters")]
+    pub voters: Vec<String>,
+    /// UCB exploration constant.
+    #[serde(default = "default_ucb")]
+    pub ucb_c: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DistillConfig {
+    /// `strip` (default), `keep-scaffold`, `internalize`.
+    #[serde(default = "default_mode")]
+    pub mode: String,
+    /// Weight of a distilled example relative to a unit GRPO advantage.
+    #[serde(default = "default_weight")]
+    pub weight: f32,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EvalSettings {
+    /// Training-family tasks evaluated each time (0 = all).
+    #[serde(default)]
+    pub train_tasks: usize,
+    /// Sampling temperature at evaluation (0 = greedy).
+    #[serde(default)]
+    pub temperature: f32,
+}
+
+fn default_suites() -> Vec<String> {
+    vec!["dbbench".into()]
+}
+fn default_arms() -> Vec<String> {
+    vec!["policy-only".into(), "harness-s".into()]
+}
+fn default_seeds() -> Vec<u64> {
+    vec![1]
+}
+fn default_iterations() -> usize {
+    10
+}
+fn default_eval_every() -> usize {
+    2
+}
+fn default_reanchor() -> usize {
+    4
+}
+fn default_backend() -> String {
+    "builtin".into()
+}
+fn default_temperature() -> f32 {
+    1.0
+}
+fn default_lr() -> f32 {
+    0.3
+}
+fn default_demos() -> usize {
+    40
+}
+fn default_batch() -> usize {
+    32
+}
+fn default_n() -> usize {
+    4
+}
+fn default_k() -> usize {
+    2
+}
+fn default_m() -> usize {
+    2
+}
+fn default_probe() -> usize {
+    40
+}
+fn default_voters() -> Vec<String> {
+    vec!["posterior".into(), "thompson".into(), "ucb".into()]
+}
+fn default_ucb() -> f64 {
+    1.0
+}
+fn default_mode() -> String {
+    "strip".into()
+}
+fn default_weight() -> f32 {
+    1.0
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig { backend: default_backend(), temperature: default_temperature(), learning_rate: default_lr(), warm_start_demos: default_demos() }
+    }
+}
+impl Default for BudgetConfig {
+    fn default() -> Self {
+        BudgetConfig { batch_tasks: default_batch(), base_tries: default_n(), rescue_siblings: default_k(), rescue_tries: default_m(), probe_tasks: default_probe() }
+    }
+}
+impl Default for RouterConfig {
+    fn default() -> Self {
+        RouterConfig { voters: default_voters(), ucb_c: default_ucb() }
+    }
+}
+impl Default for DistillConfig {
+    fn default() -> Self {
+        DistillConfig { mode: default_mode(), weight: default_weight() }
+    }
+}
+impl Default for EvalSettings {
+    fn default() -> Self {
+        EvalSettings { train_tasks: 0, temperature: 0.0 }
+    }
+}
+
+/// A bad experiment file: names the key and what is allowed.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[error("{file}: {key}: {message}")]
+pub struct ConfigError {
+    pub file: String,
+    pub key: String,
+    pub message: String,
+}
+
+impl ExperimentConfig {
+    pub fn parse(file: &str, text: &str) -> Result<Self, ConfigError> {
+        let cfg: ExperimentConfig = toml::from_str(text).map_err(|e| {
+            let msg = e.message().to_string();
+            let key = msg.split('`').nth(1).unwrap_or("(file)").to_string();
+            let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1).unwrap_or(0);
+            ConfigError { file: file.into(), key, message: format!("line {line}: {msg}") }
+        })?;
+        cfg.validate(file)?;
+        Ok(cfg)
+    }
+
+    pub fn load(path: &std::path::Path) -> Result<Self, ConfigError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError { file: file.clone(), key: "(file)".into(), message: e.to_string() })?;
+        Self::parse(&file, &text)
+    }
+
+    pub fn validate(&self, file: &str) -> Result<(), ConfigError> {
+        let err = |key: &str, message: String| Err(ConfigError { file: file.into(), key: key.into(), message });
+        if self.name.trim().is_empty() {
+            return err("name", "must not be empty".into());
+        }
+        for s in &self.suites {
+            if crate::suite::by_name(s).is_none() {
+                let known: Vec<_> = crate::suite::registry().iter().map(|s| s.name()).collect();
+                return err("suites", format!("unknown suite `{s}` (allowed: {})", known.join(", ")));
+            }
+        }
+        if self.suites.is_empty() {
+            return err("suites", "list at least one suite".into());
+        }
+        if self.arms.is_empty() {
+            return err("arms", format!("list at least one arm (allowed: {})", ARMS.join(", ")));
+        }
+        for a in &self.arms {
+            if !ARMS.contains(&a.as_str()) {
+                return err("arms", format!("unknown arm `{a}` (allowed: {})", ARMS.join(", ")));
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        for a in &self.arms {
+            if !seen.insert(a) {
+                return err("arms", format!("`{a}` is listed twice"));
+            }
+        }
+        if self.seeds.is_empty() {
+            return err("seeds", "list at least one seed".into());
+        }
+        if self.iterations == 0 {
+            return err("iterations", "must be at least 1".into());
+        }
+        if self.eval_every == 0 {
+            return err("eval_every", "must be at least 1".into());
+        }
+        if self.reanchor_every == 0 {
+            return err("reanchor_every", "must be at least 1".into());
+        }
+        if self.policy.backend != "builtin" {
+            return err("policy.backend", format!("`{}` cannot be trained in process (allowed: builtin)", self.policy.backend));
+        }
+        if self.policy.warm_start_demos > 50 {
+            return err("policy.warm_start_demos", format!("at most 50 demonstrations, got {}", self.policy.warm_start_demos));
+        }
+        if !(0.0..=10.0).contains(&self.policy.temperature) {
+            return err("policy.temperature", "must be between 0 and 10".into());
+        }
+        if self.budget.base_tries == 0 {
+            return err("budget.base_tries", "n must be at least 1".into());
+        }
+        if self.budget.batch_tasks == 0 {
+            return err("budget.batch_tasks", "must be at least 1".into());
+        }
+        for v in &self.router.voters {
+            if !crate::route::VOTERS.contains(&v.as_str()) {
+                return err("router.voters", format!("unknown voter `{v}` (allowed: {})", crate::route::VOTERS.join(", ")));
+            }
+        }
+        if !["strip", "keep-scaffold", "internalize"].contains(&self.distill.mode.as_str()) {
+            return err("distill.mode", format!("`{}` (allowed: strip, keep-scaffold, internalize)", self.distill.mode));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,9 @@
+//! Experiments: one training loop for every arm, evaluation under the base harness on training
+//! and held-out families, resume after a kill.
+
+pub mod config;
+pub mod runner;
+pub mod stats;
+
+pub use config::{ConfigError, ExperimentConfig};
+pub use runner::{run_experiment, ExperimentOutcome};

@@ -1,0 +1,859 @@
+//! The experiment runner: every (suite, arm, seed) is one job running the same training loop;
+//! arms differ only in what they do with tasks on which all base tries failed.
+//!
+//! Per iteration: sample a batch of training tasks (the same batch for every arm of a seed), roll
+//! out n times under the base harness, GRPO on groups with a success, and for all-fail groups:
+//! - `policy-only`: nothing;
+//! - `harness-s` / `keep-scaffold`: route to the top-k siblings, m tries each, distil rescues;
+//! - `random-rescue`: k random siblings; `all-siblings`: the same k·m tries spread over every
+//!   sibling in turn;
+//! - `base-resample`: the same k·m tries under the base harness, GRPO over the enlarged group.
+//!
+//! Each job checkpoints its state after every iteration in the run store (`run_state`), and its
+//! episodes carry their iteration, so a resumed run drops the episodes of the iteration a kill
+//! interrupted and replays it identically: every random choice is derived from (seed, iteration,
+//! task, try), never from a generator carried across iterations.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::config::ExperimentConfig;
+use super::stats::{bootstrap_ci, mean};
+use crate::distil::{distil, DistillMode};
+use crate::episode::Episode;
+use crate::eval::hash_str;
+use crate::events::{Event, EventSink};
+use crate::harness::{run_episode, EpisodeRequest, HarnessLibrary, HarnessSpec};
+use crate::policy::builtin::model::{SparseModel, SplitMix};
+use crate::policy::builtin::{BuiltinPolicy, TrainExample};
+use crate::route::{failure_signature, failure_summary, BehaviorProfile, RouteQuery, Router};
+use crate::store::{BlockingStore, EpisodeContext, EpisodeFilter, NewRun, RunStatus, StoreError};
+use crate::suite::Suite;
+use crate::task::Task;
+
+/// Executor rollouts spent, by purpose.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Rollouts {
+    pub base: u64,
+    pub rescue: u64,
+    pub resample: u64,
+    pub probe: u64,
+    pub demo: u64,
+}
+
+impl Rollouts {
+    /// Training rollouts: base tries plus whatever was spent on all-fail tasks.
+    pub fn training(&self) -> u64 {
+        self.base + self.rescue + self.resample
+    }
+    pub fn total(&self) -> u64 {
+        self.base + self.rescue + self.resample + self.probe + self.demo
+    }
+}
+
+/// Base-harness success at one evaluation point.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct EvalPoint {
+    pub iteration: usize,
+    pub split: String,
+    pub success: f64,
+    pub tasks: usize,
+    /// Per task id: success.
+    pub per_task: BTreeMap<String, bool>,
+}
+
+/// Rank-one inference at the end: base try, then the router's first sibling on failure,
+/// against two base tries (the same executor rollouts).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RankOne {
+    pub split: String,
+    pub routed: f64,
+    pub base_only: f64,
+    pub rollouts_routed: u64,
+    pub rollouts_base_only: u64,
+}
+
+/// Everything a job keeps between iterations.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct JobState {
+    pub suite: String,
+    pub arm: String,
+    pub seed_index: usize,
+    pub seed: u64,
+    /// Iterations completed (0 = warm start and first evaluation done).
+    pub iterations_done: usize,
+    pub started: bool,
+    pub finished: bool,
+    pub model: Option<SparseModel>,
+    pub profiles: Vec<BehaviorProfile>,
+    pub anchor: usize,
+    pub rollouts: Rollouts,
+    pub curve: Vec<EvalPoint>,
+    pub rank_one: Vec<RankOne>,
+    pub rescued_tasks: u64,
+    pub all_fail_tasks: u64,
+    pub train_success: Vec<f64>,
+}
+
+/// The result of `harness-s experiment run`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ExperimentOutcome {
+    pub run_id: i64,
+    pub resumed: bool,
+    pub finished: bool,
+    /// arm -> split -> final base-harness success, mean over seeds
+    pub arms: BTreeMap<String, BTreeMap<String, f64>>,
+    pub heldout_delta: Option<Delta>,
+    /// Paired held-out differences of `harness-s` against each other arm.
+    pub deltas: Vec<Delta>,
+    pub executor_rollouts: BTreeMap<String, u64>,
+    pub rollouts_detail: BTreeMap<String, Rollouts>,
+    pub rank_one: BTreeMap<String, Vec<RankOne>>,
+    pub wall_s: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Delta {
+    pub arm: String,
+    pub baseline: String,
+    pub mean: f64,
+    pub ci95: [f64; 2],
+    pub tasks: usize,
+}
+
+struct Shared<'a> {
+    cfg: &'a ExperimentConfig,
+    run_id: i64,
+    store: &'a BlockingStore,
+    sink: &'a dyn EventSink,
+    cancel: &'a AtomicBool,
+    suites: Vec<SuiteSetup>,
+    total_units: usize,
+    done_units: AtomicUsize,
+    started: Instant,
+    error: Mutex<Option<String>>,
+}
+
+struct SuiteSetup {
+    suite: Box<dyn Suite>,
+    tasks: Vec<Task>,
+    train: Vec<usize>,
+    heldout: Vec<usize>,
+    base: HarnessSpec,
+    siblings: Vec<HarnessSpec>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExperimentError {
+    #[error(transparent)]
+    Config(#[from] super::config::ConfigError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Setup(String),
+    #[error("{0}")]
+    Run(String),
+}
+
+fn mix(parts: &[u64]) -> u64 {
+    let mut r = SplitMix(0x51b1_1e55);
+    let mut h = 0u64;
+    for p in parts {
+        r.0 ^= p.wrapping_add(h);
+        h = r.next_u64();
+    }
+    h
+}
+
+fn setup_suite(cfg: &ExperimentConfig, name: &str, lib: &HarnessLibrary) -> Result<SuiteSetup, ExperimentError> {
+    let suite = crate::suite::by_name(name).ok_or_else(|| ExperimentError::Setup(format!("unknown suite `{name}`")))?;
+    let tasks = match cfg.datasets.get(name) {
+        Some(path) => suite.load_file(std::path::Path::new(path)).map_err(|e| ExperimentError::Setup(e.to_string()))?,
+        None => suite.bundled_tasks().map_err(|e| ExperimentError::Setup(e.to_string()))?,
+    };
+    if tasks.is_empty() {
+        return Err(ExperimentError::Setup(format!("suite `{name}` has no tasks")));
+    }
+    let families: std::collections::BTreeSet<&str> = tasks.iter().map(|t| t.family.as_str()).collect();
+    for h in &cfg.heldout_families {
+        if !families.contains(h.as_str()) {
+            return Err(ExperimentError::Setup(format!(
+                "heldout_families: suite `{name}` has no family `{h}` (families: {})",
+                families.iter().cloned().collect::<Vec<_>>().join(", ")
+            )));
+        }
+    }
+    let (heldout, train): (Vec<usize>, Vec<usize>) = (0..tasks.len()).partition(|&i| cfg.heldout_families.contains(&tasks[i].family));
+    if train.is_empty() {
+        return Err(ExperimentError::Setup("every family is held out: nothing left to train on".into()));
+    }
+    let base_name = cfg.harness.base.clone().unwrap_or_else(|| "base".into());
+    let base = lib
+        .get(name, &base_name)
+        .ok_or_else(|| ExperimentError::Setup(format!("harness.base: suite `{name}` has no harness `{base_name}`")))?
+        .spec
+        .clone();
+    let siblings: Vec<HarnessSpec> = if cfg.harness.siblings.is_empty() {
+        lib.siblings(name, &base_name).into_iter().map(|e| e.spec.clone()).collect()
+    } else {
+        let mut v = Vec::new();
+        for s in &cfg.harness.siblings {
+            let e = lib.get(name, s).ok_or_else(|| ExperimentError::Setup(format!("harness.siblings: suite `{name}` has no harness `{s}`")))?;
+            v.push(e.spec.clone());
+        }
+        v
+    };
+    let needs_siblings = cfg.arms.iter().any(|a| a != "policy-only" && a != "base-resample");
+    if siblings.is_empty() && needs_siblings {
+        return Err(ExperimentError::Setup(format!("harness.siblings: no siblings of `{base_name}` for suite `{name}`")));
+    }
+    Ok(SuiteSetup { suite, tasks, train, heldout, base, siblings })
+}
+
+/// Run (or resume) an experiment. Progress goes to `sink`; `cancel` stops it cleanly after the
+/// work in flight, leaving it resumable.
+pub fn run_experiment(
+    cfg: &ExperimentConfig,
+    store: &BlockingStore,
+    sink: &dyn EventSink,
+    cancel: &AtomicBool,
+) -> Result<ExperimentOutcome, ExperimentError> {
+    let started = Instant::now();
+    let lib = match &cfg.harness.dir {
+        Some(d) => HarnessLibrary::with_dir(std::path::Path::new(d)),
+        None => HarnessLibrary::builtin(),
+    }
+    .map_err(|e| ExperimentError::Setup(e.to_string()))?;
+    let mut suites = Vec::new();
+    for s in &cfg.suites {
+        suites.push(setup_suite(cfg, s, &lib)?);
+    }
+    let config_json = serde_json::to_value(cfg).map_err(|e| ExperimentError::Setup(e.to_string()))?;
+    // Resume the newest unfinished run of the same configuration, if any.
+    let mut resumed = false;
+    let mut run_id = None;
+    for r in store.runs()? {
+        if r.kind == "experiment" && r.name == cfg.name && r.config == config_json {
+            if r.status != RunStatus::Finished {
+                run_id = Some(r.id);
+                resumed = true;
+            }
+            break;
+        }
+    }
+    let run_id = match run_id {
+        Some(id) => {
+            store.set_run_status(id, RunStatus::Running)?;
+            id
+        }
+        None => store.create_run(&NewRun::new("experiment", cfg.name.clone()).suite(cfg.suites.join(",")).policy(cfg.policy.backend.clone()).config(config_json.clone()))?,
+    };
+    let jobs: Vec<(usize, String, usize)> =
+        (0..suites.len()).flat_map(|s| cfg.arms.iter().flat_map(move |a| (0..cfg.seeds.len()).map(move |k| (s, a.clone(), k)))).collect();
+    let total_units = jobs.len() * (cfg.iterations + 1);
+    let shared = Shared {
+        cfg,
+        run_id,
+        store,
+        sink,
+        cancel,
+        suites,
+        total_units,
+        done_units: AtomicUsize::new(0),
+        started,
+        error: Mutex::new(None),
+    };
+    sink.emit(Event::RunStarted { run_id, total: total_units, label: format!("experiment {}", cfg.name) });
+    if resumed {
+        sink.emit(Event::Message { run_id, text: format!("resuming experiment run {run_id}") });
+    }
+    let workers = if cfg.workers == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2) } else { cfg.workers };
+    let next = AtomicUsize::new(0);
+    let states: Mutex<Vec<Option<JobState>>> = Mutex::new(vec![None; jobs.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..workers.min(jobs.len()).max(1) {
+            scope.spawn(|| loop {
+                if cancel.load(Ordering::Relaxed) || shared.error.lock().map(|e| e.is_some()).unwrap_or(true) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= jobs.len() {
+                    break;
+                }
+                let (s, arm, k) = &jobs[i];
+                match run_job(&shared, *s, arm, *k) {
+                    Ok(st) => states.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(st),
+                    Err(e) => {
+                        *shared.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = shared.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        let _ = store.finish_run(run_id, RunStatus::Failed, &serde_json::json!({"error": e}));
+        return Err(ExperimentError::Run(e));
+    }
+    let states: Vec<JobState> = states.into_inner().unwrap_or_else(|p| p.into_inner()).into_iter().flatten().collect();
+    let finished = states.len() == jobs.len() && states.iter().all(|s| s.finished);
+    let outcome = summarise(cfg, run_id, resumed, finished, &states, started.elapsed().as_secs_f64());
+    let summary = serde_json::to_value(&outcome).unwrap_or_default();
+    if finished {
+        store.finish_run(run_id, RunStatus::Finished, &summary)?;
+        sink.emit(Event::RunFinished { run_id, status: "finished".into() });
+    } else {
+        store.finish_run(run_id, RunStatus::Cancelled, &summary)?;
+        sink.emit(Event::RunFinished { run_id, status: "cancelled".into() });
+    }
+    Ok(outcome)
+}
+
+fn job_key(suite: &str, arm: &str, seed_index: usize) -> String {
+    format!("job/{suite}/{arm}/{seed_index}")
+}
+
+fn routed(arm: &str) -> bool {
+    arm == "harness-s" || arm == "keep-scaffold"
+}
+
+/// One (suite, arm, seed) training run.
+fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobState, String> {
+    let cfg = sh.cfg;
+    let su = &sh.suites[s];
+    let suite_name = su.suite.name().to_string();
+    let key = job_key(&suite_name, arm, seed_index);
+    let seed = cfg.seeds[seed_index];
+    let store_err = |e: StoreError| e.to_string();
+    let mut st: JobState = match sh.store.state(sh.run_id, &key).map_err(store_err)? {
+        Some(v) => serde_json::from_value(v).map_err(|e| format!("checkpoint {key} is unreadable: {e}"))?,
+        None => JobState { suite: suite_name.clone(), arm: arm.to_string(), seed_index, seed, ..Default::default() },
+    };
+    let policy = BuiltinPolicy::new();
+    if let Some(m) = &st.model {
+        policy.restore(m);
+    }
+    if st.finished {
+        sh.done_units.fetch_add(cfg.iterations + 1, Ordering::SeqCst);
+        return Ok(st);
+    }
+    // Drop what an interrupted iteration recorded; it is replayed identically below.
+    let next_iter = if st.started { st.iterations_done as u32 + 1 } else { 0 };
+    sh.store.delete_episodes_from(sh.run_id, arm, seed_index as u32, next_iter).map_err(store_err)?;
+    let job = Job { sh, su, arm, seed_index, seed, policy: &policy, suite_name: suite_name.clone() };
+    if !st.started {
+        job.warm_start(&mut st)?;
+        if routed(arm) {
+            st.profiles = job.measure_profiles(0, 0, &mut st.rollouts)?;
+            st.anchor = 0;
+        }
+        let points = job.evaluate(0)?;
+        st.curve.extend(points);
+        st.started = true;
+        st.model = Some(policy.snapshot());
+        job.checkpoint(&st)?;
+        job.tick(&st);
+    } else {
+        sh.done_units.fetch_add(st.iterations_done + 1, Ordering::SeqCst);
+    }
+    while st.iterations_done < cfg.iterations {
+        if sh.cancel.load(Ordering::Relaxed) {
+            return Ok(st);
+        }
+        let it = st.iterations_done + 1;
+        job.iteration(it, &mut st)?;
+        if routed(arm) && it % cfg.reanchor_every == 0 && it < cfg.iterations {
+            st.anchor += 1;
+            st.profiles = job.measure_profiles(it, st.anchor, &mut st.rollouts)?;
+        }
+        if it % cfg.eval_every == 0 || it == cfg.iterations {
+            let points = job.evaluate(it)?;
+            st.curve.extend(points);
+        }
+        if it == cfg.iterations {
+            st.rank_one = job.rank_one(&st)?;
+            st.finished = true;
+        }
+        st.iterations_done = it;
+        st.model = Some(policy.snapshot());
+        job.checkpoint(&st)?;
+        job.tick(&st);
+    }
+    Ok(st)
+}
+
+struct Job<'a> {
+    sh: &'a Shared<'a>,
+    su: &'a SuiteSetup,
+    arm: &'a str,
+    seed_index: usize,
+    seed: u64,
+    policy: &'a BuiltinPolicy,
+    suite_name: String,
+}
+
+impl Job<'_> {
+    fn ctx(&self, iteration: usize, phase: &str, split: &str) -> EpisodeContext {
+        EpisodeContext::default()
+            .with_arm(self.arm)
+            .with_seed_index(self.seed_index as u32)
+            .with_iteration(iteration as u32)
+            .with_phase(phase)
+            .with_split(split)
+    }
+
+    fn rollout(&self, task: &Task, harness: &HarnessSpec, sample: u32, seed: u64, temperature: f32) -> Episode {
+        let req = EpisodeRequest { suite: self.su.suite.as_ref(), harness, task, policy: self.policy, sample, seed, temperature, cancel: None };
+        run_episode(&req)
+    }
+
+    fn save(&self, batch: &[(Episode, EpisodeContext)]) -> Result<Vec<i64>, String> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.sh.store.insert_episodes(self.sh.run_id, batch).map_err(|e| e.to_string())
+    }
+
+    fn checkpoint(&self, st: &JobState) -> Result<(), String> {
+        let v = serde_json::to_value(st).map_err(|e| e.to_string())?;
+        self.sh.store.set_state(self.sh.run_id, &job_key(&self.suite_name, self.arm, self.seed_index), &v).map_err(|e| e.to_string())
+    }
+
+    fn tick(&self, st: &JobState) {
+        let d = self.sh.done_units.fetch_add(1, Ordering::SeqCst) + 1;
+        let total = self.sh.total_units;
+        let elapsed = self.sh.started.elapsed().as_secs_f64();
+        let eta = if d > 0 { Some(elapsed / d as f64 * (total.saturating_sub(d)) as f64) } else { None };
+        let success = st.curve.iter().rev().find(|p| p.split == "train").map(|p| p.success).unwrap_or(0.0);
+        self.sh.sink.emit(Event::Progress {
+            run_id: self.sh.run_id,
+            label: format!("{} seed {} it {}", self.arm, self.seed, st.iterations_done),
+            done: d,
+            total,
+            success_rate: success,
+            eta_s: eta,
+        });
+    }
+
+    /// Demonstrations: successful episodes found by sampling the untrained policy under the base
+    /// harness on training tasks, at most `warm_start_demos` of them (the same for every arm).
+    fn warm_start(&self, st: &mut JobState) -> Result<(), String> {
+        let cfg = self.sh.cfg;
+        let want = cfg.policy.warm_start_demos;
+        if want == 0 {
+            return Ok(());
+        }
+        let mut order = self.su.train.clone();
+        shuffle(&mut order, mix(&[self.seed, 0xde305]));
+        let mut examples = Vec::new();
+        let mut found = 0;
+        let mut saved = Vec::new();
+        for &t in order.iter().take(240) {
+            if found >= want {
+                break;
+            }
+            let task = &self.su.tasks[t];
+            for sample in 0..3u32 {
+                let ep = self.rollout(task, &self.su.base, sample, mix(&[self.seed, 0xde305, hash_str(&task.id), sample as u64]), 1.5);
+                st.rollouts.demo += 1;
+                if ep.success() {
+                    found += 1;
+                    for step in &ep.steps {
+                        examples.push(TrainExample { context: step.context.clone(), target: step.output.clone(), weight: 1.0 });
+                    }
+                    saved.push((ep, self.ctx(0, "demo", "train")));
+                    break;
+                }
+            }
+        }
+        self.save(&saved)?;
+        for _ in 0..3 {
+            self.policy.train(&examples, cfg.policy.learning_rate);
+        }
+        Ok(())
+    }
+
+    fn iteration(&self, it: usize, st: &mut JobState) -> Result<(), String> {
+        let cfg = self.sh.cfg;
+        let b = &cfg.budget;
+        let mut order = self.su.train.clone();
+        // the same batch for every arm of this seed
+        shuffle(&mut order, mix(&[self.seed, it as u64, 0xba7c4]));
+        let batch: Vec<usize> = order.into_iter().take(b.batch_tasks.min(self.su.train.len())).collect();
+        let mut examples: Vec<TrainExample> = Vec::new();
+        let mut to_save: Vec<(Episode, EpisodeContext)> = Vec::new();
+        let mut successes = 0usize;
+        let mut tries = 0usize;
+        let temp = cfg.policy.temperature;
+        for &t in &batch {
+            if self.sh.cancel.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            let task = &self.su.tasks[t];
+            let tseed = hash_str(&task.id);
+            let mut group: Vec<Episode> = (0..b.base_tries as u32).map(|k| self.rollout(task, &self.su.base, k, mix(&[self.seed, it as u64, tseed, k as u64]), temp)).collect();
+            st.rollouts.base += group.len() as u64;
+            successes += group.iter().filter(|e| e.success()).count();
+            tries += group.len();
+            let any = group.iter().any(|e| e.success());
+            if any {
+                grpo(&group, 1.0, &mut examples);
+                for e in group {
+                    to_save.push((e, self.ctx(it, "train", "train")));
+                }
+                continue;
+            }
+            st.all_fail_tasks += 1;
+            let extra = (b.rescue_siblings * b.rescue_tries) as u32;
+            match self.arm {
+                "policy-only" => {}
+                "base-resample" => {
+                    let more: Vec<Episode> = (0..extra).map(|k| self.rollout(task, &self.su.base, b.base_tries as u32 + k, mix(&[self.seed, it as u64, tseed, 0x7e5a, k as u64]), temp)).collect();
+                    st.rollouts.resample += more.len() as u64;
+                    if more.iter().any(|e| e.success()) {
+                        st.rescued_tasks += 1;
+                    }
+                    let mut all = std::mem::take(&mut group);
+                    let first_extra = all.len();
+                    all.extend(more);
+                    grpo(&all, 1.0, &mut examples);
+                    for (i, e) in all.into_iter().enumerate() {
+                        to_save.push((e, self.ctx(it, if i < first_extra { "train" } else { "resample" }, "train")));
+                    }
+                    continue;
+                }
+                _ => {
+                    let rescued = self.rescue(it, task, &group, st, &mut examples, &mut to_save)?;
+                    if rescued {
+                        st.rescued_tasks += 1;
+                    }
+                }
+            }
+            for e in group {
+                to_save.push((e, self.ctx(it, "train", "train")));
+            }
+        }
+        self.save(&to_save)?;
+        if !examples.is_empty() {
+            let scale = 1.0 / (batch.len().max(1) as f32).sqrt();
+            self.policy.train(&examples, cfg.policy.learning_rate * scale);
+        }
+        st.train_success.push(if tries > 0 { successes as f64 / tries as f64 } else { 0.0 });
+        Ok(())
+    }
+
+    /// Route an all-fail task to siblings, try them, distil the successes. Returns whether any
+    /// sibling rescued the task.
+    fn rescue(&self, it: usize, task: &Task, failed: &[Episode], st: &mut JobState, examples: &mut Vec<TrainExample>, to_save: &mut Vec<(Episode, EpisodeContext)>) -> Result<bool, String> {
+        let cfg = self.sh.cfg;
+        let b = &cfg.budget;
+        let tseed = hash_str(&task.id);
+        let mut rng = SplitMix(mix(&[self.seed, it as u64, tseed, 0x20e7e]));
+        let signature = failure_signature(&failed[0]);
+        let query = RouteQuery { task_id: task.id.clone(), family: task.family.clone(), signature: signature.clone(), summary: failure_summary(&failed[0]) };
+        let sib_names: Vec<String> = self.su.siblings.iter().map(|s| s.name.clone()).collect();
+        // (sibling, tries)
+        let mut plan: Vec<(String, usize)> = Vec::new();
+        let mut decision = None;
+        match self.arm {
+            "harness-s" | "keep-scaffold" => {
+                let router = Router::from_names(&cfg.router.voters, cfg.router.ucb_c);
+                let profiles: Vec<BehaviorProfile> = st.profiles.clone();
+                let d = router.route(&query, &profiles, b.rescue_siblings, &mut rng);
+                plan = d.chosen.iter().map(|s| (s.clone(), b.rescue_tries)).collect();
+                decision = Some(d);
+            }
+            "random-rescue" => {
+                let mut names = sib_names.clone();
+                shuffle(&mut names, rng.next_u64());
+                plan = names.into_iter().take(b.rescue_siblings).map(|s| (s, b.rescue_tries)).collect();
+            }
+            "all-siblings" => {
+                let total = b.rescue_siblings * b.rescue_tries;
+                let start = (rng.next_u64() % sib_names.len().max(1) as u64) as usize;
+                let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+                for i in 0..total {
+                    *counts.entry(sib_names[(start + i) % sib_names.len()].clone()).or_default() += 1;
+                }
+                plan = counts.into_iter().collect();
+            }
+            _ => {}
+        }
+        let mode = if self.arm == "keep-scaffold" { DistillMode::KeepScaffold } else { DistillMode::parse(&cfg.distill.mode).unwrap_or(DistillMode::Strip) };
+        let mut any = false;
+        let mut rescued_by: Vec<(String, bool)> = Vec::new();
+        let mut k = 0u64;
+        for (sib, tries) in &plan {
+            let Some(spec) = self.su.siblings.iter().find(|s| &s.name == sib) else { continue };
+            let mut ok = false;
+            for _ in 0..*tries {
+                let ep = self.rollout(task, spec, 100 + k as u32, mix(&[self.seed, it as u64, tseed, 0x5e5c, k]), cfg.policy.temperature);
+                k += 1;
+                st.rollouts.rescue += 1;
+                let success = ep.success();
+                let mut distilled = None;
+                if success {
+                    ok = true;
+                    let d = distil(mode, &ep, &self.su.base, self.su.suite.as_ref(), task, cfg.distill.weight).map_err(|e| e.to_string())?;
+                    examples.extend(d.examples.iter().cloned());
+                    distilled = Some(d);
+                }
+                let ids = self.save(&[(ep, self.ctx(it, "rescue", "train"))])?;
+                if let (Some(d), Some(id)) = (distilled, ids.first()) {
+                    let body = serde_json::json!({"rescue_episode": id, "task_id": task.id, "arm": self.arm, "seed_index": self.seed_index, "iteration": it, "distilled": d});
+                    self.sh.store.put_record(self.sh.run_id, "distilled", &format!("{id}"), &body).map_err(|e| e.to_string())?;
+                }
+            }
+            any |= ok;
+            rescued_by.push((sib.clone(), ok));
+        }
+        let body = match decision {
+            Some(mut d) => {
+                d.rescued = rescued_by;
+                serde_json::to_value(&d).unwrap_or_default()
+            }
+            None => serde_json::json!({"query": query, "chosen": plan.iter().map(|p| p.0.clone()).collect::<Vec<_>>(), "rescued": rescued_by, "rankings": [], "aggregate": [], "anchor": st.anchor, "policy_version": self.policy.version()}),
+        };
+        let key = format!("{}/{}/{}/{}/{}", self.suite_name, self.arm, self.seed_index, it, task.id);
+        let mut body = body;
+        if let Some(o) = body.as_object_mut() {
+            o.insert("arm".into(), self.arm.into());
+            o.insert("seed_index".into(), self.seed_index.into());
+            o.insert("iteration".into(), it.into());
+        }
+        self.sh.store.put_record(self.sh.run_id, "route", &key, &body).map_err(|e| e.to_string())?;
+        Ok(any)
+    }
+
+    /// Paired base-vs-sibling rollouts of the current policy on the probe set.
+    fn measure_profiles(&self, it: usize, anchor: usize, rollouts: &mut Rollouts) -> Result<Vec<BehaviorProfile>, String> {
+        let cfg = self.sh.cfg;
+        let mut probe = self.su.train.clone();
+        shuffle(&mut probe, mix(&[self.seed, 0x970be]));
+        probe.truncate(cfg.budget.probe_tasks.min(probe.len()));
+        let version = self.policy.version();
+        let mut profiles: Vec<BehaviorProfile> =
+            self.su.siblings.iter().map(|s| BehaviorProfile { sibling: s.name.clone(), policy_version: version, anchor, ..Default::default() }).collect();
+        let mut to_save = Vec::new();
+        for &t in &probe {
+            let task = &self.su.tasks[t];
+            let tseed = hash_str(&task.id);
+            let sd = mix(&[self.seed, anchor as u64, tseed, 0x9b0]);
+            let base = self.rollout(task, &self.su.base, 0, sd, cfg.policy.temperature);
+            rollouts.probe += 1;
+            let sig = failure_signature(&base);
+            for (i, sib) in self.su.siblings.iter().enumerate() {
+                let ep = self.rollout(task, sib, 0, sd, cfg.policy.temperature);
+                rollouts.probe += 1;
+                profiles[i].record(&task.family, &sig, base.success(), ep.success());
+                to_save.push((ep, self.ctx(it, "probe", "train")));
+            }
+            to_save.push((base, self.ctx(it, "probe", "train")));
+        }
+        self.save(&to_save)?;
+        for p in &mut profiles {
+            p.summarise();
+            let key = format!("{}/{}/{}/{}/{}", self.suite_name, self.arm, self.seed_index, anchor, p.sibling);
+            let mut body = serde_json::to_value(&*p).unwrap_or_default();
+            if let Some(o) = body.as_object_mut() {
+                o.insert("arm".into(), self.arm.into());
+                o.insert("seed_index".into(), self.seed_index.into());
+                o.insert("iteration".into(), it.into());
+            }
+            self.sh.store.put_record(self.sh.run_id, "profile", &key, &body).map_err(|e| e.to_string())?;
+        }
+        Ok(profiles)
+    }
+
+    fn eval_tasks(&self) -> Vec<(&'static str, Vec<usize>)> {
+        let cfg = self.sh.cfg;
+        let mut train = self.su.train.clone();
+        if cfg.eval.train_tasks > 0 && cfg.eval.train_tasks < train.len() {
+            shuffle(&mut train, mix(&[0xe7a1]));
+            train.truncate(cfg.eval.train_tasks);
+            train.sort();
+        }
+        let mut v = vec![("train", train)];
+        if !self.su.heldout.is_empty() {
+            v.push(("heldout", self.su.heldout.clone()));
+        }
+        v
+    }
+
+    /// Base-harness evaluation on training and held-out families.
+    fn evaluate(&self, it: usize) -> Result<Vec<EvalPoint>, String> {
+        let cfg = self.sh.cfg;
+        let mut points = Vec::new();
+        let mut to_save = Vec::new();
+        for (split, idx) in self.eval_tasks() {
+            let mut per_task = BTreeMap::new();
+            for &t in &idx {
+                let task = &self.su.tasks[t];
+                let ep = self.rollout(task, &self.su.base, 0, mix(&[self.seed, 0xe7a1, hash_str(&task.id)]), cfg.eval.temperature);
+                per_task.insert(task.id.clone(), ep.success());
+                to_save.push((ep, self.ctx(it, "eval", split)));
+            }
+            let n = per_task.len();
+            let s = per_task.values().filter(|v| **v).count();
+            points.push(EvalPoint { iteration: it, split: split.into(), success: if n > 0 { s as f64 / n as f64 } else { 0.0 }, tasks: n, per_task });
+        }
+        self.save(&to_save)?;
+        Ok(points)
+    }
+
+    /// Rank-one inference with this job's router (or, for arms without one, fresh profiles).
+    fn rank_one(&self, st: &JobState) -> Result<Vec<RankOne>, String> {
+        let cfg = self.sh.cfg;
+        if self.su.siblings.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut rollouts = Rollouts::default();
+        let profiles = if st.profiles.is_empty() { self.measure_profiles(cfg.iterations, 99, &mut rollouts)? } else { st.profiles.clone() };
+        let router = Router::from_names(&cfg.router.voters, cfg.router.ucb_c);
+        let it = cfg.iterations;
+        let temp = cfg.policy.temperature;
+        let mut out = Vec::new();
+        let mut to_save = Vec::new();
+        for (split, idx) in self.eval_tasks() {
+            let (mut routed_ok, mut base_ok, mut r_roll, mut b_roll) = (0usize, 0usize, 0u64, 0u64);
+            for &t in &idx {
+                let task = &self.su.tasks[t];
+                let tseed = hash_str(&task.id);
+                let first = self.rollout(task, &self.su.base, 0, mix(&[self.seed, 0x4a1, tseed]), temp);
+                r_roll += 1;
+                b_roll += 1;
+                if first.success() {
+                    routed_ok += 1;
+                    base_ok += 1;
+                    continue;
+                }
+                let q = RouteQuery { task_id: task.id.clone(), family: task.family.clone(), signature: failure_signature(&first), summary: String::new() };
+                let mut rng = SplitMix(mix(&[self.seed, 0x4a2, tseed]));
+                let d = router.route(&q, &profiles, 1, &mut rng);
+                if let Some(spec) = d.chosen.first().and_then(|n| self.su.siblings.iter().find(|s| &s.name == n)) {
+                    let ep = self.rollout(task, spec, 1, mix(&[self.seed, 0x4a3, tseed]), temp);
+                    r_roll += 1;
+                    if ep.success() {
+                        routed_ok += 1;
+                    }
+                    to_save.push((ep, self.ctx(it, "rank1", split)));
+                }
+                let again = self.rollout(task, &self.su.base, 1, mix(&[self.seed, 0x4a3, tseed]), temp);
+                b_roll += 1;
+                if again.success() {
+                    base_ok += 1;
+                }
+            }
+            let n = idx.len().max(1) as f64;
+            out.push(RankOne { split: split.into(), routed: routed_ok as f64 / n, base_only: base_ok as f64 / n, rollouts_routed: r_roll, rollouts_base_only: b_roll });
+        }
+        self.save(&to_save)?;
+        Ok(out)
+    }
+}
+
+/// GRPO: group-relative advantages `(r - mean) / std` for every step of every episode.
+fn grpo(group: &[Episode], scale: f32, out: &mut Vec<TrainExample>) {
+    let r: Vec<f64> = group.iter().map(|e| e.reward()).collect();
+    let m = mean(&r);
+    let var = r.iter().map(|x| (x - m).powi(2)).sum::<f64>() / r.len().max(1) as f64;
+    let sd = var.sqrt();
+    if sd < 1e-9 {
+        return;
+    }
+    for (e, ri) in group.iter().zip(&r) {
+        if e.infra_error.is_some() {
+            continue;
+        }
+        let adv = ((ri - m) / sd) as f32 * scale;
+        for step in &e.steps {
+            if step.output.tool_calls.is_empty() {
+                continue;
+            }
+            out.push(TrainExample { context: step.context.clone(), target: step.output.clone(), weight: adv });
+        }
+    }
+}
+
+fn shuffle<T>(v: &mut [T], seed: u64) {
+    let mut r = SplitMix(seed);
+    for i in (1..v.len()).rev() {
+        let j = (r.next_u64() % (i as u64 + 1)) as usize;
+        v.swap(i, j);
+    }
+}
+
+fn last_point<'a>(st: &'a JobState, split: &str) -> Option<&'a EvalPoint> {
+    st.curve.iter().rev().find(|p| p.split == split)
+}
+
+/// Final numbers over seeds, with the paired bootstrap on held-out tasks.
+fn summarise(cfg: &ExperimentConfig, run_id: i64, resumed: bool, finished: bool, states: &[JobState], wall_s: f64) -> ExperimentOutcome {
+    let mut arms: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    let mut executor_rollouts = BTreeMap::new();
+    let mut detail: BTreeMap<String, Rollouts> = BTreeMap::new();
+    let mut rank_one: BTreeMap<String, Vec<RankOne>> = BTreeMap::new();
+    for arm in &cfg.arms {
+        let of_arm: Vec<&JobState> = states.iter().filter(|s| &s.arm == arm).collect();
+        let mut splits = BTreeMap::new();
+        for split in ["train", "heldout"] {
+            let vals: Vec<f64> = of_arm.iter().filter_map(|s| last_point(s, split).map(|p| p.success)).collect();
+            if !vals.is_empty() {
+                splits.insert(split.to_string(), mean(&vals));
+            }
+        }
+        arms.insert(arm.clone(), splits);
+        let mut r = Rollouts::default();
+        for s in &of_arm {
+            r.base += s.rollouts.base;
+            r.rescue += s.rollouts.rescue;
+            r.resample += s.rollouts.resample;
+            r.probe += s.rollouts.probe;
+            r.demo += s.rollouts.demo;
+        }
+        executor_rollouts.insert(arm.clone(), r.training());
+        detail.insert(arm.clone(), r);
+        if let Some(s) = of_arm.first() {
+            // mean over seeds, per split
+            let mut acc: Vec<RankOne> = s.rank_one.iter().map(|r| RankOne { split: r.split.clone(), ..Default::default() }).collect();
+            for s in &of_arm {
+                for (a, r) in acc.iter_mut().zip(&s.rank_one) {
+                    a.routed += r.routed / of_arm.len() as f64;
+                    a.base_only += r.base_only / of_arm.len() as f64;
+                    a.rollouts_routed += r.rollouts_routed;
+                    a.rollouts_base_only += r.rollouts_base_only;
+                }
+            }
+            rank_one.insert(arm.clone(), acc);
+        }
+    }
+    let delta = |arm: &str, baseline: &str| -> Option<Delta> {
+        let split = if cfg.heldout_families.is_empty() { "train" } else { "heldout" };
+        let per_seed = |a: &str| -> BTreeMap<usize, &EvalPoint> { states.iter().filter(|s| s.arm == a).filter_map(|s| last_point(s, split).map(|p| (s.seed_index, p))).collect() };
+        let (xa, xb) = (per_seed(arm), per_seed(baseline));
+        if xa.is_empty() || xb.is_empty() {
+            return None;
+        }
+        // per task: mean over seeds of the paired difference
+        let mut diffs: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for (k, pa) in &xa {
+            let Some(pb) = xb.get(k) else { continue };
+            for (t, sa) in &pa.per_task {
+                if let Some(sb) = pb.per_task.get(t) {
+                    diffs.entry(t.as_str()).or_default().push(*sa as i32 as f64 - *sb as i32 as f64);
+                }
+            }
+        }
+        let d: Vec<f64> = diffs.values().map(|v| mean(v)).collect();
+        let (lo, hi) = bootstrap_ci(&d, 2000, 0xb007);
+        Some(Delta { arm: arm.into(), baseline: baseline.into(), mean: mean(&d), ci95: [lo, hi], tasks: d.len() })
+    };
+    let heldout_delta = delta("harness-s", "policy-only");
+    let deltas: Vec<Delta> = cfg.arms.iter().filter(|a| a.as_str() != "harness-s").filter_map(|a| delta("harness-s", a)).collect();
+    let _ = EpisodeFilter::default();
+    ExperimentOutcome { run_id, resumed, finished, arms, heldout_delta, deltas, executor_rollouts, rollouts_detail: detail, rank_one, wall_s }
+}
