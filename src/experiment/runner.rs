@@ -113,6 +113,10 @@ pub struct ExperimentOutcome {
     pub executor_rollouts: BTreeMap<String, u64>,
     pub rollouts_detail: BTreeMap<String, Rollouts>,
     pub rank_one: BTreeMap<String, Vec<RankOne>>,
+    /// arm -> tasks on which all n base tries failed (summed over seeds)
+    pub all_fail_tasks: BTreeMap<String, u64>,
+    /// arm -> (iteration, mean training-family success over seeds)
+    pub curves: BTreeMap<String, Vec<(usize, f64)>>,
     pub wall_s: f64,
 }
 
@@ -604,8 +608,9 @@ impl Job<'_> {
                 }
                 let ids = self.save(&[(ep, self.ctx(it, "rescue", "train"))])?;
                 if let (Some(d), Some(id)) = (distilled, ids.first()) {
-                    let body = serde_json::json!({"rescue_episode": id, "task_id": task.id, "arm": self.arm, "seed_index": self.seed_index, "iteration": it, "distilled": d});
-                    self.sh.store.put_record(self.sh.run_id, "distilled", &format!("{id}"), &body).map_err(|e| e.to_string())?;
+                    let body = serde_json::json!({"rescue_episode": id, "task_id": task.id, "arm": self.arm, "seed_index": self.seed_index, "iteration": it, "sibling": sib, "distilled": d});
+                    let key = format!("{}/{}/{}/{}/{}/{}", self.suite_name, self.arm, self.seed_index, it, task.id, k);
+                    self.sh.store.put_record(self.sh.run_id, "distilled", &key, &body).map_err(|e| e.to_string())?;
                 }
             }
             any |= ok;
@@ -797,6 +802,8 @@ fn summarise(cfg: &ExperimentConfig, run_id: i64, resumed: bool, finished: bool,
     let mut executor_rollouts = BTreeMap::new();
     let mut detail: BTreeMap<String, Rollouts> = BTreeMap::new();
     let mut rank_one: BTreeMap<String, Vec<RankOne>> = BTreeMap::new();
+    let mut all_fail = BTreeMap::new();
+    let mut curves = BTreeMap::new();
     for arm in &cfg.arms {
         let of_arm: Vec<&JobState> = states.iter().filter(|s| &s.arm == arm).collect();
         let mut splits = BTreeMap::new();
@@ -816,6 +823,14 @@ fn summarise(cfg: &ExperimentConfig, run_id: i64, resumed: bool, finished: bool,
             r.demo += s.rollouts.demo;
         }
         executor_rollouts.insert(arm.clone(), r.training());
+        all_fail.insert(arm.clone(), of_arm.iter().map(|s| s.all_fail_tasks).sum());
+        let mut by_it: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+        for s in &of_arm {
+            for p in s.curve.iter().filter(|p| p.split == "train") {
+                by_it.entry(p.iteration).or_default().push(p.success);
+            }
+        }
+        curves.insert(arm.clone(), by_it.into_iter().map(|(i, v)| (i, mean(&v))).collect());
         detail.insert(arm.clone(), r);
         if let Some(s) = of_arm.first() {
             // mean over seeds, per split
@@ -855,5 +870,5 @@ fn summarise(cfg: &ExperimentConfig, run_id: i64, resumed: bool, finished: bool,
     let heldout_delta = delta("harness-s", "policy-only");
     let deltas: Vec<Delta> = cfg.arms.iter().filter(|a| a.as_str() != "harness-s").filter_map(|a| delta("harness-s", a)).collect();
     let _ = EpisodeFilter::default();
-    ExperimentOutcome { run_id, resumed, finished, arms, heldout_delta, deltas, executor_rollouts, rollouts_detail: detail, rank_one, wall_s }
+    ExperimentOutcome { run_id, resumed, finished, arms, heldout_delta, deltas, executor_rollouts, rollouts_detail: detail, rank_one, all_fail_tasks: all_fail, curves, wall_s }
 }

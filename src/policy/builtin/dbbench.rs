@@ -600,7 +600,7 @@ impl<'a> Builder<'a> {
     }
 
     /// A (column, value) filter, or none.
-    fn filter(&mut self, slot_name: &'static str, op: &str, allow_none: bool, numbers_only: bool, ch: &mut dyn Chooser) -> Option<Option<(String, String)>> {
+    fn filter(&mut self, slot_name: &'static str, op: &str, allow_none: bool, numbers_only: bool, exclude: &[&str], ch: &mut dyn Chooser) -> Option<Option<(String, String)>> {
         let v = self.view;
         let cls = op_class(op);
         let mut d = Decision { slot: slot_name, labels: vec![], options: vec![], prior: vec![] };
@@ -618,6 +618,9 @@ impl<'a> Builder<'a> {
                 continue;
             }
             for c in &v.columns {
+                if exclude.contains(&c.as_str()) {
+                    continue;
+                }
                 let m = col_match(c, &v.q_tokens);
                 let kind = match s.kind {
                     SpanKind::Quoted => "quoted",
@@ -638,6 +641,17 @@ impl<'a> Builder<'a> {
                 };
                 fs.push(f(&[slot_name, "prox", prox]));
                 fs.push(f(&[slot_name, "prox", prox, kind]));
+                // the word before the value ("to", "is", "named", ...) says what role it plays
+                if s.at > 0 {
+                    if let Some(w) = v.q_tokens.get(s.at - 1) {
+                        fs.push(f(&[slot_name, "prev", w]));
+                    }
+                }
+                let order = v.spans.iter().position(|o| o.text == s.text).unwrap_or(0).min(3).to_string();
+                fs.push(f(&[slot_name, "order", &order]));
+                if v.columns.first() == Some(c) {
+                    fs.push(f(&[slot_name, "first_col"]));
+                }
                 d.labels.push(format!("{}|{}", c, s.text));
                 d.options.push(fs);
                 d.prior.push(0.0);
@@ -762,7 +776,7 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
             Some(Built { tool: "commit_final_answer".into(), arguments: serde_json::json!({"answers": answers}), decisions: b.decisions })
         }
         "query" => {
-            let ops = ["select", "count", "sum", "avg", "min", "max", "argmax", "argmin", "filter_gt", "filter_lt"];
+            let ops = ["select", "count", "count_distinct", "sum", "avg", "min", "max", "argmax", "argmin"];
             let mut d = Decision { slot: "op", labels: vec![], options: vec![], prior: vec![] };
             for o in ops {
                 let mut fs = vec![f(&["op", o, "bias"])];
@@ -776,66 +790,106 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
             }
             let op = ops[b.decide(d, ch)?];
             let target = if op == "count" { None } else { Some(b.column("target", op, &[], ch)?) };
-            let excl: Vec<&str> = target.iter().map(|s| s.as_str()).collect();
-            let measure = if matches!(op, "argmax" | "argmin" | "filter_gt" | "filter_lt") { Some(b.column("measure", op, &excl, ch)?) } else { None };
-            let threshold = if matches!(op, "filter_gt" | "filter_lt") {
-                match b.filter("threshold", op, false, true, ch)? {
-                    Some((_, v)) => Some(v),
-                    None => return None,
+            // an optional numeric comparison on another column
+            let cmps = ["none", "gt", "lt", "ge", "le"];
+            let has_number = view.spans.iter().any(|s| s.kind == SpanKind::Number);
+            let cmp = if has_number {
+                let mut d = Decision { slot: "cmp", labels: vec![], options: vec![], prior: vec![] };
+                for c in cmps {
+                    let mut fs = vec![f(&["cmp", c, "bias"]), f(&["cmp", c, "op", op_class(op)])];
+                    lexical(view, "cmp", c, &mut fs);
+                    d.labels.push(c.into());
+                    d.options.push(fs);
+                    d.prior.push(0.0);
                 }
+                cmps[b.decide(d, ch)?]
             } else {
-                None
+                "none"
             };
-            let filter = b.filter("where", op, true, false, ch)?;
+            let excl: Vec<&str> = target.iter().map(|s| s.as_str()).collect();
+            let mut measure = None;
+            let mut threshold = None;
+            if cmp != "none" {
+                let m = b.column("measure", op, &excl, ch)?;
+                let others: Vec<&str> = view.columns.iter().filter(|c| **c != m).map(|s| s.as_str()).collect();
+                threshold = b.filter("threshold", op, false, true, &others, ch)?.map(|(_, v)| v);
+                measure = Some(m);
+                threshold.as_ref()?;
+            } else if op == "argmax" || op == "argmin" {
+                measure = Some(b.column("measure", op, &excl, ch)?);
+            }
+            let w1 = b.filter("where", op, true, false, &[], ch)?;
+            let w2 = match &w1 {
+                Some((c, _)) => b.filter("where2", op, true, false, &[c.as_str()], ch)?,
+                None => None,
+            };
+            let eqs: Vec<(String, String)> = w1.into_iter().chain(w2).collect();
+            let trim = if eqs.is_empty() {
+                false
+            } else {
+                let mut d = Decision { slot: "match", labels: vec![], options: vec![], prior: vec![] };
+                for m in ["exact", "trim"] {
+                    let mut fs = vec![f(&["match", m, "bias"])];
+                    if view.evidence.trailing_space {
+                        fs.push(f(&["match", m, "ev", "trailing_space"]));
+                    }
+                    if view.last_rows.as_ref().map(|r| r.is_empty()).unwrap_or(false) {
+                        fs.push(f(&["match", m, "last_empty"]));
+                    }
+                    if view.feedback_mentions("spacing") {
+                        fs.push(f(&["match", m, "hint"]));
+                    }
+                    d.labels.push(m.into());
+                    d.options.push(fs);
+                    let visible = view.evidence.trailing_space || view.feedback_mentions("spacing");
+                    d.prior.push(if m == "trim" && visible { innate::VISIBLE_FORMAT } else { 0.0 });
+                }
+                b.decide(d, ch)? == 1
+            };
             let numeric_col = match op {
                 "sum" | "avg" | "min" | "max" => target.clone(),
-                "argmax" | "argmin" | "filter_gt" | "filter_lt" => measure.clone(),
-                _ => None,
+                _ => measure.clone(),
             };
             let conv = if numeric_col.is_some() { b.conversion(op, ch)? } else { "none".to_string() };
             let mut names: Vec<&str> = vec![t.as_str()];
             names.extend(target.iter().map(|s| s.as_str()));
             names.extend(measure.iter().map(|s| s.as_str()));
-            if let Some((c, _)) = &filter {
-                names.push(c.as_str());
-            }
+            names.extend(eqs.iter().map(|(c, _)| c.as_str()));
             let q = b.quoting(&names, ch)?;
             let unit = view.evidence.unit.clone().or(view.evidence.currency.clone());
             let num = |c: &str| numeric(c, &conv, unit.as_deref(), q);
             let mut wheres: Vec<String> = Vec::new();
-            if let Some((c, val)) = &filter {
-                wheres.push(format!("{} = {}", ident(c, q), lit(val)));
+            for (c, val) in &eqs {
+                let col = if trim { format!("TRIM({})", ident(c, q)) } else { ident(c, q) };
+                wheres.push(format!("{col} = {}", lit(val)));
             }
+            if let (Some(m), Some(th)) = (&measure, &threshold) {
+                let sym = match cmp {
+                    "gt" => ">",
+                    "lt" => "<",
+                    "ge" => ">=",
+                    _ => "<=",
+                };
+                wheres.push(format!("{} {sym} {}", num(m), th.replace(',', "")));
+            }
+            let tgt = target.as_deref().unwrap_or("");
             let sel = match op {
-                "select" => ident(target.as_deref().unwrap_or(""), q),
                 "count" => "COUNT(*)".to_string(),
-                "sum" | "avg" | "min" | "max" => format!("{}({})", op.to_uppercase(), num(target.as_deref().unwrap_or(""))),
-                _ => ident(target.as_deref().unwrap_or(""), q),
+                "count_distinct" => format!("COUNT(DISTINCT {})", ident(tgt, q)),
+                "sum" | "avg" | "min" | "max" => format!("{}({})", op.to_uppercase(), num(tgt)),
+                _ => ident(tgt, q),
             };
-            let mut sql = format!("SELECT {sel} FROM {}", ident(t, q));
-            match op {
-                "filter_gt" | "filter_lt" => {
-                    let th = threshold.unwrap_or_default().replace(',', "");
-                    wheres.push(format!("{} {} {}", num(measure.as_deref().unwrap_or("")), if op == "filter_gt" { ">" } else { "<" }, th));
-                }
-                _ => {}
-            }
-            if !wheres.is_empty() {
-                sql.push_str(" WHERE ");
-                sql.push_str(&wheres.join(" AND "));
-            }
-            if op == "argmax" || op == "argmin" {
+            let where_sql = if wheres.is_empty() { String::new() } else { format!(" WHERE {}", wheres.join(" AND ")) };
+            let sql = if op == "argmax" || op == "argmin" {
                 let m = num(measure.as_deref().unwrap_or(""));
-                let dir = if op == "argmax" { "DESC" } else { "ASC" };
-                let w = if wheres.is_empty() { String::new() } else { format!(" AND {}", wheres.join(" AND ")) };
+                let agg = if op == "argmax" { "MAX" } else { "MIN" };
                 // ties: every row sharing the best value
-                sql = format!(
-                    "SELECT {} FROM {} WHERE {m} = (SELECT {m} FROM {} ORDER BY {m} {dir} LIMIT 1){w}",
-                    ident(target.as_deref().unwrap_or(""), q),
-                    ident(t, q),
-                    ident(t, q)
-                );
-            }
+                let best = format!("(SELECT {agg}({m}) FROM {}{where_sql})", ident(t, q));
+                let cond = if wheres.is_empty() { format!(" WHERE {m} = {best}") } else { format!("{where_sql} AND {m} = {best}") };
+                format!("SELECT {} FROM {}{cond}", ident(tgt, q), ident(t, q))
+            } else {
+                format!("SELECT {sel} FROM {}{where_sql}", ident(t, q))
+            };
             Some(sql_call(sql, b))
         }
         "insert" => {
@@ -852,8 +906,8 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
             Some(sql_call(format!("INSERT INTO {} ({}) VALUES ({})", ident(t, q), cols.join(", "), lits.join(", ")), b))
         }
         "update" => {
-            let set = b.filter("set", "update", false, false, ch)??;
-            let filter = b.filter("where", "update", false, false, ch)??;
+            let set = b.filter("set", "update", false, false, &[], ch)??;
+            let filter = b.filter("where", "update", false, false, &[set.0.as_str()], ch)??;
             let q = b.quoting(&[t.as_str(), set.0.as_str(), filter.0.as_str()], ch)?;
             Some(sql_call(
                 format!("UPDATE {} SET {} = {} WHERE {} = {}", ident(t, q), ident(&set.0, q), lit(&set.1), ident(&filter.0, q), lit(&filter.1)),
@@ -861,7 +915,7 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
             ))
         }
         "delete" => {
-            let filter = b.filter("where", "delete", false, false, ch)??;
+            let filter = b.filter("where", "delete", false, false, &[], ch)??;
             let q = b.quoting(&[t.as_str(), filter.0.as_str()], ch)?;
             Some(sql_call(format!("DELETE FROM {} WHERE {} = {}", ident(t, q), ident(&filter.0, q), lit(&filter.1)), b))
         }

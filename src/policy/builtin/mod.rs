@@ -8,6 +8,7 @@
 //! reply back through the same grammar from the context it is paired with, so GRPO updates and
 //! distilled examples use one code path.
 
+pub mod coverage;
 pub mod dbbench;
 pub mod model;
 

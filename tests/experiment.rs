@@ -1,0 +1,220 @@
+//! The recipe end to end on the bundled DBBench with the built-in policy: every arm, resume after
+//! a kill, determinism per seed, distillation, stored routing decisions, budget accounting.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use harness_s::events::{Event, EventSink, NullSink};
+use harness_s::experiment::{run_experiment, ExperimentConfig};
+use harness_s::store::{BlockingStore, EpisodeFilter};
+
+const SMALL: &str = r#"
+name = "small"
+suites = ["dbbench"]
+heldout_families = ["aggregation-AVG", "DELETE"]
+arms = ["policy-only", "harness-s", "random-rescue", "base-resample", "keep-scaffold", "all-siblings"]
+seeds = [1, 2]
+iterations = 3
+eval_every = 1
+reanchor_every = 2
+workers = 2
+
+[policy]
+warm_start_demos = 8
+learning_rate = 0.3
+
+[budget]
+batch_tasks = 8
+base_tries = 2
+rescue_siblings = 2
+rescue_tries = 1
+probe_tasks = 6
+
+[eval]
+train_tasks = 16
+"#;
+
+fn cfg() -> ExperimentConfig {
+    ExperimentConfig::parse("small.toml", SMALL).expect("valid config")
+}
+
+fn store(dir: &tempfile::TempDir, name: &str) -> BlockingStore {
+    BlockingStore::open(dir.path().join(name).to_str().unwrap()).unwrap()
+}
+
+#[test]
+fn every_arm_runs_and_accounts_its_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = store(&dir, "a.db");
+    let cancel = AtomicBool::new(false);
+    let out = run_experiment(&cfg(), &st, &NullSink, &cancel).expect("runs");
+    assert!(out.finished);
+    for arm in &cfg().arms {
+        let a = &out.arms[arm];
+        assert!(a.contains_key("train") && a.contains_key("heldout"), "{arm}: {a:?}");
+        assert!((0.0..=1.0).contains(&a["heldout"]));
+    }
+    let d = &out.rollouts_detail;
+    let k_m = 2u64;
+    assert_eq!(d["policy-only"].rescue + d["policy-only"].resample, 0);
+    for arm in ["harness-s", "random-rescue", "keep-scaffold", "all-siblings"] {
+        assert_eq!(d[arm].rescue, k_m * out.all_fail_tasks[arm], "{arm} spends k*m per all-fail task");
+        assert_eq!(d[arm].resample, 0);
+    }
+    assert_eq!(d["base-resample"].resample, k_m * out.all_fail_tasks["base-resample"]);
+    assert_eq!(d["base-resample"].rescue, 0);
+    // base tries are the same for every arm: n per batch task per iteration per seed
+    for arm in &cfg().arms {
+        assert_eq!(d[arm].base, 2 * 8 * 3 * 2, "{arm}");
+    }
+    let delta = out.heldout_delta.as_ref().expect("paired delta");
+    assert!(delta.ci95[0] <= delta.mean && delta.mean <= delta.ci95[1]);
+
+    // routing decisions are stored with every voter's ranking and the outcome
+    let routes = st.records(out.run_id, "route").unwrap();
+    let routed: Vec<_> = routes.iter().filter(|(_, v)| v["arm"] == "harness-s").collect();
+    assert!(!routed.is_empty(), "harness-s routed some all-fail tasks");
+    for (_, r) in &routed {
+        assert_eq!(r["rankings"].as_array().unwrap().len(), 3);
+        assert_eq!(r["chosen"].as_array().unwrap().len(), 2);
+        assert_eq!(r["rescued"].as_array().unwrap().len(), 2);
+        assert!(r["query"]["signature"].is_string());
+    }
+    // profiles are stamped with the policy version
+    let profiles = st.records(out.run_id, "profile").unwrap();
+    assert!(profiles.iter().any(|(_, p)| p["arm"] == "harness-s" && p["policy_version"].as_u64().is_some()));
+
+    // a stripped distilled example contains none of the sibling's text
+    let distilled = st.records(out.run_id, "distilled").unwrap();
+    let mut checked = 0;
+    for (_, rec) in distilled.iter().filter(|(_, r)| r["arm"] == "harness-s") {
+        let d: harness_s::distil::DistilledExample = serde_json::from_value(rec["distilled"].clone()).unwrap();
+        assert_eq!(d.to_harness, "base");
+        assert!(harness_s::distil::foreign_messages(&d).is_empty());
+        let rescue = st.episode(rec["rescue_episode"].as_i64().unwrap()).unwrap().unwrap();
+        let sibling_texts: Vec<String> = rescue
+            .steps
+            .iter()
+            .flat_map(|s| s.context.messages.iter())
+            .filter(|m| matches!(m.origin, harness_s::policy::Origin::Hook { .. }))
+            .map(|m| m.content.clone())
+            .collect();
+        for ex in &d.examples {
+            for m in &ex.context.messages {
+                for t in &sibling_texts {
+                    assert!(!m.content.contains(t.as_str()), "sibling text leaked into a stripped example");
+                }
+            }
+            assert_eq!(ex.context.messages[0].role, harness_s::policy::Role::System);
+        }
+        checked += 1;
+    }
+    assert!(checked > 0, "some rescue was distilled");
+    // keep-scaffold keeps the sibling's context
+    let kept: Vec<_> = distilled.iter().filter(|(_, r)| r["arm"] == "keep-scaffold").collect();
+    if let Some((_, rec)) = kept.first() {
+        let d: harness_s::distil::DistilledExample = serde_json::from_value(rec["distilled"].clone()).unwrap();
+        assert_ne!(d.to_harness, "base");
+    }
+    // evaluation is under the base harness only
+    let evals = st.episode_rows(&EpisodeFilter { run_id: Some(out.run_id), phase: Some("eval".into()), ..Default::default() }).unwrap();
+    assert!(!evals.is_empty());
+    assert!(evals.iter().all(|e| e.harness == "base"));
+}
+
+#[test]
+fn same_seeds_same_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let cancel = AtomicBool::new(false);
+    let mut c = cfg();
+    c.arms = vec!["policy-only".into(), "harness-s".into()];
+    let a = run_experiment(&c, &store(&dir, "a.db"), &NullSink, &cancel).unwrap();
+    let b = run_experiment(&c, &store(&dir, "b.db"), &NullSink, &cancel).unwrap();
+    assert_eq!(a.arms, b.arms);
+    assert_eq!(a.rollouts_detail, b.rollouts_detail);
+    assert_eq!(a.heldout_delta, b.heldout_delta);
+}
+
+/// Cancels the run after a number of progress events, as Ctrl-C does.
+struct KillAfter<'a> {
+    n: usize,
+    seen: AtomicUsize,
+    cancel: &'a AtomicBool,
+}
+
+impl EventSink for KillAfter<'_> {
+    fn emit(&self, e: Event) {
+        if let Event::Progress { .. } = e {
+            if self.seen.fetch_add(1, Ordering::SeqCst) + 1 >= self.n {
+                self.cancel.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_killed_run_resumes_to_the_same_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = cfg();
+    c.arms = vec!["policy-only".into(), "harness-s".into()];
+    let clean = run_experiment(&c, &store(&dir, "clean.db"), &NullSink, &AtomicBool::new(false)).unwrap();
+
+    let st = store(&dir, "killed.db");
+    let cancel = AtomicBool::new(false);
+    let first = run_experiment(&c, &st, &KillAfter { n: 5, seen: AtomicUsize::new(0), cancel: &cancel }, &cancel).unwrap();
+    assert!(!first.finished, "the kill stopped it early");
+    let before = st.count_episodes(&EpisodeFilter::run(first.run_id)).unwrap();
+    assert!(before > 0, "finished episodes were kept");
+    let resumed = run_experiment(&c, &st, &NullSink, &AtomicBool::new(false)).unwrap();
+    assert!(resumed.resumed && resumed.finished);
+    assert_eq!(resumed.run_id, first.run_id);
+    assert_eq!(resumed.arms, clean.arms);
+    assert_eq!(resumed.rollouts_detail, clean.rollouts_detail);
+    let total_clean = store(&dir, "clean.db").count_episodes(&EpisodeFilter::run(clean.run_id)).unwrap();
+    assert_eq!(st.count_episodes(&EpisodeFilter::run(first.run_id)).unwrap(), total_clean, "no duplicated episodes");
+}
+
+#[test]
+fn bad_configs_name_the_key() {
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\narms = [\"magic\"]\n").unwrap_err().to_string();
+    assert!(e.contains("x.toml: arms: unknown arm `magic` (allowed: policy-only, harness-s"), "{e}");
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\niterationz = 3\n").unwrap_err().to_string();
+    assert!(e.starts_with("x.toml: iterationz: line 2"), "{e}");
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[budget]\nbase_tries = 0\n").unwrap_err().to_string();
+    assert!(e.contains("budget.base_tries"), "{e}");
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[router]\nvoters = [\"oracle\"]\n").unwrap_err().to_string();
+    assert!(e.contains("router.voters: unknown voter `oracle` (allowed: posterior, thompson, ucb"), "{e}");
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[distill]\nmode = \"magic\"\n").unwrap_err().to_string();
+    assert!(e.contains("distill.mode"), "{e}");
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[policy]\nwarm_start_demos = 51\n").unwrap_err().to_string();
+    assert!(e.contains("policy.warm_start_demos: at most 50"), "{e}");
+}
+
+#[test]
+fn the_builtin_policy_learns_under_the_base_harness() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ExperimentConfig::parse(
+        "learn.toml",
+        r#"
+name = "learn"
+arms = ["policy-only"]
+seeds = [3]
+iterations = 6
+eval_every = 6
+[policy]
+warm_start_demos = 0
+[budget]
+batch_tasks = 48
+base_tries = 4
+[eval]
+train_tasks = 120
+"#,
+    )
+    .unwrap();
+    let out = run_experiment(&c, &store(&dir, "l.db"), &NullSink, &AtomicBool::new(false)).unwrap();
+    let st = store(&dir, "l.db");
+    let curve = out.curves["policy-only"].clone();
+    let first = curve.iter().find(|p| p.0 == 0).unwrap().1;
+    let last = curve.iter().rev().next().unwrap().1;
+    assert!(last > first + 0.05, "train success rose from {first} to {last}");
+    let _ = st;
+}
