@@ -1,0 +1,149 @@
+//! A synchronous facade over [`Store`] for callers on plain worker threads.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::runtime::{Handle, Runtime};
+
+use crate::episode::Episode;
+
+use super::location::display_location;
+use super::{EpisodeContext, EpisodeFilter, EpisodeRow, NewRun, RunRow, RunStatus, Store, StoreError};
+
+/// The [`Store`] API, blocking: each method runs the async one to completion with
+/// [`Handle::block_on`].
+///
+/// **Do not call it from inside an async context** (a task or `async fn` running on a tokio
+/// runtime): `block_on` panics there ("Cannot start a runtime from within a runtime"). Async
+/// code uses [`Store`] directly; threads started with `std::thread::spawn` or
+/// `tokio::task::spawn_blocking` may use this. Clones share the store and the runtime and may be
+/// used from many threads at once.
+///
+/// A `BlockingStore` made with [`BlockingStore::open`] owns a small runtime that is shut down
+/// when the last clone is dropped; that last drop must not happen inside an async context
+/// either.
+#[derive(Clone)]
+pub struct BlockingStore {
+    // Field order is drop order: the store (and its pool) goes before the runtime it runs on.
+    store: Store,
+    handle: Handle,
+    _runtime: Option<Arc<Runtime>>,
+}
+
+impl std::fmt::Debug for BlockingStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockingStore").field("store", &self.store).finish_non_exhaustive()
+    }
+}
+
+impl BlockingStore {
+    /// Open the store at `location` (see [`Store::open`]) on a runtime of its own.
+    pub fn open(location: &str) -> Result<BlockingStore, StoreError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("harness-s-store")
+            .enable_all()
+            .build()
+            .map_err(|source| StoreError::Runtime { location: display_location(location), source })?;
+        let store = runtime.block_on(Store::open(location))?;
+        Ok(BlockingStore { store, handle: runtime.handle().clone(), _runtime: Some(Arc::new(runtime)) })
+    }
+
+    /// Open the store at `location` on the runtime behind `handle`, which must stay alive as long
+    /// as the store is used (a multi-thread runtime, so that it runs while this thread blocks).
+    pub fn open_with(handle: Handle, location: &str) -> Result<BlockingStore, StoreError> {
+        let store = handle.block_on(Store::open(location))?;
+        Ok(BlockingStore { store, handle, _runtime: None })
+    }
+
+    /// Wrap an open store; `handle` must be the runtime the store was opened on (or one that is
+    /// alive as long as the store is used).
+    pub fn from_store(store: Store, handle: Handle) -> BlockingStore {
+        BlockingStore { store, handle, _runtime: None }
+    }
+
+    /// The async store underneath.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    pub fn location(&self) -> &str {
+        self.store.location()
+    }
+
+    pub fn close(&self) {
+        self.handle.block_on(self.store.close())
+    }
+
+    pub fn create_run(&self, run: &NewRun) -> Result<i64, StoreError> {
+        self.handle.block_on(self.store.create_run(run))
+    }
+
+    pub fn finish_run(&self, id: i64, status: RunStatus, summary: &Value) -> Result<(), StoreError> {
+        self.handle.block_on(self.store.finish_run(id, status, summary))
+    }
+
+    pub fn run(&self, id: i64) -> Result<Option<RunRow>, StoreError> {
+        self.handle.block_on(self.store.run(id))
+    }
+
+    pub fn runs(&self) -> Result<Vec<RunRow>, StoreError> {
+        self.handle.block_on(self.store.runs())
+    }
+
+    pub fn latest_run(&self, kind: Option<&str>) -> Result<Option<RunRow>, StoreError> {
+        self.handle.block_on(self.store.latest_run(kind))
+    }
+
+    pub fn insert_episode(&self, run_id: i64, episode: &Episode, context: &EpisodeContext) -> Result<i64, StoreError> {
+        self.handle.block_on(self.store.insert_episode(run_id, episode, context))
+    }
+
+    pub fn insert_episodes(&self, run_id: i64, episodes: &[(Episode, EpisodeContext)]) -> Result<Vec<i64>, StoreError> {
+        self.handle.block_on(self.store.insert_episodes(run_id, episodes))
+    }
+
+    pub fn episode(&self, id: i64) -> Result<Option<Episode>, StoreError> {
+        self.handle.block_on(self.store.episode(id))
+    }
+
+    pub fn episode_rows(&self, filter: &EpisodeFilter) -> Result<Vec<EpisodeRow>, StoreError> {
+        self.handle.block_on(self.store.episode_rows(filter))
+    }
+
+    pub fn episodes(&self, filter: &EpisodeFilter) -> Result<Vec<(i64, Episode)>, StoreError> {
+        self.handle.block_on(self.store.episodes(filter))
+    }
+
+    pub fn count_episodes(&self, filter: &EpisodeFilter) -> Result<u64, StoreError> {
+        self.handle.block_on(self.store.count_episodes(filter))
+    }
+
+    pub fn set_state(&self, run_id: i64, key: &str, value: &Value) -> Result<(), StoreError> {
+        self.handle.block_on(self.store.set_state(run_id, key, value))
+    }
+
+    pub fn state(&self, run_id: i64, key: &str) -> Result<Option<Value>, StoreError> {
+        self.handle.block_on(self.store.state(run_id, key))
+    }
+
+    pub fn states(&self, run_id: i64) -> Result<Vec<(String, Value)>, StoreError> {
+        self.handle.block_on(self.store.states(run_id))
+    }
+
+    pub fn put_record(&self, run_id: i64, kind: &str, key: &str, body: &Value) -> Result<(), StoreError> {
+        self.handle.block_on(self.store.put_record(run_id, kind, key, body))
+    }
+
+    pub fn records(&self, run_id: i64, kind: &str) -> Result<Vec<(String, Value)>, StoreError> {
+        self.handle.block_on(self.store.records(run_id, kind))
+    }
+
+    pub fn record(&self, run_id: i64, kind: &str, key: &str) -> Result<Option<Value>, StoreError> {
+        self.handle.block_on(self.store.record(run_id, kind, key))
+    }
+}

@@ -1,0 +1,374 @@
+//! Episodes: one row per finished episode, with summary columns for filtering and the whole
+//! trajectory as JSON.
+
+use serde::{Deserialize, Serialize};
+
+use crate::episode::{Episode, EpisodeStatus};
+
+use super::sql::{args, escape_like, now_utc, Arg, Conditions};
+use super::{on_backend, Backend, BackendKind, Store, StoreError};
+
+/// The experiment context of an episode; all optional (plain evaluations leave it empty).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct EpisodeContext {
+    /// The experiment arm (e.g. a harness variant or training condition).
+    pub arm: Option<String>,
+    /// Which replicate seed of the experiment.
+    pub seed_index: Option<u32>,
+    /// The training iteration.
+    pub iteration: Option<u32>,
+    /// `train`, `rescue`, `probe`, `eval`, ...
+    pub phase: Option<String>,
+    /// `train` or `heldout`.
+    pub split: Option<String>,
+}
+
+impl EpisodeContext {
+    pub fn with_arm(mut self, arm: impl Into<String>) -> Self {
+        self.arm = Some(arm.into());
+        self
+    }
+    pub fn with_seed_index(mut self, seed_index: u32) -> Self {
+        self.seed_index = Some(seed_index);
+        self
+    }
+    pub fn with_iteration(mut self, iteration: u32) -> Self {
+        self.iteration = Some(iteration);
+        self
+    }
+    pub fn with_phase(mut self, phase: impl Into<String>) -> Self {
+        self.phase = Some(phase.into());
+        self
+    }
+    pub fn with_split(mut self, split: impl Into<String>) -> Self {
+        self.split = Some(split.into());
+        self
+    }
+}
+
+/// Which episodes to list or count; every field given narrows the selection (AND), `None`
+/// fields do not filter. Rows come in insertion order (`id` ascending).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeFilter {
+    pub run_id: Option<i64>,
+    pub task_id: Option<String>,
+    pub suite: Option<String>,
+    pub family: Option<String>,
+    pub harness: Option<String>,
+    pub policy: Option<String>,
+    pub status: Option<EpisodeStatus>,
+    pub success: Option<bool>,
+    pub arm: Option<String>,
+    pub seed_index: Option<u32>,
+    pub iteration: Option<u32>,
+    pub phase: Option<String>,
+    pub split: Option<String>,
+    /// A substring of `task_id` or of the trajectory JSON text (SQL `LIKE '%text%'`; `%` and
+    /// `_` match literally). ASCII case-insensitive on both back-ends. Note that the trajectory
+    /// is JSON: quotes and control characters in it are escaped.
+    pub text: Option<String>,
+    /// At most this many rows ([`Store::episode_rows`] only).
+    pub limit: Option<u32>,
+    /// Skip this many rows first ([`Store::episode_rows`] only).
+    pub offset: Option<u32>,
+}
+
+impl EpisodeFilter {
+    /// All episodes of one run.
+    pub fn run(run_id: i64) -> EpisodeFilter {
+        EpisodeFilter { run_id: Some(run_id), ..Default::default() }
+    }
+}
+
+/// A row of `episodes` without the trajectory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeRow {
+    pub id: i64,
+    pub run_id: i64,
+    pub task_id: String,
+    pub suite: String,
+    pub family: String,
+    pub harness: String,
+    pub policy: String,
+    pub sample: u32,
+    pub seed: u64,
+    pub status: EpisodeStatus,
+    pub success: bool,
+    /// `None` when the episode was not scored.
+    pub reward: Option<f64>,
+    pub infra_error: Option<String>,
+    pub n_steps: u32,
+    pub n_interventions: u32,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub duration_ms: f64,
+    pub context: EpisodeContext,
+    /// The trajectory schema version of the stored episode.
+    pub schema: u32,
+    pub created_at: String,
+}
+
+#[derive(sqlx::FromRow)]
+struct RawEpisodeRow {
+    id: i64,
+    run_id: i64,
+    task_id: String,
+    suite: String,
+    family: String,
+    harness: String,
+    policy: String,
+    sample: i64,
+    seed: i64,
+    status: String,
+    success: i64,
+    reward: Option<f64>,
+    infra_error: Option<String>,
+    n_steps: i64,
+    n_interventions: i64,
+    prompt_tokens: i64,
+    completion_tokens: i64,
+    duration_ms: f64,
+    arm: Option<String>,
+    seed_index: Option<i64>,
+    iteration: Option<i64>,
+    phase: Option<String>,
+    split: Option<String>,
+    schema: i64,
+    created_at: String,
+}
+
+const ROW_COLUMNS: &str = "id, run_id, task_id, suite, family, harness, policy, sample, seed, status, success, \
+     reward, infra_error, n_steps, n_interventions, prompt_tokens, completion_tokens, duration_ms, arm, seed_index, \
+     iteration, phase, split, schema, created_at";
+
+const INSERT_EPISODE: &str = "INSERT INTO episodes (run_id, task_id, suite, family, harness, policy, sample, seed, \
+     status, success, reward, infra_error, n_steps, n_interventions, prompt_tokens, completion_tokens, duration_ms, \
+     arm, seed_index, iteration, phase, split, trajectory, schema, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, \
+     $23, $24, $25) RETURNING id";
+
+/// `episodes.status` text of an episode status (its serde name).
+pub(crate) fn status_str(status: EpisodeStatus) -> &'static str {
+    match status {
+        EpisodeStatus::Completed => "completed",
+        EpisodeStatus::TaskLimitReached => "task_limit_reached",
+        EpisodeStatus::InfraError => "infra_error",
+        EpisodeStatus::Cancelled => "cancelled",
+    }
+}
+
+fn parse_status(s: &str) -> Option<EpisodeStatus> {
+    match s {
+        "completed" => Some(EpisodeStatus::Completed),
+        "task_limit_reached" => Some(EpisodeStatus::TaskLimitReached),
+        "infra_error" => Some(EpisodeStatus::InfraError),
+        "cancelled" => Some(EpisodeStatus::Cancelled),
+        _ => None,
+    }
+}
+
+fn saturating_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// The bind values of [`INSERT_EPISODE`].
+fn insert_args(run_id: i64, episode: &Episode, context: &EpisodeContext, trajectory: String) -> Vec<Arg> {
+    args![
+        run_id,
+        episode.task_id.as_str(),
+        episode.suite.as_str(),
+        episode.family.as_str(),
+        episode.harness.as_str(),
+        episode.policy.as_str(),
+        i64::from(episode.sample),
+        // Same bits; see the schema notes on `seed`.
+        episode.seed as i64,
+        status_str(episode.status),
+        i64::from(episode.success()),
+        episode.score.as_ref().map(|s| s.reward),
+        episode.infra_error.clone(),
+        saturating_i64(episode.steps.len() as u64),
+        saturating_i64(episode.interventions().count() as u64),
+        saturating_i64(episode.prompt_tokens),
+        saturating_i64(episode.completion_tokens),
+        episode.duration_ms,
+        context.arm.clone(),
+        context.seed_index.map(i64::from),
+        context.iteration.map(i64::from),
+        context.phase.clone(),
+        context.split.clone(),
+        trajectory,
+        i64::from(episode.schema),
+        now_utc(),
+    ]
+}
+
+impl Store {
+    /// Write one finished episode of run `run_id`; its id. The row is committed when this
+    /// returns (one statement, its own transaction), so it survives the process being killed.
+    pub async fn insert_episode(
+        &self,
+        run_id: i64,
+        episode: &Episode,
+        context: &EpisodeContext,
+    ) -> Result<i64, StoreError> {
+        let op = format!("insert episode {} into run {run_id}", episode.task_id);
+        let trajectory = serde_json::to_string(episode).map_err(|e| self.json_error(&op, e))?;
+        let (id,): (i64,) =
+            self.fetch_one(&op, INSERT_EPISODE, insert_args(run_id, episode, context, trajectory)).await?;
+        Ok(id)
+    }
+
+    /// Write several finished episodes in one transaction (all or none); their ids, in order.
+    pub async fn insert_episodes(
+        &self,
+        run_id: i64,
+        episodes: &[(Episode, EpisodeContext)],
+    ) -> Result<Vec<i64>, StoreError> {
+        let op = format!("insert {} episodes into run {run_id}", episodes.len());
+        let mut all_args = Vec::with_capacity(episodes.len());
+        for (episode, context) in episodes {
+            let trajectory = serde_json::to_string(episode).map_err(|e| self.json_error(&op, e))?;
+            all_args.push(insert_args(run_id, episode, context, trajectory));
+        }
+        let result: Result<Vec<i64>, sqlx::Error> = on_backend!(self, |pool, DB| {
+            async {
+                let mut tx = pool.begin().await?;
+                let mut ids = Vec::with_capacity(all_args.len());
+                for a in all_args {
+                    let a = super::sql::arguments::<DB>(a)?;
+                    let (id,): (i64,) =
+                        sqlx::query_as_with::<DB, (i64,), _>(INSERT_EPISODE, a).fetch_one(&mut *tx).await?;
+                    ids.push(id);
+                }
+                tx.commit().await?;
+                Ok(ids)
+            }
+            .await
+        });
+        result.map_err(|e| self.query_error(&op, e))
+    }
+
+    /// The stored episode (its trajectory, deserialised).
+    pub async fn episode(&self, id: i64) -> Result<Option<Episode>, StoreError> {
+        let op = format!("read episode {id}");
+        let row: Option<(String,)> =
+            self.fetch_optional(&op, "SELECT trajectory FROM episodes WHERE id = $1", args![id]).await?;
+        row.map(|(json,)| serde_json::from_str(&json).map_err(|e| self.json_error(&op, e))).transpose()
+    }
+
+    /// Summary rows (no trajectories) of the episodes the filter selects, in insertion order.
+    pub async fn episode_rows(&self, filter: &EpisodeFilter) -> Result<Vec<EpisodeRow>, StoreError> {
+        let op = "list episodes";
+        let (sql, args) = self.select_sql(ROW_COLUMNS, filter, true);
+        let raw: Vec<RawEpisodeRow> = self.fetch_all(op, sqlx::AssertSqlSafe(sql), args).await?;
+        raw.into_iter().map(|r| self.episode_row(op, r)).collect()
+    }
+
+    /// Full episodes the filter selects, with their ids, in insertion order.
+    pub async fn episodes(&self, filter: &EpisodeFilter) -> Result<Vec<(i64, Episode)>, StoreError> {
+        let op = "read episodes";
+        let (sql, args) = self.select_sql("id, trajectory", filter, true);
+        let raw: Vec<(i64, String)> = self.fetch_all(op, sqlx::AssertSqlSafe(sql), args).await?;
+        raw.into_iter()
+            .map(|(id, json)| {
+                serde_json::from_str(&json)
+                    .map(|e| (id, e))
+                    .map_err(|e| self.json_error(&format!("read episode {id}"), e))
+            })
+            .collect()
+    }
+
+    /// How many episodes the filter selects (`limit` and `offset` ignored).
+    pub async fn count_episodes(&self, filter: &EpisodeFilter) -> Result<u64, StoreError> {
+        let op = "count episodes";
+        let (sql, args) = self.select_sql("COUNT(*)", filter, false);
+        let (n,): (i64,) = self.fetch_one(op, sqlx::AssertSqlSafe(sql), args).await?;
+        u64::try_from(n).map_err(|_| self.corrupt(op, format!("negative count {n}")))
+    }
+
+    fn select_sql(&self, columns: &str, f: &EpisodeFilter, paged: bool) -> (String, Vec<Arg>) {
+        let mut c = Conditions::default();
+        c.eq("run_id", f.run_id);
+        c.eq("task_id", f.task_id.clone());
+        c.eq("suite", f.suite.clone());
+        c.eq("family", f.family.clone());
+        c.eq("harness", f.harness.clone());
+        c.eq("policy", f.policy.clone());
+        c.eq("status", f.status.map(status_str));
+        c.eq("success", f.success.map(i64::from));
+        c.eq("arm", f.arm.clone());
+        c.eq("seed_index", f.seed_index.map(i64::from));
+        c.eq("iteration", f.iteration.map(i64::from));
+        c.eq("phase", f.phase.clone());
+        c.eq("split", f.split.clone());
+        if let Some(text) = &f.text {
+            let p = c.bind(format!("%{}%", escape_like(text)));
+            // SQLite's LIKE is ASCII case-insensitive; Postgres needs ILIKE for the same.
+            let like = match self.backend() {
+                BackendKind::Sqlite => "LIKE",
+                BackendKind::Postgres => "ILIKE",
+            };
+            c.push(format!("(task_id {like} {p} ESCAPE '\\' OR trajectory {like} {p} ESCAPE '\\')"));
+        }
+        let mut sql = format!("SELECT {columns} FROM episodes{}", c.where_sql());
+        if paged {
+            sql.push_str(" ORDER BY id");
+            match (f.limit, f.offset) {
+                (Some(limit), offset) => {
+                    let l = c.bind(i64::from(limit));
+                    let o = c.bind(i64::from(offset.unwrap_or(0)));
+                    sql.push_str(&format!(" LIMIT {l} OFFSET {o}"));
+                }
+                (None, Some(offset)) => {
+                    let o = c.bind(i64::from(offset));
+                    // SQLite needs a LIMIT before OFFSET; -1 means none.
+                    match self.backend() {
+                        BackendKind::Sqlite => sql.push_str(&format!(" LIMIT -1 OFFSET {o}")),
+                        BackendKind::Postgres => sql.push_str(&format!(" OFFSET {o}")),
+                    }
+                }
+                (None, None) => {}
+            }
+        }
+        (sql, c.args)
+    }
+
+    fn episode_row(&self, op: &str, r: RawEpisodeRow) -> Result<EpisodeRow, StoreError> {
+        let id = r.id;
+        let bad = |what: &str, v: i64| self.corrupt(op, format!("episode {id}: {what} out of range: {v}"));
+        let u32_of = |what: &str, v: i64| u32::try_from(v).map_err(|_| bad(what, v));
+        let u64_of = |what: &str, v: i64| u64::try_from(v).map_err(|_| bad(what, v));
+        let status = parse_status(&r.status)
+            .ok_or_else(|| self.corrupt(op, format!("episode {id}: unknown status `{}`", r.status)))?;
+        Ok(EpisodeRow {
+            id,
+            run_id: r.run_id,
+            task_id: r.task_id,
+            suite: r.suite,
+            family: r.family,
+            harness: r.harness,
+            policy: r.policy,
+            sample: u32_of("sample", r.sample)?,
+            seed: r.seed as u64,
+            status,
+            success: r.success != 0,
+            reward: r.reward,
+            infra_error: r.infra_error,
+            n_steps: u32_of("n_steps", r.n_steps)?,
+            n_interventions: u32_of("n_interventions", r.n_interventions)?,
+            prompt_tokens: u64_of("prompt_tokens", r.prompt_tokens)?,
+            completion_tokens: u64_of("completion_tokens", r.completion_tokens)?,
+            duration_ms: r.duration_ms,
+            context: EpisodeContext {
+                arm: r.arm,
+                seed_index: r.seed_index.map(|v| u32_of("seed_index", v)).transpose()?,
+                iteration: r.iteration.map(|v| u32_of("iteration", v)).transpose()?,
+                phase: r.phase,
+                split: r.split,
+            },
+            schema: u32_of("schema", r.schema)?,
+            created_at: r.created_at,
+        })
+    }
+}

@@ -1,0 +1,36 @@
+//! Errors of the run store. Every message names the store location (passwords masked) and the
+//! operation that failed.
+
+use std::path::PathBuf;
+
+/// A run store failure.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The location string names no store this build supports (`mysql://...`, `http://...`, "").
+    #[error("unsupported store location `{location}`: {reason}")]
+    UnsupportedLocation { location: String, reason: String },
+    /// The parent directory of an SQLite file could not be created.
+    #[error("store {location}: cannot create directory {}: {source}", dir.display())]
+    CreateDir { location: String, dir: PathBuf, source: std::io::Error },
+    /// The database could not be opened or reached.
+    #[error("store {location}: cannot open: {source}")]
+    Connect { location: String, source: sqlx::Error },
+    /// The schema migrations failed (or the database holds a newer, unknown schema).
+    #[error("store {location}: migrating the schema failed: {source}")]
+    Migrate { location: String, source: sqlx::migrate::MigrateError },
+    /// A statement failed.
+    #[error("store {location}: {op}: {source}")]
+    Query { location: String, op: String, source: sqlx::Error },
+    /// A value could not be turned into JSON, or a stored JSON text could not be read back.
+    #[error("store {location}: {op}: JSON: {source}")]
+    Json { location: String, op: String, source: serde_json::Error },
+    /// The row an update refers to does not exist.
+    #[error("store {location}: {op}: {what} not found")]
+    NotFound { location: String, op: String, what: String },
+    /// A stored row holds a value this build cannot read (unknown status, out-of-range number).
+    #[error("store {location}: {op}: unreadable row: {detail}")]
+    Corrupt { location: String, op: String, detail: String },
+    /// The blocking facade could not start its runtime.
+    #[error("store {location}: cannot start the blocking runtime: {source}")]
+    Runtime { location: String, source: std::io::Error },
+}

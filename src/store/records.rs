@@ -1,0 +1,53 @@
+//! Other per-run records (`records`): routing decisions, behaviour profiles, distilled
+//! examples, keyed by kind and key.
+
+use serde_json::Value;
+
+use super::sql::{args, now_utc};
+use super::{Store, StoreError};
+
+impl Store {
+    /// Store `body` as the record `key` of `kind` in run `run_id`, replacing an earlier record
+    /// with the same kind and key (upsert; the record keeps its original position).
+    pub async fn put_record(&self, run_id: i64, kind: &str, key: &str, body: &Value) -> Result<(), StoreError> {
+        let op = format!("put {kind} record `{key}` of run {run_id}");
+        let body = serde_json::to_string(body).map_err(|e| self.json_error(&op, e))?;
+        let now = now_utc();
+        self.execute(
+            &op,
+            "INSERT INTO records (run_id, kind, key, body, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5) \
+             ON CONFLICT (run_id, kind, key) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
+            args![run_id, kind, key, body, now],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// The records of `kind` in run `run_id`, as (key, body), in the order first put.
+    pub async fn records(&self, run_id: i64, kind: &str) -> Result<Vec<(String, Value)>, StoreError> {
+        let op = format!("read {kind} records of run {run_id}");
+        let rows: Vec<(String, String)> = self
+            .fetch_all(
+                &op,
+                "SELECT key, body FROM records WHERE run_id = $1 AND kind = $2 ORDER BY id",
+                args![run_id, kind],
+            )
+            .await?;
+        rows.into_iter()
+            .map(|(k, v)| serde_json::from_str(&v).map(|v| (k, v)).map_err(|e| self.json_error(&op, e)))
+            .collect()
+    }
+
+    /// One record, if present.
+    pub async fn record(&self, run_id: i64, kind: &str, key: &str) -> Result<Option<Value>, StoreError> {
+        let op = format!("read {kind} record `{key}` of run {run_id}");
+        let row: Option<(String,)> = self
+            .fetch_optional(
+                &op,
+                "SELECT body FROM records WHERE run_id = $1 AND kind = $2 AND key = $3",
+                args![run_id, kind, key],
+            )
+            .await?;
+        row.map(|(v,)| serde_json::from_str(&v).map_err(|e| self.json_error(&op, e))).transpose()
+    }
+}
