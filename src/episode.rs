@@ -48,7 +48,10 @@ pub enum Effect {
     /// The proposed action was replaced before execution.
     Rewrite { from: Action, to: Action },
     /// An extra policy call; its output was added to the context.
-    Call { kind: CallKind, prompt: String, output: String, prompt_tokens: u32, completion_tokens: u32 },
+    Call {
+        #[serde(rename = "call_kind")]
+        kind: CallKind,
+        prompt: String, output: String, prompt_tokens: u32, completion_tokens: u32 },
 }
 
 /// One harness intervention, with the hook that fired and the predicates that held.

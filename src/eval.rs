@@ -11,7 +11,7 @@ use crate::episode::{Episode, EpisodeStatus};
 use crate::events::{Event, EventSink};
 use crate::harness::{run_episode, EpisodeRequest, HarnessSpec};
 use crate::policy::Policy;
-use crate::store::{BlockingStore, EpisodeContext, NewRun};
+use crate::store::{BlockingStore, EpisodeContext, NewRun, RunStatus};
 use crate::suite::{OutcomeForMetrics, Suite};
 use crate::task::Task;
 
@@ -62,14 +62,13 @@ pub fn run_eval(
 ) -> Result<EvalSummary, crate::store::StoreError> {
     let started = Instant::now();
     let config_json = serde_json::to_value(cfg).unwrap_or_default();
-    let run_id = store.create_run(&NewRun {
-        kind: "eval".into(),
-        name: format!("eval {} / {} / {}", cfg.suite, cfg.harness, cfg.policy),
-        suite: cfg.suite.clone(),
-        harness: cfg.harness.clone(),
-        policy: cfg.policy.clone(),
-        config: config_json,
-    })?;
+    let run_id = store.create_run(
+        &NewRun::new("eval", format!("eval {} / {} / {}", cfg.suite, cfg.harness, cfg.policy))
+            .suite(cfg.suite.clone())
+            .harness(cfg.harness.clone())
+            .policy(cfg.policy.clone())
+            .config(config_json),
+    )?;
     let jobs: Vec<(usize, u32)> = (0..tasks.len()).flat_map(|t| (0..cfg.samples).map(move |s| (t, s))).collect();
     let total = jobs.len();
     sink.emit(Event::RunStarted { run_id, total, label: format!("{} under {}", cfg.suite, cfg.harness) });
@@ -138,14 +137,14 @@ pub fn run_eval(
         }
     });
     if let Some(e) = store_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        let _ = store.finish_run(run_id, "failed", &serde_json::json!({"error": e.to_string()}));
+        let _ = store.finish_run(run_id, RunStatus::Failed, &serde_json::json!({"error": e.to_string()}));
         return Err(e);
     }
     let episodes = results.into_inner().unwrap_or_else(|p| p.into_inner());
     let summary = summarise(run_id, suite, tasks, &episodes, cancel.load(Ordering::Relaxed), started.elapsed().as_secs_f64());
-    let status = if summary.cancelled { "cancelled" } else { "finished" };
+    let status = if summary.cancelled { RunStatus::Cancelled } else { RunStatus::Finished };
     store.finish_run(run_id, status, &serde_json::to_value(&summary).unwrap_or_default())?;
-    sink.emit(Event::RunFinished { run_id, status: status.into() });
+    sink.emit(Event::RunFinished { run_id, status: status.as_str().into() });
     Ok(summary)
 }
 

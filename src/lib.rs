@@ -4,11 +4,14 @@
 //! Data flows one way: suite -> harness -> policy -> episode -> store -> analysis -> report.
 //! Architecture invariant: this library knows nothing of Tauri or HTTP serving.
 
+pub mod distil;
 pub mod episode;
 pub mod eval;
 pub mod events;
+pub mod experiment;
 pub mod harness;
 pub mod policy;
+pub mod route;
 pub mod store;
 pub mod suite;
 pub mod task;

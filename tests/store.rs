@@ -635,12 +635,9 @@ async fn postgres_round_trip() {
     assert!(!again.runs().await.unwrap().is_empty());
 }
 
-/// `Effect::Call` has a field `kind` (the call kind) and is flattened into `Intervention`,
-/// which has its own `kind` (the hook kind): serde writes two `kind` keys and cannot read the
-/// episode back ("duplicate field `kind`"). The store writes the trajectory as serde makes it;
-/// the fix belongs in `src/episode.rs` (e.g. rename the call's field). Un-ignore once fixed.
+/// An `Effect::Call` intervention (its call kind is written as `call_kind`, apart from the hook's
+/// `kind`) survives the round trip.
 #[tokio::test]
-#[ignore = "src/episode.rs: an Effect::Call intervention does not survive a serde round trip (duplicate `kind`)"]
 async fn episode_with_a_policy_call_intervention_round_trips() {
     let mut e = episode("t-call", "select", "bare", 0, true);
     e.steps[0].interventions.push(Intervention {

@@ -347,7 +347,7 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
     }
     // Drop what an interrupted iteration recorded; it is replayed identically below.
     let next_iter = if st.started { st.iterations_done as u32 + 1 } else { 0 };
-    sh.store.delete_episodes_from(sh.run_id, arm, seed_index as u32, next_iter).map_err(store_err)?;
+    sh.store.delete_episodes_from(sh.run_id, &suite_name, arm, seed_index as u32, next_iter).map_err(store_err)?;
     let job = Job { sh, su, arm, seed_index, seed, policy: &policy, suite_name: suite_name.clone() };
     if !st.started {
         job.warm_start(&mut st)?;
@@ -531,7 +531,7 @@ impl Job<'_> {
                     continue;
                 }
                 _ => {
-                    let rescued = self.rescue(it, task, &group, st, &mut examples, &mut to_save)?;
+                    let rescued = self.rescue(it, task, &group, st, &mut examples)?;
                     if rescued {
                         st.rescued_tasks += 1;
                     }
@@ -552,7 +552,7 @@ impl Job<'_> {
 
     /// Route an all-fail task to siblings, try them, distil the successes. Returns whether any
     /// sibling rescued the task.
-    fn rescue(&self, it: usize, task: &Task, failed: &[Episode], st: &mut JobState, examples: &mut Vec<TrainExample>, to_save: &mut Vec<(Episode, EpisodeContext)>) -> Result<bool, String> {
+    fn rescue(&self, it: usize, task: &Task, failed: &[Episode], st: &mut JobState, examples: &mut Vec<TrainExample>) -> Result<bool, String> {
         let cfg = self.sh.cfg;
         let b = &cfg.budget;
         let tseed = hash_str(&task.id);

@@ -87,6 +87,14 @@ impl BlockingStore {
         self.handle.block_on(self.store.finish_run(id, status, summary))
     }
 
+    pub fn set_run_status(&self, id: i64, status: RunStatus) -> Result<(), StoreError> {
+        self.handle.block_on(self.store.set_run_status(id, status))
+    }
+
+    pub fn delete_episodes_from(&self, run_id: i64, suite: &str, arm: &str, seed_index: u32, iteration: u32) -> Result<u64, StoreError> {
+        self.handle.block_on(self.store.delete_episodes_from(run_id, suite, arm, seed_index, iteration))
+    }
+
     pub fn run(&self, id: i64) -> Result<Option<RunRow>, StoreError> {
         self.handle.block_on(self.store.run(id))
     }

@@ -279,6 +279,18 @@ impl Store {
             .collect()
     }
 
+    /// Delete the episodes of one experiment job (suite, arm, seed index) from `iteration` on:
+    /// what an interrupted iteration recorded before a resume replays it. Returns how many.
+    pub async fn delete_episodes_from(&self, run_id: i64, suite: &str, arm: &str, seed_index: u32, iteration: u32) -> Result<u64, StoreError> {
+        let op = format!("delete episodes of run {run_id} ({suite}/{arm}/{seed_index}) from iteration {iteration}");
+        self.execute(
+            &op,
+            "DELETE FROM episodes WHERE run_id = $1 AND suite = $2 AND arm = $3 AND seed_index = $4 AND iteration >= $5",
+            args![run_id, suite, arm, i64::from(seed_index), i64::from(iteration)],
+        )
+        .await
+    }
+
     /// How many episodes the filter selects (`limit` and `offset` ignored).
     pub async fn count_episodes(&self, filter: &EpisodeFilter) -> Result<u64, StoreError> {
         let op = "count episodes";

@@ -176,6 +176,16 @@ impl Store {
         Ok(())
     }
 
+    /// Set a run's status without touching its summary (a resumed run goes back to `running`).
+    pub async fn set_run_status(&self, id: i64, status: RunStatus) -> Result<(), StoreError> {
+        let op = format!("set status of run {id}");
+        let changed = self.execute(&op, "UPDATE runs SET status = $1 WHERE id = $2", args![status.as_str(), id]).await?;
+        if changed == 0 {
+            return Err(self.not_found(&op, format!("run {id}")));
+        }
+        Ok(())
+    }
+
     /// The run with this id.
     pub async fn run(&self, id: i64) -> Result<Option<RunRow>, StoreError> {
         let op = format!("read run {id}");
