@@ -67,6 +67,21 @@ enum Command {
     },
     /// Evaluate a policy on a suite under one harness; every trajectory goes to the store.
     Eval(EvalArgs),
+    /// The built-in policy's grammar coverage: the share of tasks some action sequence of its
+    /// grammar solves (its ceiling).
+    Coverage {
+        #[arg(long)]
+        suite: String,
+        #[arg(long)]
+        file: Option<PathBuf>,
+        #[arg(long)]
+        family: Option<String>,
+        /// Decision paths tried per first action.
+        #[arg(long, default_value_t = 20000)]
+        max_paths: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Run experiments (policy-only versus sibling-trained arms).
     Experiment {
         #[command(subcommand)]
@@ -162,6 +177,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Harnesses { suite, show, dir, json } => cmd_harnesses(suite.as_deref(), show.as_deref(), dir.as_deref(), json),
         Command::VerifyDataset { suite, file, json } => cmd_verify(&suite, file.as_deref(), json),
         Command::Eval(args) => cmd_eval(args),
+        Command::Coverage { suite, file, family, max_paths, json } => cmd_coverage(&suite, file.as_deref(), family.as_deref(), max_paths, json),
         Command::Experiment { command: ExperimentCommand::Run { config, db, json } } => cmd_experiment_run(&config, &db, json),
     }
 }
@@ -467,6 +483,29 @@ fn cmd_experiment_run(config: &std::path::Path, db: &str, json: bool) -> Result<
             "finished": out.finished,
         });
         println!("{}", serde_json::to_string(&v)?);
+    }
+    Ok(())
+}
+
+fn cmd_coverage(suite_name: &str, file: Option<&std::path::Path>, family: Option<&str>, max_paths: usize, json: bool) -> Result<()> {
+    let s = find_suite(suite_name)?;
+    if s.name() != "dbbench" {
+        bail!("the built-in policy's grammar covers dbbench only");
+    }
+    let tasks: Vec<Task> = load_tasks(s.as_ref(), file)?.into_iter().filter(|t| family.map(|f| t.family == f).unwrap_or(true)).collect();
+    let lib = library(None)?;
+    let base = &lib.get(suite_name, "base").ok_or_else(|| anyhow!("no base harness for {suite_name}"))?.spec;
+    let c = harness_s::policy::builtin::coverage::coverage(s.as_ref(), base, &tasks, max_paths);
+    if json {
+        println!("{}", serde_json::to_string(&c)?);
+    } else {
+        println!("grammar coverage: {}/{} tasks ({:.1}%)", c.covered, c.total, 100.0 * c.share());
+        for (f, (cov, tot)) in &c.families {
+            println!("  {f:<18} {cov:>4}/{tot:<4}");
+        }
+        if c.truncated > 0 {
+            println!("  ({} tasks hit the path limit; raise --max-paths)", c.truncated);
+        }
     }
     Ok(())
 }
