@@ -369,7 +369,10 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
             return Ok(st);
         }
         let it = st.iterations_done + 1;
-        job.iteration(it, &mut st)?;
+        if !job.iteration(it, &mut st)? {
+            // cancelled part-way: the checkpoint stays at the last whole iteration
+            return Ok(st);
+        }
         if routed(arm) && it % cfg.reanchor_every == 0 && it < cfg.iterations {
             st.anchor += 1;
             st.profiles = job.measure_profiles(it, st.anchor, &mut st.rollouts)?;
@@ -481,7 +484,8 @@ impl Job<'_> {
         Ok(())
     }
 
-    fn iteration(&self, it: usize, st: &mut JobState) -> Result<(), String> {
+    /// One training iteration; `Ok(false)` if it was cancelled part-way.
+    fn iteration(&self, it: usize, st: &mut JobState) -> Result<bool, String> {
         let cfg = self.sh.cfg;
         let b = &cfg.budget;
         let mut order = self.su.train.clone();
@@ -495,7 +499,7 @@ impl Job<'_> {
         let temp = cfg.policy.temperature;
         for &t in &batch {
             if self.sh.cancel.load(Ordering::Relaxed) {
-                return Ok(());
+                return Ok(false);
             }
             let task = &self.su.tasks[t];
             let tseed = hash_str(&task.id);
@@ -547,7 +551,7 @@ impl Job<'_> {
             self.policy.train(&examples, cfg.policy.learning_rate * scale);
         }
         st.train_success.push(if tries > 0 { successes as f64 / tries as f64 } else { 0.0 });
-        Ok(())
+        Ok(true)
     }
 
     /// Route an all-fail task to siblings, try them, distil the successes. Returns whether any
