@@ -178,7 +178,7 @@ impl DbView {
             }
             if c.is_ascii_digit() && i + 2 < b.len() && b[i + 1] == ' ' && b[i + 2].is_alphabetic() {
                 let mut j = i + 2;
-                while j < b.len() && b[j].is_alphabetic() {
+                while j < b.len() && (b[j].is_alphabetic() || b[j] == '²' || b[j] == '³') {
                     j += 1;
                 }
                 if j < b.len() && (b[j] == '\'' || b[j] == '"') && j - (i + 2) <= 5 {
@@ -467,6 +467,15 @@ pub mod innate {
     pub const VISIBLE_FORMAT: f32 = 2.0;
 }
 
+/// `col = 'v'`, or `col IN ('a', 'b')` for a list value (marked with a leading `\u{1e}`).
+fn eq_sql(c: &str, val: &str, trim: bool, q: bool) -> String {
+    let col = if trim { format!("TRIM({})", ident(c, q)) } else { ident(c, q) };
+    match val.strip_prefix('\u{1e}') {
+        Some(list) => format!("{col} IN ({})", list.split('\u{1f}').map(lit).collect::<Vec<_>>().join(", ")),
+        None => format!("{col} = {}", lit(val)),
+    }
+}
+
 /// Chooses an option for each decision: sampling at act time, replaying a trace when training.
 pub trait Chooser {
     fn choose(&mut self, d: &Decision) -> Option<usize>;
@@ -613,6 +622,27 @@ impl<'a> Builder<'a> {
             d.prior.push(0.0);
             pairs.push(None);
         }
+        let quoted: Vec<&Span> = v.spans.iter().filter(|s| s.kind == SpanKind::Quoted).collect();
+        if allow_none && !numbers_only && quoted.len() >= 2 {
+            let list = quoted.iter().map(|s| s.text.clone()).collect::<Vec<_>>().join("\u{1f}");
+            for c in &v.columns {
+                if exclude.contains(&c.as_str()) {
+                    continue;
+                }
+                let m = col_match(c, &v.q_tokens);
+                let fs = vec![
+                    f(&[slot_name, "in"]),
+                    f(&[slot_name, cls, "in"]),
+                    f(&[slot_name, "in", "match", bucket(m)]),
+                    f(&[slot_name, "in", "first_col", if v.columns.first() == Some(c) { "y" } else { "n" }]),
+                    f(&[slot_name, "in", "n", &quoted.len().min(4).to_string()]),
+                ];
+                d.labels.push(format!("{}|in:{}", c, quoted.len()));
+                d.options.push(fs);
+                d.prior.push(0.0);
+                pairs.push(Some((c.clone(), format!("\u{1e}{list}"))));
+            }
+        }
         for s in v.spans.iter().take(5) {
             if numbers_only && s.kind != SpanKind::Number {
                 continue;
@@ -663,6 +693,75 @@ impl<'a> Builder<'a> {
         }
         let i = self.decide(d, ch)?;
         Some(pairs[i].clone())
+    }
+
+    /// Compare filter values exactly or after trimming stored spaces.
+    fn match_mode(&mut self, ch: &mut dyn Chooser) -> Option<bool> {
+        let view = self.view;
+        let mut d = Decision { slot: "match", labels: vec![], options: vec![], prior: vec![] };
+        for m in ["exact", "trim"] {
+            let mut fs = vec![f(&["match", m, "bias"]), f(&["match", m, "mut", view.mutation.unwrap_or("select")])];
+            if view.evidence.trailing_space {
+                fs.push(f(&["match", m, "ev", "trailing_space"]));
+            }
+            if view.last_rows.as_ref().map(|r| r.is_empty()).unwrap_or(false) {
+                fs.push(f(&["match", m, "last_empty"]));
+            }
+            if view.feedback_mentions("spacing") {
+                fs.push(f(&["match", m, "hint"]));
+            }
+            d.labels.push(m.into());
+            d.options.push(fs);
+            let visible = view.evidence.trailing_space || view.feedback_mentions("spacing");
+            d.prior.push(if m == "trim" && visible { innate::VISIBLE_FORMAT } else { 0.0 });
+        }
+        Some(self.decide(d, ch)? == 1)
+    }
+
+    /// Assign one value span to each column of an INSERT, column by column.
+    fn assign_values(&mut self, ch: &mut dyn Chooser) -> Option<Vec<String>> {
+        let v = self.view;
+        let spans: Vec<&Span> = {
+            let quoted: Vec<&Span> = v.spans.iter().filter(|s| s.kind == SpanKind::Quoted).collect();
+            if quoted.len() >= v.columns.len() { quoted } else { v.spans.iter().collect() }
+        };
+        let mut used = vec![false; spans.len()];
+        let mut out = Vec::new();
+        for (ci, c) in v.columns.iter().enumerate() {
+            let mut d = Decision { slot: "value", labels: vec![], options: vec![], prior: vec![] };
+            let mut idx = Vec::new();
+            for (si, s) in spans.iter().enumerate() {
+                if used[si] {
+                    continue;
+                }
+                let prox = match col_position(c, &v.q_tokens) {
+                    Some(p) if p < s.at && s.at - p <= 3 => "before-near",
+                    Some(p) if p < s.at && s.at - p <= 8 => "before-far",
+                    Some(p) if p < s.at => "before-distant",
+                    Some(_) => "after",
+                    None => "absent",
+                };
+                let first_free = used.iter().position(|u| !u) == Some(si);
+                let fs = vec![
+                    f(&["value", "prox", prox]),
+                    f(&["value", "first_free", if first_free { "y" } else { "n" }]),
+                    f(&["value", "same_order", if si == ci { "y" } else { "n" }]),
+                    f(&["value", "kind", if s.kind == SpanKind::Number { "number" } else { "text" }]),
+                ];
+                d.labels.push(s.text.clone());
+                d.options.push(fs);
+                d.prior.push(0.0);
+                idx.push(si);
+            }
+            if d.options.is_empty() {
+                out.push(String::new());
+                continue;
+            }
+            let k = self.decide(d, ch)?;
+            used[idx[k]] = true;
+            out.push(spans[idx[k]].text.clone());
+        }
+        Some(out)
     }
 
     fn conversion(&mut self, op: &str, ch: &mut dyn Chooser) -> Option<String> {
@@ -824,28 +923,7 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
                 None => None,
             };
             let eqs: Vec<(String, String)> = w1.into_iter().chain(w2).collect();
-            let trim = if eqs.is_empty() {
-                false
-            } else {
-                let mut d = Decision { slot: "match", labels: vec![], options: vec![], prior: vec![] };
-                for m in ["exact", "trim"] {
-                    let mut fs = vec![f(&["match", m, "bias"])];
-                    if view.evidence.trailing_space {
-                        fs.push(f(&["match", m, "ev", "trailing_space"]));
-                    }
-                    if view.last_rows.as_ref().map(|r| r.is_empty()).unwrap_or(false) {
-                        fs.push(f(&["match", m, "last_empty"]));
-                    }
-                    if view.feedback_mentions("spacing") {
-                        fs.push(f(&["match", m, "hint"]));
-                    }
-                    d.labels.push(m.into());
-                    d.options.push(fs);
-                    let visible = view.evidence.trailing_space || view.feedback_mentions("spacing");
-                    d.prior.push(if m == "trim" && visible { innate::VISIBLE_FORMAT } else { 0.0 });
-                }
-                b.decide(d, ch)? == 1
-            };
+            let trim = if eqs.is_empty() { false } else { b.match_mode(ch)? };
             let numeric_col = match op {
                 "sum" | "avg" | "min" | "max" => target.clone(),
                 _ => measure.clone(),
@@ -860,8 +938,7 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
             let num = |c: &str| numeric(c, &conv, unit.as_deref(), q);
             let mut wheres: Vec<String> = Vec::new();
             for (c, val) in &eqs {
-                let col = if trim { format!("TRIM({})", ident(c, q)) } else { ident(c, q) };
-                wheres.push(format!("{col} = {}", lit(val)));
+                wheres.push(eq_sql(c, val, trim, q));
             }
             if let (Some(m), Some(th)) = (&measure, &threshold) {
                 let sym = match cmp {
@@ -893,11 +970,7 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
             Some(sql_call(sql, b))
         }
         "insert" => {
-            let values: Vec<String> = view.spans.iter().filter(|s| s.kind != SpanKind::Name).map(|s| s.text.clone()).collect();
-            let mut vals: Vec<String> = values.into_iter().take(view.columns.len()).collect();
-            while vals.len() < view.columns.len() {
-                vals.push(String::new());
-            }
+            let vals = b.assign_values(ch)?;
             let mut names: Vec<&str> = vec![t.as_str()];
             names.extend(view.columns.iter().map(|s| s.as_str()));
             let q = b.quoting(&names, ch)?;
@@ -908,16 +981,15 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
         "update" => {
             let set = b.filter("set", "update", false, false, &[], ch)??;
             let filter = b.filter("where", "update", false, false, &[set.0.as_str()], ch)??;
+            let trim = b.match_mode(ch)?;
             let q = b.quoting(&[t.as_str(), set.0.as_str(), filter.0.as_str()], ch)?;
-            Some(sql_call(
-                format!("UPDATE {} SET {} = {} WHERE {} = {}", ident(t, q), ident(&set.0, q), lit(&set.1), ident(&filter.0, q), lit(&filter.1)),
-                b,
-            ))
+            Some(sql_call(format!("UPDATE {} SET {} = {} WHERE {}", ident(t, q), ident(&set.0, q), lit(&set.1), eq_sql(&filter.0, &filter.1, trim, q)), b))
         }
         "delete" => {
             let filter = b.filter("where", "delete", false, false, &[], ch)??;
+            let trim = b.match_mode(ch)?;
             let q = b.quoting(&[t.as_str(), filter.0.as_str()], ch)?;
-            Some(sql_call(format!("DELETE FROM {} WHERE {} = {}", ident(t, q), ident(&filter.0, q), lit(&filter.1)), b))
+            Some(sql_call(format!("DELETE FROM {} WHERE {}", ident(t, q), eq_sql(&filter.0, &filter.1, trim, q)), b))
         }
         _ => None,
     }
