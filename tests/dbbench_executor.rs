@@ -120,6 +120,12 @@ fn numeric_comparison_of_text_columns() {
     assert_eq!(run(&mut ex, "SELECT Goal FROM `Football Matches` ORDER BY CAST(Goal AS UNSIGNED) DESC LIMIT 1, 2"), "[('17',), ('9',)]");
     assert_eq!(run(&mut ex, "SELECT CAST('12.7abc' AS SIGNED), CAST('3.14159' AS DECIMAL(10,2)), CAST(5 AS CHAR)"), "[(12, 3.14, '5')]");
     assert_eq!(run(&mut ex, "SELECT 7 / 2, 7 DIV 2, 7 MOD 2, COUNT(*) + 1 FROM `Football Matches`"), "[(3.5, 3, 1, 5)]");
+    // Strings compute as doubles, integers stay integers.
+    assert_eq!(run(&mut ex, "SELECT Goal + 1 FROM `Football Matches` LIMIT 1"), "[(2.0,)]");
+    assert_eq!(
+        run(&mut ex, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3) SELECT x FROM c"),
+        "[(1,), (2,), (3,)]"
+    );
     assert_eq!(run(&mut ex, "SELECT SUBSTRING('abcdef', 2, 3), SUBSTRING('abcdef' FROM 4), LEFT('abc', 2), RIGHT('abc', 2)"), "[('bcd', 'def', 'ab', 'bc')]");
 }
 
@@ -204,6 +210,10 @@ fn error_messages_in_mysql_form() {
         "1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near 'Rank FROM `Football Matches`' at line 1"
     );
     assert!(run(&mut ex, "SELECT * FROM").contains("near '' at line 1"));
+    // Strings are not table names and brackets are not identifiers in MySQL.
+    assert!(run(&mut ex, "SELECT Score FROM 'Football Matches' WHERE Goal < 17").contains("near ''Football Matches' WHERE"));
+    assert!(run(&mut ex, "SELECT Score FROM [Football Matches]").contains("near '[Football Matches]' at line 1"));
+    assert!(run(&mut ex, "SELECT Score\nFROM `Football Matches`\nWHERE Goal <").contains("near '' at line 3"));
     assert!(run(&mut ex, "SELECT 'unterminated").starts_with("1064 (42000)"));
     assert_eq!(run(&mut ex, "SELECT nosuchfn(1)"), "1305 (42000): FUNCTION dbbench.nosuchfn does not exist");
     assert_eq!(ex.execute("SELECT Goals FROM `Football Matches`").unwrap_err().kind, ErrorKind::UnknownColumn);

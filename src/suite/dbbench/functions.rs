@@ -13,7 +13,7 @@
 //! `mysql_right`, `mysql_trim`, `mysql_locate`/`locate`/`instr` (collation-aware), `like`
 //! (collation-aware, `\` escapes by default), `length` (bytes), `char_length`, `lower`/`upper`/
 //! `lcase`/`ucase` (Unicode), `sum`/`avg` (strings converted as MySQL does; window-capable),
-//! `mysql_num` (MySQL's string-to-double prefix conversion), `mysql_cast_signed`/`unsigned`/
+//! `mysql_num` (MySQL's string-to-double prefix conversion; numbers unchanged), `mysql_real`, `mysql_cast_signed`/`unsigned`/
 //! `decimal`/`double`/`char`, math (`floor`, `ceil`, `ceiling`, `pow`, `power`, `sqrt`, `exp`,
 //! `ln`, `log`, `log2`, `log10`, `mod`, `sign`, `pi`, `truncate`, `rand`), string helpers
 //! (`reverse`, `repeat`, `space`, `lpad`, `rpad`, `substring_index`, `find_in_set`, `strcmp`,
@@ -467,7 +467,14 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     db.create_window_function("avg", 1, flags, SumAgg { avg: true })?;
     db.create_aggregate_function("mysql_group_concat", 1, flags, GroupConcat)?;
 
-    scalar(db, "mysql_num", 1, true, |c| Ok(value_num(arg(c, 0)).map_or(Value::Null, Value::Real)))?;
+    // MySQL's operand conversion: strings become doubles, numbers stay as they are.
+    scalar(db, "mysql_num", 1, true, |c| {
+        Ok(match arg(c, 0) {
+            ValueRef::Integer(i) => Value::Integer(i),
+            v => value_num(v).map_or(Value::Null, Value::Real),
+        })
+    })?;
+    scalar(db, "mysql_real", 1, true, |c| Ok(value_num(arg(c, 0)).map_or(Value::Null, Value::Real)))?;
     scalar(db, "md5", 1, true, |c| {
         Ok(match arg(c, 0) {
             ValueRef::Null => Value::Null,

@@ -15,6 +15,7 @@
 //! Architecture invariant: [`DbEnv`] sees only actions. It never reads hints or injected context,
 //! and its scorer depends only on the record and the database state.
 
+pub mod convert;
 pub mod executor;
 pub mod functions;
 pub mod hooks;
