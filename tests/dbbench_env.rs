@@ -244,3 +244,27 @@ fn dev_set_gold_queries_run() {
         }
     }
 }
+
+#[test]
+fn scorer_never_panics_on_odd_answers() {
+    use harness_s::suite::dbbench::pyval::Py;
+    use harness_s::suite::dbbench::record::QueryType;
+    use harness_s::suite::dbbench::score::{clean_answer, compare_results};
+    use rand::{Rng, SeedableRng};
+    let pieces = ["[", "]", "(", ")", ",", "'", "\"", "\\", "None", "1", "2.5", "-", "e", "%", " ", "é", "'a'", "nan", "x", ",)", "b'", "0x", "_", "{", "}", ":"];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    for _ in 0..5000 {
+        let s: String = (0..rng.gen_range(0..12)).map(|_| pieces[rng.gen_range(0..pieces.len())]).collect();
+        let _ = clean_answer(&Py::Str(s.clone()));
+        let _ = compare_results(&Py::Str(s.clone()), &Py::List(vec![Py::Str("1".into())]), QueryType::Comparison);
+        let _ = compare_results(&Py::Str(s), &Py::Str("[('abc',)]".into()), QueryType::Update);
+    }
+    // Answers that are not strings: numbers, nested lists, null.
+    let suite = DbBench::new();
+    let mut env = suite.make_env(&select_task()).unwrap();
+    for args in [json!({"answers": [1, 2]}), json!({"answers": [["1–0"], null]}), json!({"answers": null}), json!({"answers": "['1–0', '2–0']"})] {
+        let s = env.score(Some(&call("commit_final_answer", args.clone()))).unwrap();
+        let expect = args == json!({"answers": "['1–0', '2–0']"});
+        assert_eq!(s.success, expect, "{args}");
+    }
+}

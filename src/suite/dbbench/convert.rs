@@ -48,7 +48,6 @@ struct Atom {
     s: usize,
     e: usize,
     kind: AtomKind,
-    unary: bool,
     wrapped: bool,
 }
 
@@ -105,7 +104,7 @@ impl Expr<'_> {
     /// Parse one primary starting at `i` (a live token). Returns the atom.
     fn primary(&mut self, i: usize, hi: usize, dml: bool, after_table_kw: bool) -> Option<Atom> {
         let t = self.tks[i].tok.clone();
-        let mk = |s, e, p| Atom { s, e, kind: AtomKind::Prim(p), unary: false, wrapped: false };
+        let mk = |s, e, p| Atom { s, e, kind: AtomKind::Prim(p), wrapped: false };
         let atom = match t.kind {
             TokKind::Number => mk(i, i, Prim::Num),
             TokKind::Str | TokKind::Hex => mk(i, i, Prim::Str),
@@ -241,14 +240,20 @@ impl Expr<'_> {
                     // Unary prefix: fold into the following primary.
                     if let Some(j) = self.live(i + 1, hi) {
                         if let Some(mut a) = self.primary(j, hi, dml, false) {
+                            // `-x` on a string is double negation in MySQL.
+                            if let Some(p) = a.prim() {
+                                if texty(p) && t.value != "~" {
+                                    self.wrap(a.s, a.e, "mysql_num");
+                                    a.wrapped = true;
+                                }
+                            }
                             a.s = i;
-                            a.unary = true;
                             i = a.e + 1;
                             atoms.push(a);
                             continue;
                         }
                     }
-                    atoms.push(Atom { s: i, e: i, kind: AtomKind::Other, unary: false, wrapped: false });
+                    atoms.push(Atom { s: i, e: i, kind: AtomKind::Other, wrapped: false });
                     i += 1;
                     continue;
                 }
@@ -258,12 +263,12 @@ impl Expr<'_> {
                         "=" | "<" | ">" | "<=" | ">=" | "<>" | "!=" => AtomKind::Cmp,
                         _ => AtomKind::Other,
                     };
-                    atoms.push(Atom { s: i, e: i, kind, unary: false, wrapped: false });
+                    atoms.push(Atom { s: i, e: i, kind, wrapped: false });
                     i += 1;
                     continue;
                 }
                 TokKind::Comma => {
-                    atoms.push(Atom { s: i, e: i, kind: AtomKind::Comma, unary: false, wrapped: false });
+                    atoms.push(Atom { s: i, e: i, kind: AtomKind::Comma, wrapped: false });
                     i += 1;
                     continue;
                 }
@@ -283,7 +288,7 @@ impl Expr<'_> {
                 None => AtomKind::Other,
             };
             // Skip a stray group we could not parse (unbalanced): treat as other.
-            atoms.push(Atom { s: i, e: i, kind, unary: false, wrapped: false });
+            atoms.push(Atom { s: i, e: i, kind, wrapped: false });
             i += 1;
         }
         self.apply_rules(&mut atoms, top);

@@ -386,8 +386,58 @@ impl SqliteExecutor {
         });
     }
 
+    /// Table names are case-sensitive, as in MySQL on Linux.
     fn find_table(&self, name: &str) -> Option<(String, Vec<(String, String, bool, bool)>)> {
-        self.schema().into_iter().find(|(n, _)| n.eq_ignore_ascii_case(name) || n == name)
+        self.schema().into_iter().find(|(n, _)| n == name)
+    }
+
+    fn table_names(&self) -> Vec<String> {
+        self.internal(|c| {
+            c.prepare("SELECT name FROM main.sqlite_master WHERE type IN ('table', 'view')")
+                .and_then(|mut s| s.query_map([], |r| r.get::<_, String>(0))?.collect())
+                .unwrap_or_default()
+        })
+    }
+
+    /// MySQL on Linux (the DBBench server) keeps table names case-sensitive while SQLite does
+    /// not: a reference that matches a table only up to case is MySQL's 1146.
+    fn table_case_error(&self, src: &str) -> Option<SqlError> {
+        let toks = sqltext::lex(src).ok()?;
+        let names = self.table_names();
+        // CTE names: `WITH [RECURSIVE] name [(cols)] AS (` and `, name AS (`.
+        let mut ctes = std::collections::HashSet::new();
+        for (i, t) in toks.iter().enumerate() {
+            if !t.is_ident() {
+                continue;
+            }
+            let mut j = i + 1;
+            if toks.get(j).is_some_and(|x| x.kind == TokKind::LParen) {
+                j = sqltext::matching_paren(&toks, j).map_or(j, |c| c + 1);
+            }
+            if toks.get(j).is_some_and(|x| x.is_kw("AS")) && toks.get(j + 1).is_some_and(|x| x.kind == TokKind::LParen) {
+                ctes.insert(t.value.to_lowercase());
+            }
+        }
+        for (i, t) in toks.iter().enumerate() {
+            if !t.is_ident() || i == 0 || toks.get(i + 1).is_some_and(|n| n.kind == TokKind::Dot) {
+                continue;
+            }
+            let prev = &toks[i - 1];
+            let is_ref = if prev.kind == TokKind::Dot {
+                i >= 2 && toks[i - 2].is_ident() && toks[i - 2].value == "dbbench"
+            } else if prev.kind == TokKind::Comma {
+                in_from_list(&toks, i - 1)
+            } else {
+                ["FROM", "JOIN", "INTO", "UPDATE", "TABLE"].iter().any(|k| prev.is_kw(k))
+            };
+            if !is_ref || names.iter().any(|n| n == &t.value) || ctes.contains(&t.value.to_lowercase()) {
+                continue;
+            }
+            if names.iter().any(|n| n.to_lowercase() == t.value.to_lowercase()) {
+                return Some(SqlError::new(1146, "42S02", format!("Table 'dbbench.{}' doesn't exist", t.value)));
+            }
+        }
+        None
     }
 
     fn arm(&self) {
@@ -549,6 +599,37 @@ fn authorize(g: &Guard, ctx: AuthContext<'_>) -> Authorization {
     }
 }
 
+/// Is the comma at `i` inside a FROM list (the nearest clause keyword before it, at its nesting
+/// level, is FROM)?
+fn in_from_list(toks: &[sqltext::Token], i: usize) -> bool {
+    let mut depth = 0i32;
+    let mut j = i;
+    while j > 0 {
+        j -= 1;
+        match toks[j].kind {
+            TokKind::RParen => depth += 1,
+            TokKind::LParen => {
+                if depth == 0 {
+                    return false;
+                }
+                depth -= 1;
+            }
+            TokKind::Word if depth == 0 => {
+                let up = toks[j].value.to_ascii_uppercase();
+                match up.as_str() {
+                    "FROM" => return true,
+                    "SELECT" | "WHERE" | "ON" | "USING" | "BY" | "HAVING" | "SET" | "VALUES" | "LIMIT" | "INTO" | "JOIN" => {
+                        return false
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// The clause MySQL names in `Unknown column 'x' in '<clause>'`: the nearest clause keyword
 /// before the first mention of the column, at the same or an outer nesting level.
 fn column_clause(src: &str, column: &str) -> &'static str {
@@ -651,7 +732,7 @@ fn map_error(src: &str, t: &Translation, e: &rusqlite::Error) -> SqlError {
     if let Some(c) = after(&msg, "ambiguous column name:") {
         return SqlError::new(1052, "23000", format!("Column '{c}' in field list is ambiguous"));
     }
-    if msg.starts_with("table ") && msg.ends_with(" already exists") {
+    if msg.starts_with("table ") && msg.ends_with(" already exists") && msg.len() > "table  already exists".len() {
         let name = msg["table ".len()..msg.len() - " already exists".len()].trim_matches('"');
         return SqlError::new(1050, "42S01", format!("Table '{name}' already exists"));
     }
@@ -714,7 +795,12 @@ impl SqlExecutor for SqliteExecutor {
     fn execute(&mut self, sql: &str) -> ExecResult {
         let prepared = translate::prepare(sql).map_err(|e| prep_error(sql, e))?;
         match prepared {
-            Prepared::Sql(t) => self.run(sql, &t),
+            Prepared::Sql(t) => {
+                if let Some(e) = self.table_case_error(sql) {
+                    return Err(e);
+                }
+                self.run(sql, &t)
+            }
             Prepared::ShowTables { full, like } => {
                 let names: Vec<String> = self
                     .schema()

@@ -17,7 +17,8 @@
 //! `decimal`/`double`/`char`, math (`floor`, `ceil`, `ceiling`, `pow`, `power`, `sqrt`, `exp`,
 //! `ln`, `log`, `log2`, `log10`, `mod`, `sign`, `pi`, `truncate`, `rand`), string helpers
 //! (`reverse`, `repeat`, `space`, `lpad`, `rpad`, `substring_index`, `find_in_set`, `strcmp`,
-//! `ascii`, `ord`, `mysql_insert`), `mysql_isnull`, `mysql_database`, `version`, and clock
+//! `ascii`, `ord`, `mysql_insert`), date parts (`year`, `month`, `day`; NULL unless the string
+//! reads as a MySQL date), `mysql_isnull`, `mysql_database`, `version`, and clock
 //! functions (`mysql_now`, `mysql_curdate`, ...; UTC).
 
 use std::cmp::Ordering;
@@ -459,6 +460,52 @@ fn civil_now() -> (i64, u32, u32, u32, u32, u32) {
     (y, m, d, (rem / 3600) as u32, ((rem % 3600) / 60) as u32, (rem % 60) as u32)
 }
 
+/// The (year, month, day) MySQL reads from a string in a date context, if any.
+pub fn parse_mysql_date(s: &str) -> Option<(i64, u32, u32)> {
+    let t = s.trim();
+    let digits_only: String = t.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let (y, m, d) = if digits_only.len() == t.len() && (t.len() == 8 || t.len() == 6) {
+        let (ys, rest) = t.split_at(t.len() - 4);
+        (ys.to_string(), rest[..2].to_string(), rest[2..].to_string())
+    } else {
+        let mut parts = Vec::new();
+        let mut cur = String::new();
+        for ch in t.chars() {
+            if ch.is_ascii_digit() {
+                cur.push(ch);
+            } else if ch.is_ascii_punctuation() {
+                if cur.is_empty() {
+                    return None;
+                }
+                parts.push(std::mem::take(&mut cur));
+                if parts.len() == 3 {
+                    break;
+                }
+            } else if ch == ' ' || ch == 'T' {
+                break;
+            } else {
+                return None;
+            }
+        }
+        if !cur.is_empty() && parts.len() < 3 {
+            parts.push(cur);
+        }
+        if parts.len() < 3 {
+            return None;
+        }
+        (parts[0].clone(), parts[1].clone(), parts[2].clone())
+    };
+    if y.is_empty() || y.len() > 4 || m.is_empty() || m.len() > 2 || d.is_empty() || d.len() > 2 {
+        return None;
+    }
+    let mut year: i64 = y.parse().ok()?;
+    if y.len() <= 2 {
+        year += if year < 70 { 2000 } else { 1900 };
+    }
+    let (month, day): (u32, u32) = (m.parse().ok()?, d.parse().ok()?);
+    (month <= 12 && day <= 31).then_some((year, month, day))
+}
+
 /// Register the collation and every MySQL function on `db`.
 pub fn register(db: &Connection) -> rusqlite::Result<()> {
     db.create_collation("mysql_ci", collate_ci)?;
@@ -795,6 +842,18 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     scalar(db, "rand", 0, false, |_| Ok(Value::Real(rand::random::<f64>())))?;
     scalar(db, "rand", 1, false, |_| Ok(Value::Real(rand::random::<f64>())))?;
 
+    // Date parts of strings MySQL reads as dates ('2011-05-03', '2011/5/3 10:00', '20110503');
+    // anything else is NULL, as in MySQL.
+    for (name, part) in [("year", 0usize), ("month", 1), ("day", 2), ("dayofmonth", 2)] {
+        scalar(db, name, 1, true, move |c| {
+            let Some(s) = value_str(arg(c, 0)) else { return Ok(Value::Null) };
+            Ok(match parse_mysql_date(&s) {
+                Some((y, m, d)) => Value::Integer([y, m as i64, d as i64][part]),
+                None => Value::Null,
+            })
+        })?;
+    }
+
     // Clock (UTC).
     let clock: [(&str, fn() -> String); 6] = [
         ("mysql_now", || {
@@ -865,6 +924,16 @@ mod tests {
         assert!(!mysql_like("a%b%c", "aXXbYY", None));
         assert_eq!(locate_ci("B", "abc", 1), 2);
         assert_eq!(locate_ci("z", "abc", 1), 0);
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(parse_mysql_date("2011-05-03"), Some((2011, 5, 3)));
+        assert_eq!(parse_mysql_date("2011/5/3 10:00:00"), Some((2011, 5, 3)));
+        assert_eq!(parse_mysql_date("20110503"), Some((2011, 5, 3)));
+        assert_eq!(parse_mysql_date("99-01-02"), Some((1999, 1, 2)));
+        assert_eq!(parse_mysql_date("4 June 1997"), None);
+        assert_eq!(parse_mysql_date("2011-13-01"), None);
     }
 
     #[test]
