@@ -121,6 +121,9 @@ fn numeric_comparison_of_text_columns() {
     assert_eq!(run(&mut ex, "SELECT CAST('12.7abc' AS SIGNED), CAST('3.14159' AS DECIMAL(10,2)), CAST(5 AS CHAR)"), "[(12, 3.14, '5')]");
     assert_eq!(run(&mut ex, "SELECT 7 / 2, 7 DIV 2, 7 MOD 2, COUNT(*) + 1 FROM `Football Matches`"), "[(3.5, 3, 1, 5)]");
     assert_eq!(run(&mut ex, "SELECT -Goal, YEAR('2011-05-03'), YEAR(Date) FROM `Football Matches` LIMIT 1"), "[(-1.0, 2011, None)]");
+    assert_eq!(run(&mut ex, "SELECT Goal FROM `Football Matches` WHERE Date REGEXP '^[0-9] june' AND Goal NOT RLIKE '9'"), "[('1',)]");
+    assert_eq!(run(&mut ex, "SELECT REGEXP_LIKE('abc', 'B')"), "[(1,)]");
+    assert_eq!(run(&mut ex, "SELECT 'a' REGEXP '('"), "3685 (HY000): Illegal argument to a regular expression.");
     // Strings compute as doubles, integers stay integers.
     assert_eq!(run(&mut ex, "SELECT Goal + 1 FROM `Football Matches` LIMIT 1"), "[(2.0,)]");
     assert_eq!(

@@ -757,6 +757,9 @@ fn map_error(src: &str, t: &Translation, e: &rusqlite::Error) -> SqlError {
     if let Some(c) = after(&msg, "UNIQUE constraint failed:") {
         return SqlError::new(1062, "23000", format!("Duplicate entry for key '{c}'"));
     }
+    if msg.contains("Illegal argument to a regular expression") {
+        return SqlError::new(3685, "HY000", "Illegal argument to a regular expression.");
+    }
     if msg == "no tables specified" {
         return SqlError::new(1096, "HY000", "No tables used");
     }

@@ -17,7 +17,7 @@
 //! `decimal`/`double`/`char`, math (`floor`, `ceil`, `ceiling`, `pow`, `power`, `sqrt`, `exp`,
 //! `ln`, `log`, `log2`, `log10`, `mod`, `sign`, `pi`, `truncate`, `rand`), string helpers
 //! (`reverse`, `repeat`, `space`, `lpad`, `rpad`, `substring_index`, `find_in_set`, `strcmp`,
-//! `ascii`, `ord`, `mysql_insert`), date parts (`year`, `month`, `day`; NULL unless the string
+//! `ascii`, `ord`, `mysql_insert`), `regexp`/`regexp_like` (see [`regex`](super::regex)), date parts (`year`, `month`, `day`; NULL unless the string
 //! reads as a MySQL date), `mysql_isnull`, `mysql_database`, `version`, and clock
 //! functions (`mysql_now`, `mysql_curdate`, ...; UTC).
 
@@ -841,6 +841,16 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     })?;
     scalar(db, "rand", 0, false, |_| Ok(Value::Real(rand::random::<f64>())))?;
     scalar(db, "rand", 1, false, |_| Ok(Value::Real(rand::random::<f64>())))?;
+
+    // REGEXP / RLIKE (SQLite calls regexp(pattern, value)) and REGEXP_LIKE(value, pattern).
+    for (name, pat_first) in [("regexp", true), ("regexp_like", false)] {
+        scalar(db, name, 2, true, move |c| {
+            let (p, v) = if pat_first { (0, 1) } else { (1, 0) };
+            let (Some(pat), Some(val)) = (value_str(arg(c, p)), value_str(arg(c, v))) else { return Ok(Value::Null) };
+            let re = super::regex::Regex::new(&pat).map_err(|_| user_err("Illegal argument to a regular expression."))?;
+            Ok(Value::Integer(re.is_match(&val) as i64))
+        })?;
+    }
 
     // Date parts of strings MySQL reads as dates ('2011-05-03', '2011/5/3 10:00', '20110503');
     // anything else is NULL, as in MySQL.

@@ -4,7 +4,8 @@
 //! - [`record`]: the official JSONL format, validation, tasks, the bundled dataset's location;
 //! - [`sqltext`]: the MySQL tokenizer and identifier facts every other part shares;
 //! - [`translate`]: MySQL statements to SQLite (or to meta statements like `SHOW TABLES`);
-//! - [`functions`]: the `mysql_ci` collation and MySQL functions registered in SQLite;
+//! - [`functions`]: the `mysql_ci` collation and MySQL functions registered in SQLite, with
+//!   [`regex`] for REGEXP;
 //! - [`executor`]: the [`SqlExecutor`] trait, the embedded [`SqliteExecutor`], MySQL-form errors,
 //!   the table hash; [`mysql`]: the optional [`MySqlExecutor`](mysql::MySqlExecutor);
 //! - [`render`]: observations as Python's `str()` of mysql-connector rows;
@@ -23,6 +24,7 @@ pub mod metrics;
 pub mod mysql;
 pub mod pyval;
 pub mod record;
+pub mod regex;
 pub mod render;
 pub mod score;
 pub mod sqltext;
@@ -67,15 +69,39 @@ pub struct DbBenchConfig {
     pub exec: ExecOptions,
 }
 
+/// Environment variable selecting a MySQL/MariaDB server instead of the embedded executor.
+pub const ENV_MYSQL_URL: &str = "HARNESS_S_DBBENCH_MYSQL_URL";
+/// Environment variable overriding the per-statement time limit, in seconds.
+pub const ENV_TIME_LIMIT: &str = "HARNESS_S_DBBENCH_TIME_LIMIT";
+
+impl DbBenchConfig {
+    /// The default configuration, adjusted by [`ENV_MYSQL_URL`] and [`ENV_TIME_LIMIT`].
+    pub fn from_env() -> DbBenchConfig {
+        let mut c = DbBenchConfig::default();
+        if let Ok(url) = std::env::var(ENV_MYSQL_URL) {
+            if !url.trim().is_empty() {
+                c.backend = Backend::MySql { url: url.trim().to_string() };
+            }
+        }
+        if let Some(secs) = std::env::var(ENV_TIME_LIMIT).ok().and_then(|v| v.trim().parse::<f64>().ok()) {
+            if secs.is_finite() && secs > 0.0 {
+                c.exec.time_limit = std::time::Duration::from_secs_f64(secs.min(3600.0));
+            }
+        }
+        c
+    }
+}
+
 /// The DBBench suite.
 pub struct DbBench {
     config: DbBenchConfig,
 }
 
 impl DbBench {
-    /// The suite with the embedded SQLite executor and default limits.
+    /// The suite as configured by the environment: the embedded SQLite executor and a 5 s
+    /// statement limit unless [`ENV_MYSQL_URL`] / [`ENV_TIME_LIMIT`] say otherwise.
     pub fn new() -> Self {
-        DbBench { config: DbBenchConfig::default() }
+        DbBench { config: DbBenchConfig::from_env() }
     }
 
     pub fn with_config(config: DbBenchConfig) -> Self {
