@@ -190,6 +190,7 @@ fn one_statement_per_call() {
     assert_eq!(run(&mut ex, "SELECT COUNT(*) FROM `Football Matches`"), "[(4,)]");
     assert_eq!(run(&mut ex, "SELECT 1;"), "[(1,)]");
     assert_eq!(run(&mut ex, "SELECT 1; -- trailing comment"), "[(1,)]");
+    assert_eq!(run(&mut ex, "-- only a comment"), "1065 (42000): Query was empty");
 }
 
 #[test]

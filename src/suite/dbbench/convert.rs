@@ -187,8 +187,7 @@ impl Expr<'_> {
     /// Extend an identifier over `.name` / `.*` qualifiers.
     fn chain(&self, i: usize, hi: usize) -> usize {
         let mut e = i;
-        loop {
-            let Some(d) = self.live(e + 1, hi) else { break };
+        while let Some(d) = self.live(e + 1, hi) {
             if self.tks[d].tok.kind != TokKind::Dot {
                 break;
             }

@@ -213,6 +213,11 @@ struct Guard {
     internal: AtomicBool,
 }
 
+/// A column as SQLite reports it: name, declared type, NOT NULL, primary key.
+type ColumnInfo = (String, String, bool, bool);
+/// A table and its columns.
+type TableInfo = (String, Vec<ColumnInfo>);
+
 /// The embedded MySQL-flavoured SQLite executor.
 pub struct SqliteExecutor {
     conn: Connection,
@@ -331,7 +336,7 @@ impl SqliteExecutor {
     }
 
     /// User tables in the main database: (name, [(column, declared type, notnull, pk)]).
-    fn schema(&self) -> Vec<(String, Vec<(String, String, bool, bool)>)> {
+    fn schema(&self) -> Vec<TableInfo> {
         self.internal(|c| {
             let mut out = Vec::new();
             let names: Vec<String> = c
@@ -339,7 +344,7 @@ impl SqliteExecutor {
                 .and_then(|mut s| s.query_map([], |r| r.get::<_, String>(0))?.collect())
                 .unwrap_or_default();
             for n in names {
-                let cols: Vec<(String, String, bool, bool)> = c
+                let cols: Vec<ColumnInfo> = c
                     .prepare("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?1, 'main')")
                     .and_then(|mut s| {
                         s.query_map([&n], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)? != 0, r.get::<_, i64>(3)? != 0)))?
@@ -387,7 +392,7 @@ impl SqliteExecutor {
     }
 
     /// Table names are case-sensitive, as in MySQL on Linux.
-    fn find_table(&self, name: &str) -> Option<(String, Vec<(String, String, bool, bool)>)> {
+    fn find_table(&self, name: &str) -> Option<TableInfo> {
         self.schema().into_iter().find(|(n, _)| n == name)
     }
 
@@ -784,6 +789,7 @@ pub fn prep_error(src: &str, e: PrepError) -> SqlError {
             }
         }
         PrepError::UnknownTable { name } => SqlError::new(1146, "42S02", format!("Table 'dbbench.{name}' doesn't exist")),
+        PrepError::Empty => SqlError::new(1065, "42000", "Query was empty"),
         PrepError::Unsupported { what } => {
             SqlError::new(1235, "42000", format!("This version of MySQL doesn't yet support '{what}'"))
         }

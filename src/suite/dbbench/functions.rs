@@ -630,9 +630,7 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
             v => Value::Integer(value_str(v).unwrap_or_default().len() as i64),
         })
     })?;
-    for name in ["octet_length"] {
-        scalar(db, name, 1, true, |c| Ok(value_str(arg(c, 0)).map_or(Value::Null, |s| Value::Integer(s.len() as i64))))?;
-    }
+    scalar(db, "octet_length", 1, true, |c| Ok(value_str(arg(c, 0)).map_or(Value::Null, |s| Value::Integer(s.len() as i64))))?;
     for name in ["char_length", "character_length"] {
         scalar(db, name, 1, true, |c| {
             Ok(value_str(arg(c, 0)).map_or(Value::Null, |s| Value::Integer(s.chars().count() as i64)))
@@ -865,7 +863,8 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     }
 
     // Clock (UTC).
-    let clock: [(&str, fn() -> String); 6] = [
+    type Clock = (&'static str, fn() -> String);
+    let clock: [Clock; 6] = [
         ("mysql_now", || {
             let (y, m, d, h, mi, s) = civil_now();
             format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}")

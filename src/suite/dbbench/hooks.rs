@@ -77,7 +77,7 @@ pub fn quote_names(sql: &str, tables: &[String], columns: &[String]) -> Option<S
     if cands.is_empty() {
         return None;
     }
-    cands.sort_by(|a, b| b.toks.len().cmp(&a.toks.len()));
+    cands.sort_by_key(|c| std::cmp::Reverse(c.toks.len()));
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
     let mut i = 0;
     while i < toks.len() {

@@ -39,7 +39,7 @@ pub use record::{load_jsonl, ColumnSpec, DbRecord, QueryType, TableSpec};
 
 use crate::policy::ToolSpec;
 use crate::suite::{
-    Action, ActionPredicateFn, Disagreement, EnvError, Environment, GroupCount, LoadError, OutcomeForMetrics,
+    Action, ActionPredicateFn, Disagreement, EnvError, Environment, LoadError, OutcomeForMetrics,
     RewriteFn, Score, Signals, StepOutcome, Suite, VerifyReport,
 };
 use crate::task::Task;
@@ -456,7 +456,7 @@ impl Suite for DbBench {
                 Ok(r) => (r.query_type.as_str().to_string(), verify_record(&self.config, &r)),
                 Err(e) => ("invalid".to_string(), Err(format!("invalid record: {e}"))),
             };
-            let g = report.groups.entry(group.clone()).or_insert_with(GroupCount::default);
+            let g = report.groups.entry(group.clone()).or_default();
             g.total += 1;
             match result {
                 Ok(()) => {

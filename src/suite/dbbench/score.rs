@@ -226,8 +226,10 @@ mod tests {
         assert_eq!(clean(&s("  'quoted'  ")), vec!["quoted"]);
         assert_eq!(clean(&list(&["1,000", "x%"])), vec!["1000", "x"]);
         assert_eq!(clean(&Py::List(vec![Py::Int("5".into()), Py::None])), vec!["5", "0"]);
-        // A valid literal that is not a list: AgentBench's cleaner falls through to None.
+        // The string is stripped before `eval`.
         assert_eq!(clean_answer(&s("[1] ")), Some(vec!["1".to_string()]));
+        // A valid literal that is not a list (a tuple): AgentBench's cleaner falls through to None.
+        assert_eq!(clean_answer(&s("[1] , [2]")), None);
     }
 
     #[test]

@@ -97,6 +97,8 @@ pub enum PrepError {
     UnknownTable { name: String },
     /// Valid MySQL the embedded executor does not implement.
     Unsupported { what: String },
+    /// Nothing but whitespace and comments.
+    Empty,
 }
 
 /// Prepare the whole text of one `execute_sql` call: exactly one non-empty statement (MySQL's
@@ -105,7 +107,7 @@ pub fn prepare(src: &str) -> Result<Prepared, PrepError> {
     let toks = lex(src).map_err(|e| PrepError::Syntax { offset: e.offset })?;
     let stmts = sqltext::split_statements(&toks);
     match stmts.len() {
-        0 => return Err(PrepError::Syntax { offset: src.len() }),
+        0 => return Err(PrepError::Empty),
         1 => {}
         _ => return Err(PrepError::Syntax { offset: toks[stmts[1].start].start }),
     }
@@ -418,8 +420,8 @@ pub(super) fn matching(tks: &[Tk], open: usize) -> Option<usize> {
 fn top_level_inside(tks: &[Tk], open: usize, close: usize) -> Vec<usize> {
     let mut out = Vec::new();
     let mut depth = 0usize;
-    for i in open + 1..close {
-        match tks[i].tok.kind {
+    for (i, tk) in tks.iter().enumerate().take(close).skip(open + 1) {
+        match tk.tok.kind {
             TokKind::LParen => {
                 if depth == 0 {
                     out.push(i);
@@ -776,16 +778,16 @@ fn mutation_limit(tks: &mut [Tk]) {
     let mut limit = None;
     let mut order = None;
     let mut where_ = None;
-    for i in 0..n {
-        match tks[i].tok.kind {
+    for (i, tk) in tks.iter().enumerate() {
+        match tk.tok.kind {
             TokKind::LParen => depth += 1,
             TokKind::RParen => depth -= 1,
-            _ if depth == 0 && !tks[i].removed => {
-                if tks[i].tok.is_kw("LIMIT") {
+            _ if depth == 0 && !tk.removed => {
+                if tk.tok.is_kw("LIMIT") {
                     limit = Some(i);
-                } else if tks[i].tok.is_kw("ORDER") && where_.is_none_or(|w| w < i) && limit.is_none() {
+                } else if tk.tok.is_kw("ORDER") && where_.is_none_or(|w| w < i) && limit.is_none() {
                     order = Some(i);
-                } else if tks[i].tok.is_kw("WHERE") && where_.is_none() {
+                } else if tk.tok.is_kw("WHERE") && where_.is_none() {
                     where_ = Some(i);
                 }
             }
