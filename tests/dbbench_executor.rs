@@ -231,6 +231,13 @@ fn error_messages_in_mysql_form() {
     assert_eq!(ex.execute("SELECT * FROM nope").unwrap_err().kind, ErrorKind::UnknownTable);
     assert_eq!(ex.execute("SELEC 1").unwrap_err().kind, ErrorKind::Syntax);
     assert!(run(&mut ex, "SELECT CAST(Goal AS INT) FROM `Football Matches`").contains("near 'INT) FROM"));
+    // ONLY_FULL_GROUP_BY, as on MySQL 8.
+    assert_eq!(
+        run(&mut ex, "SELECT Score, MAX(Goal) FROM `Football Matches`"),
+        "1140 (42000): In aggregated query without GROUP BY, expression #1 of SELECT list contains nonaggregated column 'dbbench.Football Matches.Score'; this is incompatible with sql_mode=only_full_group_by"
+    );
+    assert!(run(&mut ex, "SELECT Score, Date, COUNT(*) FROM `Football Matches` GROUP BY Score").starts_with("1055 (42000): Expression #2 of SELECT list"));
+    assert_eq!(run(&mut ex, "SELECT Result, COUNT(*) FROM `Football Matches` GROUP BY Result ORDER BY Result"), "[('1–1', 1), ('2–1', 3)]");
 }
 
 #[test]

@@ -6,6 +6,10 @@
 //! registry. [`MySqlExecutor`](super::mysql::MySqlExecutor) runs the same interface against a
 //! real MySQL/MariaDB server.
 //!
+//! MySQL 8 defaults the embedded executor reproduces beyond the SQL dialect: table names are
+//! case-sensitive (as on Linux), and `ONLY_FULL_GROUP_BY` rejects bare columns next to aggregates
+//! (see [`groupby`](super::groupby)).
+//!
 //! Safety of the embedded executor: `ATTACH`/`DETACH`/`PRAGMA`/`VACUUM` are refused by the
 //! translation and by an authorizer (which also refuses `load_extension`, virtual tables and
 //! writes to `information_schema`); extension loading stays disabled; temporary storage is in
@@ -24,6 +28,7 @@ use rusqlite::{ffi, Connection};
 use serde::{Deserialize, Serialize};
 
 use super::functions::{self, mysql_like};
+use super::groupby;
 use super::record::TableSpec;
 use super::render;
 use super::sqltext::{self, backquote, dquote, TokKind};
@@ -807,6 +812,13 @@ impl SqlExecutor for SqliteExecutor {
             Prepared::Sql(t) => {
                 if let Some(e) = self.table_case_error(sql) {
                     return Err(e);
+                }
+                if sql.to_ascii_lowercase().contains("select") {
+                    let schema: Vec<(String, Vec<String>)> =
+                        self.schema().into_iter().map(|(t, cols)| (t, cols.into_iter().map(|c| c.0).collect())).collect();
+                    if let Some(e) = groupby::only_full_group_by_error(sql, &schema) {
+                        return Err(e);
+                    }
                 }
                 self.run(sql, &t)
             }

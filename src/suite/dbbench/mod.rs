@@ -6,6 +6,7 @@
 //! - [`translate`]: MySQL statements to SQLite (or to meta statements like `SHOW TABLES`);
 //! - [`functions`]: the `mysql_ci` collation and MySQL functions registered in SQLite, with
 //!   [`regex`] for REGEXP;
+//! - [`groupby`]: MySQL's `ONLY_FULL_GROUP_BY` check;
 //! - [`executor`]: the [`SqlExecutor`] trait, the embedded [`SqliteExecutor`], MySQL-form errors,
 //!   the table hash; [`mysql`]: the optional [`MySqlExecutor`](mysql::MySqlExecutor);
 //! - [`render`]: observations as Python's `str()` of mysql-connector rows;
@@ -19,6 +20,7 @@
 pub mod convert;
 pub mod executor;
 pub mod functions;
+pub mod groupby;
 pub mod hooks;
 pub mod metrics;
 pub mod mysql;
