@@ -365,3 +365,14 @@ fn random_statements_never_panic() {
     // The table is still usable (whatever the soup did to it).
     assert!(observation(&ex.execute("SELECT COUNT(*) FROM `Football Matches`")).starts_with("[("));
 }
+
+#[test]
+fn expensive_functions_stay_bounded() {
+    let mut ex = exec();
+    let start = Instant::now();
+    let out = run(&mut ex, "SELECT REPEAT('a', 1000000) REGEXP '(a|b){300}c'");
+    assert!(out.starts_with("3699 (HY000): Timeout exceeded in regular expression match.") || out == "[(0,)]", "{out}");
+    let out = run(&mut ex, "SELECT REPEAT('a', 1000000) LIKE CONCAT(REPEAT('%a', 2000), 'b')");
+    assert!(out.starts_with("3024 (HY000)") || out == "[(0,)]", "{out}");
+    assert!(start.elapsed() < Duration::from_secs(60), "{:?}", start.elapsed());
+}

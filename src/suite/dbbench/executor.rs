@@ -530,7 +530,7 @@ impl SqliteExecutor {
         let mut rows = Vec::new();
         for (name, ty, notnull, pk) in cols {
             if let Some(p) = like {
-                if !mysql_like(p, &name, Some('\\')) {
+                if !mysql_like(p, &name, Some('\\')).unwrap_or(false) {
                     continue;
                 }
             }
@@ -699,7 +699,7 @@ fn map_error(src: &str, t: &Translation, e: &rusqlite::Error) -> SqlError {
     if msg.starts_with("not authorized") || msg.starts_with("too many attached databases") {
         return refused_error();
     }
-    if msg == "interrupted" {
+    if msg == "interrupted" || msg.ends_with("maximum statement execution time exceeded") {
         return SqlError::timeout();
     }
     if let Some(col) = after(&msg, "no such column:") {
@@ -767,6 +767,9 @@ fn map_error(src: &str, t: &Translation, e: &rusqlite::Error) -> SqlError {
     if let Some(c) = after(&msg, "UNIQUE constraint failed:") {
         return SqlError::new(1062, "23000", format!("Duplicate entry for key '{c}'"));
     }
+    if msg.contains("Timeout exceeded in regular expression match") {
+        return SqlError::new(3699, "HY000", "Timeout exceeded in regular expression match.").with_kind(ErrorKind::Timeout);
+    }
     if msg.contains("Illegal argument to a regular expression") {
         return SqlError::new(3685, "HY000", "Illegal argument to a regular expression.");
     }
@@ -827,7 +830,7 @@ impl SqlExecutor for SqliteExecutor {
                     .schema()
                     .into_iter()
                     .map(|(n, _)| n)
-                    .filter(|n| like.as_deref().is_none_or(|p| mysql_like(p, n, Some('\\'))))
+                    .filter(|n| like.as_deref().is_none_or(|p| mysql_like(p, n, Some('\\')).unwrap_or(false)))
                     .collect();
                 let mut rs = text_rows("Tables_in_dbbench", names);
                 if full {

@@ -217,8 +217,15 @@ pub fn md5_hex(s: &str) -> String {
     hex_md5(s.as_bytes())
 }
 
+/// Steps a single LIKE may take (a SQL function call cannot be interrupted by the time limit).
+const LIKE_BUDGET: u64 = 20_000_000;
+
+/// A LIKE that would run past [`LIKE_BUDGET`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LikeTooSlow;
+
 /// MySQL `LIKE` under `mysql_ci`: `%` any run, `_` one character, `escape` quotes the next one.
-pub fn mysql_like(pattern: &str, value: &str, escape: Option<char>) -> bool {
+pub fn mysql_like(pattern: &str, value: &str, escape: Option<char>) -> Result<bool, LikeTooSlow> {
     #[derive(Clone, Copy, PartialEq)]
     enum P {
         Lit(char),
@@ -247,7 +254,12 @@ pub fn mysql_like(pattern: &str, value: &str, escape: Option<char>) -> bool {
     // Greedy wildcard matching with backtracking to the last `%`.
     let (mut p, mut v) = (0usize, 0usize);
     let mut star: Option<(usize, usize)> = None;
+    let mut steps = 0u64;
     while v < val.len() {
+        steps += 1;
+        if steps > LIKE_BUDGET {
+            return Err(LikeTooSlow);
+        }
         match pat.get(p) {
             Some(P::Lit(c)) if *c == val[v] => {
                 p += 1;
@@ -267,14 +279,21 @@ pub fn mysql_like(pattern: &str, value: &str, escape: Option<char>) -> bool {
                     v = sv + 1;
                     star = Some((sp, sv + 1));
                 }
-                None => return false,
+                None => return Ok(false),
             },
         }
     }
     while pat.get(p) == Some(&P::Many) {
         p += 1;
     }
-    p == pat.len()
+    Ok(p == pat.len())
+}
+
+/// [`mysql_like`] as an SQL function result.
+fn like_value(pattern: &str, value: &str, escape: Option<char>) -> rusqlite::Result<Value> {
+    mysql_like(pattern, value, escape)
+        .map(|b| Value::Integer(b as i64))
+        .map_err(|_| user_err("Query execution was interrupted, maximum statement execution time exceeded"))
 }
 
 /// 1-based character position of `sub` in `s` under `mysql_ci`, searching from `from` (1-based);
@@ -611,7 +630,7 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     }
     scalar(db, "like", 2, true, |c| {
         let (Some(p), Some(v)) = (value_str(arg(c, 0)), value_str(arg(c, 1))) else { return Ok(Value::Null) };
-        Ok(Value::Integer(mysql_like(&p, &v, Some('\\')) as i64))
+        like_value(&p, &v, Some('\\'))
     })?;
     scalar(db, "like", 3, true, |c| {
         let (Some(p), Some(v)) = (value_str(arg(c, 0)), value_str(arg(c, 1))) else { return Ok(Value::Null) };
@@ -621,7 +640,7 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
         if chars.next().is_some() {
             return Err(user_err("Incorrect arguments to ESCAPE"));
         }
-        Ok(Value::Integer(mysql_like(&p, &v, e) as i64))
+        like_value(&p, &v, e)
     })?;
     scalar(db, "length", 1, true, |c| {
         Ok(match arg(c, 0) {
@@ -846,7 +865,8 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
             let (p, v) = if pat_first { (0, 1) } else { (1, 0) };
             let (Some(pat), Some(val)) = (value_str(arg(c, p)), value_str(arg(c, v))) else { return Ok(Value::Null) };
             let re = super::regex::Regex::new(&pat).map_err(|_| user_err("Illegal argument to a regular expression."))?;
-            Ok(Value::Integer(re.is_match(&val) as i64))
+            let hit = re.is_match(&val).map_err(|e| user_err(e.0))?;
+            Ok(Value::Integer(hit as i64))
         })?;
     }
 
@@ -925,12 +945,13 @@ mod tests {
 
     #[test]
     fn like_and_locate() {
-        assert!(mysql_like("%jimmy%", "Jimmy Page", Some('\\')));
-        assert!(mysql_like("caf_", "Café", Some('\\')));
-        assert!(mysql_like("50\\%", "50%", Some('\\')));
-        assert!(!mysql_like("50\\%", "500", Some('\\')));
-        assert!(mysql_like("a%b%c", "aXXbYYc", None));
-        assert!(!mysql_like("a%b%c", "aXXbYY", None));
+        let like = |p: &str, v: &str, e: Option<char>| mysql_like(p, v, e).unwrap();
+        assert!(like("%jimmy%", "Jimmy Page", Some('\\')));
+        assert!(like("caf_", "Café", Some('\\')));
+        assert!(like("50\\%", "50%", Some('\\')));
+        assert!(!like("50\\%", "500", Some('\\')));
+        assert!(like("a%b%c", "aXXbYYc", None));
+        assert!(!like("a%b%c", "aXXbYY", None));
         assert_eq!(locate_ci("B", "abc", 1), 2);
         assert_eq!(locate_ci("z", "abc", 1), 0);
     }

@@ -377,66 +377,81 @@ impl Regex {
         Ok(Regex { prog })
     }
 
-    fn add(&self, list: &mut Vec<usize>, seen: &mut [bool], pc: usize, text: &[char], pos: usize) {
-        if seen[pc] {
-            return;
-        }
-        seen[pc] = true;
-        match &self.prog[pc] {
-            Inst::Jmp(t) => self.add(list, seen, *t, text, pos),
-            Inst::Split(a, b) => {
-                self.add(list, seen, *a, text, pos);
-                self.add(list, seen, *b, text, pos);
+    /// Follow empty transitions from `pc` at `pos`, collecting the threads that consume a
+    /// character (or match). `marks[pc] == generation` means already visited at this position.
+    fn add(&self, list: &mut Vec<usize>, marks: &mut [u32], generation: u32, pc: usize, text: &[char], pos: usize) {
+        let mut stack = vec![pc];
+        while let Some(pc) = stack.pop() {
+            if marks[pc] == generation {
+                continue;
             }
-            Inst::Bol => {
-                if pos == 0 {
-                    self.add(list, seen, pc + 1, text, pos);
+            marks[pc] = generation;
+            match &self.prog[pc] {
+                Inst::Jmp(t) => stack.push(*t),
+                Inst::Split(a, b) => {
+                    stack.push(*b);
+                    stack.push(*a);
                 }
-            }
-            Inst::Eol => {
-                if pos == text.len() {
-                    self.add(list, seen, pc + 1, text, pos);
+                Inst::Bol => {
+                    if pos == 0 {
+                        stack.push(pc + 1);
+                    }
                 }
-            }
-            Inst::WordBoundary(want) => {
-                let before = if pos > 0 { Some(text[pos - 1]) } else { None };
-                let at = is_word(before) != is_word(text.get(pos).copied());
-                if at == *want {
-                    self.add(list, seen, pc + 1, text, pos);
+                Inst::Eol => {
+                    if pos == text.len() {
+                        stack.push(pc + 1);
+                    }
                 }
+                Inst::WordBoundary(want) => {
+                    let before = if pos > 0 { Some(text[pos - 1]) } else { None };
+                    let at = is_word(before) != is_word(text.get(pos).copied());
+                    if at == *want {
+                        stack.push(pc + 1);
+                    }
+                }
+                Inst::Pred(_) | Inst::Match => list.push(pc),
             }
-            Inst::Pred(_) | Inst::Match => list.push(pc),
         }
     }
 
-    /// Does the pattern match anywhere in `text`?
-    pub fn is_match(&self, text: &str) -> bool {
+    /// Does the pattern match anywhere in `text`? An error if the match would take too long
+    /// (MySQL's `regexp_time_limit`).
+    pub fn is_match(&self, text: &str) -> Result<bool, RegexError> {
+        const BUDGET: u64 = 20_000_000;
         let chars: Vec<char> = text.chars().collect();
-        let n = self.prog.len();
+        let mut marks = vec![u32::MAX; self.prog.len()];
+        let mut generation = 0u32;
         let mut clist: Vec<usize> = Vec::new();
-        let mut seen = vec![false; n];
+        let mut steps = 0u64;
         for pos in 0..=chars.len() {
             // Start a new attempt at every position (unanchored search).
-            self.add(&mut clist, &mut seen, 0, &chars, pos);
+            self.add(&mut clist, &mut marks, generation, 0, &chars, pos);
             if clist.iter().any(|&pc| matches!(self.prog[pc], Inst::Match)) {
-                return true;
+                return Ok(true);
             }
             if pos == chars.len() {
                 break;
             }
-            let mut nlist = Vec::new();
-            let mut nseen = vec![false; n];
+            steps += clist.len() as u64 + 1;
+            if steps > BUDGET {
+                return err("Timeout exceeded in regular expression match.");
+            }
+            generation = generation.wrapping_add(1);
+            if generation == u32::MAX {
+                marks.iter_mut().for_each(|m| *m = u32::MAX - 1);
+                generation = 0;
+            }
+            let mut nlist = Vec::with_capacity(clist.len());
             for &pc in &clist {
                 if let Inst::Pred(p) = &self.prog[pc] {
                     if pred_matches(p, chars[pos]) {
-                        self.add(&mut nlist, &mut nseen, pc + 1, &chars, pos + 1);
+                        self.add(&mut nlist, &mut marks, generation, pc + 1, &chars, pos + 1);
                     }
                 }
             }
             clist = nlist;
-            seen = nseen;
         }
-        false
+        Ok(false)
     }
 }
 
@@ -445,7 +460,7 @@ mod tests {
     use super::*;
 
     fn m(p: &str, t: &str) -> bool {
-        Regex::new(p).unwrap().is_match(t)
+        Regex::new(p).unwrap().is_match(t).unwrap()
     }
 
     #[test]
