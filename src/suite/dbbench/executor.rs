@@ -10,6 +10,18 @@
 //! case-sensitive (as on Linux), and `ONLY_FULL_GROUP_BY` rejects bare columns next to aggregates
 //! (see [`groupby`](super::groupby)).
 //!
+//! Known differences from MySQL 8 (embedded executor):
+//! - there is no DECIMAL type: decimal literals, `CAST(x AS DECIMAL)`, `SUM` of integers and `/`
+//!   give floats or integers, so an observation shows `1.5` or `5` where mysql-connector would
+//!   show `Decimal('1.5')` or `Decimal('5')` (the scorer treats both the same);
+//! - there are no DATE/TIME types; of the date functions only `YEAR`, `MONTH`, `DAY` (and the
+//!   clock functions) exist, others are MySQL's 1305 "FUNCTION ... does not exist";
+//! - `mysql_ci` orders by folded code points, not UCA weights (letters and digits agree);
+//! - the position in a 1064 "near '...'" message comes from SQLite's parser and can differ from
+//!   MySQL's when the two parsers stop at different tokens;
+//! - `information_schema` has `TABLES` and `COLUMNS` only; `EXPLAIN` shows SQLite's plan;
+//! - tables whose names start with `sqlite_` cannot be created.
+//!
 //! Safety of the embedded executor: `ATTACH`/`DETACH`/`PRAGMA`/`VACUUM` are refused by the
 //! translation and by an authorizer (which also refuses `load_extension`, virtual tables and
 //! writes to `information_schema`); extension loading stays disabled; temporary storage is in
