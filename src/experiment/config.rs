@@ -171,7 +171,7 @@ fn default_temperature() -> f32 {
     1.0
 }
 fn default_lr() -> f32 {
-    0.3
+    1.0
 }
 fn default_demos() -> usize {
     40

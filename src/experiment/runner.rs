@@ -140,6 +140,7 @@ struct Shared<'a> {
     done_units: AtomicUsize,
     started: Instant,
     error: Mutex<Option<String>>,
+    demo_lock: Mutex<()>,
 }
 
 struct SuiteSetup {
@@ -270,6 +271,7 @@ pub fn run_experiment(
         done_units: AtomicUsize::new(0),
         started,
         error: Mutex::new(None),
+        demo_lock: Mutex::new(()),
     };
     sink.emit(Event::RunStarted { run_id, total: total_units, label: format!("experiment {}", cfg.name) });
     if resumed {
@@ -316,6 +318,9 @@ pub fn run_experiment(
     }
     Ok(outcome)
 }
+
+/// Full-batch passes over the demonstrations in the warm start.
+const WARM_START_EPOCHS: usize = 20;
 
 fn job_key(suite: &str, arm: &str, seed_index: usize) -> String {
     format!("job/{suite}/{arm}/{seed_index}")
@@ -446,42 +451,49 @@ impl Job<'_> {
         });
     }
 
-    /// Demonstrations: successful episodes found by sampling the untrained policy under the base
-    /// harness on training tasks, at most `warm_start_demos` of them (the same for every arm).
+    /// Demonstrations: solving action sequences found by searching the policy's grammar on
+    /// training tasks under the base harness's frame, at most `warm_start_demos` of them. They
+    /// depend only on the seed, so they are searched once per seed and shared by every arm.
     fn warm_start(&self, st: &mut JobState) -> Result<(), String> {
         let cfg = self.sh.cfg;
         let want = cfg.policy.warm_start_demos;
         if want == 0 {
             return Ok(());
         }
-        let mut order = self.su.train.clone();
-        shuffle(&mut order, mix(&[self.seed, 0xde305]));
-        let mut examples = Vec::new();
-        let mut found = 0;
-        let mut saved = Vec::new();
-        for &t in order.iter().take(240) {
-            if found >= want {
-                break;
-            }
-            let task = &self.su.tasks[t];
-            for sample in 0..3u32 {
-                let ep = self.rollout(task, &self.su.base, sample, mix(&[self.seed, 0xde305, hash_str(&task.id), sample as u64]), 1.5);
-                st.rollouts.demo += 1;
-                if ep.success() {
-                    found += 1;
-                    for step in &ep.steps {
-                        examples.push(TrainExample { context: step.context.clone(), target: step.output.clone(), weight: 1.0 });
-                    }
-                    saved.push((ep, self.ctx(0, "demo", "train")));
-                    break;
-                }
-            }
-        }
-        self.save(&saved)?;
-        for _ in 0..3 {
+        let demos = self.demonstrations(want)?;
+        let examples: Vec<TrainExample> = demos
+            .iter()
+            .flat_map(|d| d.iter().map(|(c, t)| TrainExample { context: c.clone(), target: t.clone(), weight: 1.0 }))
+            .collect();
+        st.rollouts.demo += demos.len() as u64;
+        for _ in 0..WARM_START_EPOCHS {
             self.policy.train(&examples, cfg.policy.learning_rate);
         }
         Ok(())
+    }
+
+    fn demonstrations(&self, want: usize) -> Result<Vec<crate::policy::builtin::coverage::Solution>, String> {
+        let key = format!("demos/{}/{}", self.suite_name, self.seed);
+        // one search per seed, whichever arm gets there first
+        let _guard = self.sh.demo_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(v) = self.sh.store.state(self.sh.run_id, &key).map_err(|e| e.to_string())? {
+            return serde_json::from_value(v).map_err(|e| format!("{key}: {e}"));
+        }
+        let mut order = self.su.train.clone();
+        shuffle(&mut order, mix(&[self.seed, 0xde305]));
+        let mut demos = Vec::new();
+        for &t in order.iter().take(want * 3) {
+            if demos.len() >= want {
+                break;
+            }
+            let task = &self.su.tasks[t];
+            if let (Some(sol), _) = crate::policy::builtin::coverage::solve(self.su.suite.as_ref(), &self.su.base, task, 1500) {
+                demos.push(sol);
+            }
+        }
+        let v = serde_json::to_value(&demos).map_err(|e| e.to_string())?;
+        self.sh.store.set_state(self.sh.run_id, &key, &v).map_err(|e| e.to_string())?;
+        Ok(demos)
     }
 
     /// One training iteration; `Ok(false)` if it was cancelled part-way.
@@ -547,8 +559,7 @@ impl Job<'_> {
         }
         self.save(&to_save)?;
         if !examples.is_empty() {
-            let scale = 1.0 / (batch.len().max(1) as f32).sqrt();
-            self.policy.train(&examples, cfg.policy.learning_rate * scale);
+            self.policy.train(&examples, cfg.policy.learning_rate);
         }
         st.train_success.push(if tries > 0 { successes as f64 / tries as f64 } else { 0.0 });
         Ok(true)

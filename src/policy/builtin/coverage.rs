@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::dbbench::{build, Chooser, DbView, Decision};
 use crate::harness::HarnessSpec;
-use crate::policy::{Context, Message, Origin, Role, ToolCall};
+use crate::policy::{AssistantTurn, Context, Message, Origin, Role, ToolCall};
 use crate::suite::Suite;
 use crate::task::Task;
 
@@ -106,28 +106,52 @@ fn push_call(ctx: &mut Context, call: ToolCall, observation: String) {
     ctx.messages.push(t);
 }
 
+/// A solving sequence: each step's context and the reply (with its decision trace) that the
+/// grammar produced there.
+pub type Solution = Vec<(Context, AssistantTurn)>;
+
+fn turn(b: &super::dbbench::Built, id: &str) -> AssistantTurn {
+    let trace = b.trace();
+    AssistantTurn {
+        content: trace.clone(),
+        tool_calls: vec![ToolCall { id: id.into(), name: b.tool.clone(), arguments: b.arguments.clone() }],
+        raw: trace,
+        ..Default::default()
+    }
+}
+
 /// Does some grammar sequence solve `task`? Returns (solved, truncated).
 pub fn task_covered(suite: &dyn Suite, base: &HarnessSpec, task: &Task, max_paths: usize) -> (bool, bool) {
-    let Ok(mut probe) = suite.make_env(task) else { return (false, false) };
+    let (s, t) = solve(suite, base, task, max_paths);
+    (s.is_some(), t)
+}
+
+/// Search the grammar for a sequence that solves `task` under the base harness's frame:
+/// one query (or mutation) then a commit, optionally after inspecting the table first.
+/// Returns the first solution found and whether the search hit `max_paths`.
+pub fn solve(suite: &dyn Suite, base: &HarnessSpec, task: &Task, max_paths: usize) -> (Option<Solution>, bool) {
+    let Ok(mut probe) = suite.make_env(task) else { return (None, false) };
     let task_prompt = probe.task_prompt();
-    let mut contexts = vec![base_context(base, &task_prompt)];
-    // after an inspection
+    let frame = base_context(base, &task_prompt);
+    // (context, steps that led to it)
+    let mut starts: Vec<(Context, Solution)> = vec![(frame.clone(), Vec::new())];
     {
         let mut dfs = Dfs { kind: Some("inspect"), ..Default::default() };
-        let view = DbView::parse(&contexts[0]);
+        let view = DbView::parse(&frame);
         if let Some(b) = build(&view, &mut dfs) {
-            let call = ToolCall { id: "inspect".into(), name: b.tool, arguments: b.arguments };
+            let t = turn(&b, "call_0");
+            let call = t.tool_calls[0].clone();
             if let Ok(out) = probe.step(&call) {
-                let mut c = contexts[0].clone();
+                let mut c = frame.clone();
                 push_call(&mut c, call, out.observation);
-                contexts.push(c);
+                starts.push((c, vec![(frame.clone(), t)]));
             }
         }
     }
-    let mutation = DbView::parse(&contexts[0]).mutation.is_some();
+    let mutation = DbView::parse(&frame).mutation.is_some();
     let kinds: &[&'static str] = if mutation { &["insert", "update", "delete"] } else { &["query"] };
     let mut truncated = false;
-    for ctx in &contexts {
+    for (ctx, prefix) in &starts {
         let view = DbView::parse(ctx);
         for &kind in kinds {
             let mut dfs = Dfs { kind: Some(kind), ..Default::default() };
@@ -141,8 +165,24 @@ pub fn task_covered(suite: &dyn Suite, base: &HarnessSpec, task: &Task, max_path
                 n += 1;
                 if let Some(b) = build(&view, &mut dfs) {
                     let sql = b.arguments.to_string();
-                    if seen.insert(sql) && solves(suite, task, ctx, ToolCall { id: "q".into(), name: b.tool, arguments: b.arguments }) {
-                        return (true, truncated);
+                    if seen.insert(sql) {
+                        let t = turn(&b, &format!("call_{}", prefix.len()));
+                        // a query leaves the table as it was, so one environment serves them all;
+                        // a mutation gets a fresh one
+                        let found = if mutation {
+                            match suite.make_env(task) {
+                                Ok(mut env) => solves(env.as_mut(), ctx, t.tool_calls[0].clone()),
+                                Err(_) => None,
+                            }
+                        } else {
+                            solves(probe.as_mut(), ctx, t.tool_calls[0].clone())
+                        };
+                        if let Some((after, commit)) = found {
+                            let mut sol = prefix.clone();
+                            sol.push((ctx.clone(), t));
+                            sol.push((after, commit));
+                            return (Some(sol), truncated);
+                        }
                     }
                 }
                 if !dfs.advance() {
@@ -151,32 +191,32 @@ pub fn task_covered(suite: &dyn Suite, base: &HarnessSpec, task: &Task, max_path
             }
         }
     }
-    (false, truncated)
+    (None, truncated)
 }
 
-/// Run `call` on a fresh environment, then try every answer the grammar could commit.
-fn solves(suite: &dyn Suite, task: &Task, ctx: &Context, call: ToolCall) -> bool {
-    let Ok(mut env) = suite.make_env(task) else { return false };
-    // an inspection does not change the table, so a fresh environment matches the context
-    let Ok(out) = env.step(&call) else { return false };
+/// Run `call`, then try every answer the grammar could commit; the
+/// context after the call and the winning commit.
+fn solves(env: &mut dyn crate::suite::Environment, ctx: &Context, call: ToolCall) -> Option<(Context, AssistantTurn)> {
+    let out = env.step(&call).ok()?;
     if out.signals.error_kind.is_some() {
-        return false;
+        return None;
     }
     let mut after = ctx.clone();
+    let n = after.messages.iter().filter(|m| m.role == Role::Assistant).count();
     push_call(&mut after, call, out.observation);
     let view = DbView::parse(&after);
     let mut dfs = Dfs { kind: Some("commit"), ..Default::default() };
     loop {
         if let Some(b) = build(&view, &mut dfs) {
-            let commit = ToolCall { id: "c".into(), name: b.tool, arguments: b.arguments };
-            if let Ok(s) = env.score(Some(&commit)) {
+            let commit = turn(&b, &format!("call_{}", n + 1));
+            if let Ok(s) = env.score(Some(&commit.tool_calls[0])) {
                 if s.success {
-                    return true;
+                    return Some((after, commit));
                 }
             }
         }
         if !dfs.advance() {
-            return false;
+            return None;
         }
     }
 }

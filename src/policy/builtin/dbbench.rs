@@ -68,6 +68,8 @@ pub struct DbView {
     pub last_rows: Option<Vec<Vec<String>>>,
     pub last_error: Option<String>,
     pub mutation: Option<&'static str>,
+    /// Values seen per column (from a schema card's sample rows or an inspection's output).
+    pub samples: Vec<Vec<String>>,
 }
 
 fn words(s: &str) -> Vec<String> {
@@ -91,6 +93,13 @@ impl DbView {
                 }
                 Role::User => {
                     v.scan_evidence(&m.content);
+                    if let Some(i) = m.content.find("Sample rows") {
+                        if let Some(j) = m.content[i..].find('[') {
+                            if let Some(rows) = parse_rows(&m.content[i + j..]) {
+                                v.add_samples(&rows);
+                            }
+                        }
+                    }
                     v.feedback.push(m.content.to_lowercase());
                 }
                 Role::Assistant => {
@@ -115,6 +124,9 @@ impl DbView {
                     }
                     match parse_rows(&m.content) {
                         Some(rows) => {
+                            if v.history.last().map(|h| h.kind == "inspect").unwrap_or(false) {
+                                v.add_samples(&rows);
+                            }
                             v.last_rows = Some(rows);
                             v.last_error = None;
                         }
@@ -192,6 +204,39 @@ impl DbView {
         }
     }
 
+    fn add_samples(&mut self, rows: &[Vec<String>]) {
+        if self.samples.len() < self.columns.len() {
+            self.samples.resize(self.columns.len(), Vec::new());
+        }
+        for r in rows {
+            if r.len() != self.columns.len() {
+                continue;
+            }
+            for (i, val) in r.iter().enumerate() {
+                if !self.samples[i].contains(val) {
+                    self.samples[i].push(val.clone());
+                }
+            }
+        }
+    }
+
+    /// How a value compares with what the context shows of a column: `seen` (it is one of the
+    /// shown values), `shape` (it looks like them), `other`, or `unknown` (nothing shown).
+    pub fn value_fit(&self, col: &str, value: &str) -> &'static str {
+        let Some(i) = self.columns.iter().position(|c| c == col) else { return "unknown" };
+        let Some(vals) = self.samples.get(i).filter(|v| !v.is_empty()) else { return "unknown" };
+        let norm = |x: &str| x.trim().to_lowercase();
+        if vals.iter().any(|v| norm(v) == norm(value)) {
+            return "seen";
+        }
+        let sv = shape(value);
+        if vals.iter().filter(|v| shape(v) == sv).count() * 2 >= vals.len() {
+            "shape"
+        } else {
+            "other"
+        }
+    }
+
     pub fn inspected(&self) -> bool {
         self.history.iter().any(|h| h.kind == "inspect")
     }
@@ -201,6 +246,18 @@ impl DbView {
     pub fn feedback_mentions(&self, w: &str) -> bool {
         self.feedback.iter().any(|f| f.contains(w))
     }
+}
+
+/// A coarse shape of a value: digits, letters, spaces, capitals, symbols.
+fn shape(v: &str) -> (bool, bool, bool, bool, bool) {
+    let v = v.trim();
+    (
+        v.chars().any(|c| c.is_ascii_digit()),
+        v.chars().any(|c| c.is_alphabetic()),
+        v.contains(' '),
+        v.chars().next().map(|c| c.is_uppercase()).unwrap_or(false),
+        v.chars().any(|c| matches!(c, '$' | '%' | ',' | '-' | '.')),
+    )
 }
 
 fn starts_any(s: &str, ps: &[&str]) -> bool {
@@ -459,11 +516,31 @@ pub fn lexical(view: &DbView, slot_name: &str, label: &str, out: &mut Vec<Featur
     }
 }
 
+/// Words that name an operation. The feature "the question uses a word of this operation"
+/// has one weight shared by every operation, so learning it on SUM also helps AVG.
+pub fn op_lexicon(op: &str) -> &'static [&'static str] {
+    match op {
+        "count" => &["how many", "number of", "count"],
+        "count_distinct" => &["different", "distinct"],
+        "sum" => &["total", "sum", "add up", "combined", "altogether"],
+        "avg" => &["average", "mean"],
+        "min" => &["minimum", "smallest", "lowest", "least", "earliest", "fewest"],
+        "max" => &["maximum", "largest", "highest", "greatest", "latest", "most"],
+        "argmax" => &["largest", "highest", "greatest", "most", "top", "latest", "higher", "larger"],
+        "argmin" => &["smallest", "lowest", "least", "fewest", "earliest", "lower", "smaller"],
+        "select" => &["what is", "tell me", "which", "name the", "give"],
+        _ => &[],
+    }
+}
+
 /// Innate preferences: what any instruction-following model does with what it is shown. They
 /// are fixed priors, not learned: an explicit instruction in the context to quote names, to
 /// convert text numbers, or a visible format problem, makes the matching choice likelier.
 pub mod innate {
     pub const FOLLOW_HINT: f32 = 2.5;
+    /// What the request itself asks for (a question is answered by a query; "delete ..." by a
+    /// DELETE).
+    pub const READ_REQUEST: f32 = 1.5;
     pub const VISIBLE_FORMAT: f32 = 2.0;
 }
 
@@ -520,6 +597,8 @@ fn op_class(op: &str) -> &'static str {
 struct Builder<'a> {
     view: &'a DbView,
     decisions: Vec<(Decision, usize)>,
+    /// The column the query returns, once chosen.
+    target: Option<String>,
 }
 
 impl<'a> Builder<'a> {
@@ -567,6 +646,18 @@ impl<'a> Builder<'a> {
             self.context_feats("kind", k, &mut fs);
             lexical(v, "kind", k, &mut fs);
             let mut prior = 0.0;
+            // reading the question: "Delete the row ..." asks for a DELETE, a question for a query
+            let asked = match v.mutation {
+                Some(m) => m,
+                None => "query",
+            };
+            if k == asked {
+                prior += innate::READ_REQUEST;
+            }
+            // nothing to answer from yet
+            if k == "commit" && !v.queried() {
+                prior -= innate::READ_REQUEST;
+            }
             if k == "commit" && v.feedback_mentions("commit it now") && v.last_rows.is_some() {
                 prior += innate::FOLLOW_HINT;
             }
@@ -682,9 +773,22 @@ impl<'a> Builder<'a> {
                 if v.columns.first() == Some(c) {
                     fs.push(f(&[slot_name, "first_col"]));
                 }
+                let fit = v.value_fit(c, &s.text);
+                fs.push(f(&[slot_name, "fit", fit]));
+                if self.target.as_deref() == Some(c.as_str()) {
+                    fs.push(f(&[slot_name, "is_target"]));
+                }
+                // a value visibly belonging to a column is where an instruction model looks
+                let prior = match fit {
+                    _ if !slot_name.starts_with("where") => 0.0,
+                    "seen" => innate::VISIBLE_FORMAT,
+                    "shape" => innate::VISIBLE_FORMAT * 0.5,
+                    "other" => -innate::VISIBLE_FORMAT * 0.5,
+                    _ => 0.0,
+                };
                 d.labels.push(format!("{}|{}", c, s.text));
                 d.options.push(fs);
-                d.prior.push(0.0);
+                d.prior.push(prior);
                 pairs.push(Some((c.clone(), s.text.clone())));
             }
         }
@@ -861,7 +965,7 @@ impl<'a> Builder<'a> {
 
 /// Build one DBBench action from the view.
 pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
-    let mut b = Builder { view, decisions: Vec::new() };
+    let mut b = Builder { view, decisions: Vec::new(), target: None };
     let kind = b.kind(ch)?;
     let t = &view.table;
     let sql_call = |sql: String, b: Builder| Built { tool: "execute_sql".into(), arguments: serde_json::json!({"query": sql}), decisions: b.decisions };
@@ -877,9 +981,19 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
         "query" => {
             let ops = ["select", "count", "count_distinct", "sum", "avg", "min", "max", "argmax", "argmin"];
             let mut d = Decision { slot: "op", labels: vec![], options: vec![], prior: vec![] };
+            let q_lower = view.question.to_lowercase();
+            let asks_which = view.q_tokens.first().map(|w| w == "which" || w == "what" || w == "name" || w == "give").unwrap_or(false);
             for o in ops {
                 let mut fs = vec![f(&["op", o, "bias"])];
                 lexical(view, "op", o, &mut fs);
+                let hits = op_lexicon(o).iter().filter(|w| q_lower.contains(*w)).count();
+                if hits > 0 {
+                    fs.push(f(&["op", "lexmatch"]));
+                    fs.push(f(&["op", op_class(o), "lexmatch"]));
+                    if asks_which {
+                        fs.push(f(&["op", op_class(o), "lexmatch", "which"]));
+                    }
+                }
                 if let Some(e) = &view.last_error {
                     fs.push(f(&["op", o, "err", e]));
                 }
@@ -889,6 +1003,7 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
             }
             let op = ops[b.decide(d, ch)?];
             let target = if op == "count" { None } else { Some(b.column("target", op, &[], ch)?) };
+            b.target = target.clone();
             // an optional numeric comparison on another column
             let cmps = ["none", "gt", "lt", "ge", "le"];
             let has_number = view.spans.iter().any(|s| s.kind == SpanKind::Number);

@@ -107,9 +107,11 @@ impl BuiltinPolicy {
         *self.model.write().unwrap_or_else(|p| p.into_inner()) = LinearModel::from_sparse(s);
     }
 
-    /// Apply one batch of weighted examples with learning rate `lr`.
+    /// Apply one step of the mean weighted gradient of a batch, with learning rate `lr`.
     pub fn train(&self, examples: &[TrainExample], lr: f32) -> TrainStats {
         let mut stats = TrainStats::default();
+        let n = examples.iter().filter(|e| e.weight != 0.0).count().max(1) as f32;
+        let lr = lr / n;
         // gradients are computed against the weights at the start of the batch
         let frozen = self.model.read().unwrap_or_else(|p| p.into_inner()).clone();
         let mut updated = frozen.clone();
