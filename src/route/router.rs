@@ -50,8 +50,11 @@ pub struct UcbVoter {
     pub c: f64,
 }
 
-fn order(mut scored: Vec<(f64, String)>) -> Vec<String> {
-    scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal).then(a.1.cmp(&b.1)));
+/// Best first; equal scores are ordered by a hash of (task, sibling), so ties do not always
+/// favour the same names.
+fn order_for(task: &str, mut scored: Vec<(f64, String)>) -> Vec<String> {
+    let tie = |s: &str| crate::eval::hash_str(&format!("{task}/{s}"));
+    scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal).then(tie(&a.1).cmp(&tie(&b.1))));
     scored.into_iter().map(|(_, s)| s).collect()
 }
 
@@ -60,7 +63,7 @@ impl Voter for PosteriorVoter {
         "posterior".into()
     }
     fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], _rng: &mut SplitMix) -> Vec<String> {
-        order(profiles.iter().map(|p| (shrunk(p, q).0, p.sibling.clone())).collect())
+        order_for(&q.task_id, profiles.iter().map(|p| (shrunk(p, q).0, p.sibling.clone())).collect())
     }
 }
 
@@ -106,7 +109,8 @@ impl Voter for ThompsonVoter {
         "thompson".into()
     }
     fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], rng: &mut SplitMix) -> Vec<String> {
-        order(
+        order_for(
+            &q.task_id,
             profiles
                 .iter()
                 .map(|p| {
@@ -124,7 +128,8 @@ impl Voter for UcbVoter {
     }
     fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], _rng: &mut SplitMix) -> Vec<String> {
         let total: f64 = profiles.iter().map(|p| p.by_family.get(&q.family).map(|c| c.base_failures()).unwrap_or(0) as f64).sum();
-        order(
+        order_for(
+            &q.task_id,
             profiles
                 .iter()
                 .map(|p| {

@@ -509,12 +509,22 @@ pub fn fv(parts: &[&str], value: f32) -> Feature {
 
 /// Question-word features crossed with an option label (the lexical cue of a choice).
 pub fn lexical(view: &DbView, slot_name: &str, label: &str, out: &mut Vec<Feature>) {
+    // Only the question's function words: content words (names, values, column words) would let
+    // the model memorise tasks instead of learning what transfers.
     for w in &view.q_tokens {
-        if w.len() >= 3 && !w.chars().all(|c| c.is_ascii_digit()) {
+        if CUE_WORDS.contains(&w.as_str()) {
             out.push(f(&[slot_name, label, "q", w]));
         }
     }
 }
+
+const CUE_WORDS: &[&str] = &[
+    "what", "which", "who", "how", "many", "much", "count", "number", "total", "sum", "add", "average", "mean", "minimum",
+    "maximum", "smallest", "largest", "lowest", "highest", "least", "most", "greatest", "earliest", "latest", "fewest", "top",
+    "above", "below", "over", "under", "more", "less", "greater", "fewer", "after", "before", "than", "between", "lower",
+    "higher", "larger", "smaller", "list", "all", "tied", "distinct", "different", "name", "give", "tell", "delete", "remove",
+    "update", "change", "set", "insert", "add", "new", "row", "record", "rows", "whose", "with", "where", "or", "and", "among",
+];
 
 /// Words that name an operation. The feature "the question uses a word of this operation"
 /// has one weight shared by every operation, so learning it on SUM also helps AVG.
@@ -653,6 +663,10 @@ impl<'a> Builder<'a> {
             };
             if k == asked {
                 prior += innate::READ_REQUEST;
+                // one weight for "do what the request asks", whatever it asks: it transfers to
+                // requests of a kind never trained on
+                fs.push(f(&["kind", "asked"]));
+                fs.push(f(&["kind", "asked", if v.queried() { "after" } else { "first" }]));
             }
             // nothing to answer from yet
             if k == "commit" && !v.queried() {
@@ -984,7 +998,7 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
             let q_lower = view.question.to_lowercase();
             let asks_which = view.q_tokens.first().map(|w| w == "which" || w == "what" || w == "name" || w == "give").unwrap_or(false);
             for o in ops {
-                let mut fs = vec![f(&["op", o, "bias"])];
+                let mut fs = vec![];
                 lexical(view, "op", o, &mut fs);
                 let hits = op_lexicon(o).iter().filter(|w| q_lower.contains(*w)).count();
                 if hits > 0 {
