@@ -140,7 +140,8 @@ struct Shared<'a> {
     done_units: AtomicUsize,
     started: Instant,
     error: Mutex<Option<String>>,
-    demo_lock: Mutex<()>,
+    /// One per seed: the first job of a seed searches its demonstrations, the others wait.
+    demo_locks: Vec<Mutex<()>>,
 }
 
 struct SuiteSetup {
@@ -271,7 +272,7 @@ pub fn run_experiment(
         done_units: AtomicUsize::new(0),
         started,
         error: Mutex::new(None),
-        demo_lock: Mutex::new(()),
+        demo_locks: cfg.seeds.iter().map(|_| Mutex::new(())).collect(),
     };
     sink.emit(Event::RunStarted { run_id, total: total_units, label: format!("experiment {}", cfg.name) });
     if resumed {
@@ -475,7 +476,7 @@ impl Job<'_> {
     fn demonstrations(&self, want: usize) -> Result<Vec<crate::policy::builtin::coverage::Solution>, String> {
         let key = format!("demos/{}/{}", self.suite_name, self.seed);
         // one search per seed, whichever arm gets there first
-        let _guard = self.sh.demo_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _guard = self.sh.demo_locks[self.seed_index].lock().unwrap_or_else(|p| p.into_inner());
         if let Some(v) = self.sh.store.state(self.sh.run_id, &key).map_err(|e| e.to_string())? {
             return serde_json::from_value(v).map_err(|e| format!("{key}: {e}"));
         }
