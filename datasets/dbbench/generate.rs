@@ -2601,7 +2601,8 @@ fn pct(a: usize, b: usize) -> String {
 fn main() {
     let g = generate();
     let out = render(&g.records);
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/dbbench/bundled.jsonl");
+    // an optional path writes elsewhere (the reproducibility test compares the two)
+    let path = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/dbbench/bundled.jsonl"));
     std::fs::write(&path, &out).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
     println!("wrote {} records to {}", g.records.len(), path.display());
     println!("md5 of the file: {}", md5_hex(&out));
