@@ -27,6 +27,13 @@ pub fn slot(parts: &[&str]) -> u32 {
             h = h.wrapping_mul(0x100000001b3);
         }
     }
+    // finalise (splitmix64) so that names differing only in their last bytes spread over the
+    // whole table instead of sharing their top bits
+    h ^= h >> 30;
+    h = h.wrapping_mul(0xbf58476d1ce4e5b9);
+    h ^= h >> 27;
+    h = h.wrapping_mul(0x94d049bb133111eb);
+    h ^= h >> 31;
     (h >> (64 - DIM_BITS)) as u32
 }
 
