@@ -278,7 +278,8 @@ impl<'a> Run<'a> {
             let mut m = Message::new(Role::Tool, message.clone(), Origin::Hook { hook: hook.id.clone(), kind: hook.kind });
             m.tool_call_id = Some(call.id.clone());
             self.messages.push(m);
-            let signals = Signals { error_kind: Some("blocked".into()), ..Default::default() };
+            // a blocked call never reached the environment: it is not an environment error
+            let signals = Signals::default();
             self.state.calls.push((action.clone(), signals.clone(), message.clone()));
             return Ok(CallRecord { proposed: call.clone(), executed: None, observation: message, signals, duration_ms: ms(t0) });
         }

@@ -1,0 +1,936 @@
+//! MySQL to SQLite: turns one MySQL statement into SQL the embedded executor can run with the
+//! MySQL behaviours DBBench relies on, or into a meta statement (`SHOW TABLES`, `DESCRIBE t`) the
+//! executor answers itself.
+//!
+//! Everything works on the shared token list from [`sqltext`](super::sqltext):
+//! - literals: `"..."` is a string (not an identifier), backslash escapes are resolved, adjacent
+//!   literals concatenate, backquoted names become SQLite identifiers;
+//! - MySQL-only syntax: `LIMIT a, b`, `CAST(x AS SIGNED|UNSIGNED|DECIMAL(p,s)|CHAR|DOUBLE)`,
+//!   `CONVERT(x, T)`, `GROUP_CONCAT(... ORDER BY ... SEPARATOR s)`, `SUBSTRING(s FROM a FOR b)`,
+//!   `TRIM(LEADING x FROM s)`, `POSITION(a IN b)`, `IF()`, `LEFT()`, `RIGHT()`, `||`/`&&` as
+//!   logic, `<=>`, `DIV`, `MOD`, `FROM DUAL`, `dbbench.` qualifiers, `UPDATE/DELETE ... LIMIT n`;
+//! - MySQL type conversion: a comparison between a string-valued operand (a TEXT column) and a
+//!   number compares numerically (`mysql_num()` does MySQL's prefix conversion, `'5,200'` is 5);
+//!   arithmetic on strings is double arithmetic; a numeric literal inserted into a TEXT column is
+//!   stored as MySQL would print it (`1.50` stays `1.50`);
+//! - comparisons against string literals use the `mysql_ci` collation even when the other side is
+//!   an expression (in MySQL the connection collation is case- and accent-insensitive too);
+//! - MySQL 8 reserved words that SQLite would accept as bare names (`Rank`, `Key`, `Rows`) are a
+//!   syntax error, as they are on MySQL.
+//!
+//! Statements that could touch files or other databases (`ATTACH`, `DETACH`, `PRAGMA`, `VACUUM`,
+//! `LOAD DATA`, `INTO OUTFILE`) are refused here; the executor's authorizer is the second line.
+
+use super::convert;
+use super::sqltext::{self, dquote, lex, squote, TokKind, Token};
+
+pub use super::convert::mysql_number_literal_text;
+
+/// What kind of statement was translated (drives `empty_result` and schema refreshes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StmtKind {
+    Select,
+    Insert,
+    Update,
+    Delete,
+    Ddl,
+    Other,
+}
+
+/// A translated statement with a map from output offsets back to source offsets, so SQLite's
+/// error positions can be reported against the text the agent wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Translation {
+    pub sql: String,
+    pub kind: StmtKind,
+    /// `(output offset, source offset)` pairs, ascending.
+    offsets: Vec<(usize, usize)>,
+    source_len: usize,
+}
+
+impl Translation {
+    /// The source offset of the token that produced output offset `out`.
+    pub fn source_offset(&self, out: usize) -> usize {
+        if out >= self.sql.len() {
+            return self.source_len;
+        }
+        match self.offsets.binary_search_by(|(o, _)| o.cmp(&out)) {
+            Ok(i) => self.offsets[i].1,
+            Err(0) => 0,
+            Err(i) => self.offsets[i - 1].1,
+        }
+    }
+}
+
+/// Transaction control the executor handles against the connection state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxOp {
+    Begin,
+    Commit,
+    Rollback,
+}
+
+/// A prepared statement: SQL for SQLite, or a meta statement answered by the executor.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Prepared {
+    Sql(Translation),
+    ShowTables { full: bool, like: Option<String> },
+    ShowColumns { table: String, full: bool, like: Option<String> },
+    ShowCreateTable { table: String },
+    ShowIndex { table: String },
+    ShowDatabases,
+    Use { database: String },
+    Transaction(TxOp),
+    /// Accepted and ignored (`SET NAMES utf8mb4`, `LOCK TABLES`, `SHOW WARNINGS`).
+    Noop,
+}
+
+/// Why a statement could not be prepared. Offsets are byte offsets in the source text.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PrepError {
+    /// MySQL would report a syntax error at `offset`.
+    Syntax { offset: usize },
+    /// A statement the executor refuses to run (file or database access); MySQL itself would
+    /// report a syntax error at `offset`.
+    Refused { offset: usize, what: String },
+    /// A table MySQL would not know (`sqlite_master`).
+    UnknownTable { name: String },
+    /// Valid MySQL the embedded executor does not implement.
+    Unsupported { what: String },
+    /// Nothing but whitespace and comments.
+    Empty,
+}
+
+/// Prepare the whole text of one `execute_sql` call: exactly one non-empty statement (MySQL's
+/// connector refuses several), translated or recognised as a meta statement.
+pub fn prepare(src: &str) -> Result<Prepared, PrepError> {
+    let toks = lex(src).map_err(|e| PrepError::Syntax { offset: e.offset })?;
+    let stmts = sqltext::split_statements(&toks);
+    match stmts.len() {
+        0 => return Err(PrepError::Empty),
+        1 => {}
+        _ => return Err(PrepError::Syntax { offset: toks[stmts[1].start].start }),
+    }
+    let range = stmts[0].clone();
+    // Anything after the statement other than semicolons was handled by split_statements.
+    prepare_statement(src, &toks[range])
+}
+
+fn word_at(toks: &[Token], i: usize) -> Option<String> {
+    toks.get(i).and_then(|t| t.upper())
+}
+
+fn ident_name(t: Option<&Token>) -> Option<String> {
+    let t = t?;
+    match t.kind {
+        TokKind::Word | TokKind::QuotedIdent => Some(t.value.clone()),
+        _ => None,
+    }
+}
+
+/// A table reference `name` or `db.name` starting at `i`: (name, next index).
+fn table_ref(toks: &[Token], i: usize) -> Option<(String, usize)> {
+    let first = ident_name(toks.get(i))?;
+    if toks.get(i + 1).is_some_and(|t| t.kind == TokKind::Dot) {
+        let second = ident_name(toks.get(i + 2))?;
+        return Some((second, i + 3));
+    }
+    Some((first, i + 1))
+}
+
+fn like_clause(toks: &[Token], i: usize) -> Option<String> {
+    if toks.get(i).is_some_and(|t| t.is_kw("LIKE")) {
+        toks.get(i + 1).filter(|t| t.kind == TokKind::Str).map(|t| t.value.clone())
+    } else {
+        None
+    }
+}
+
+fn prepare_statement(src: &str, toks: &[Token]) -> Result<Prepared, PrepError> {
+    let first = &toks[0];
+    let head = first.upper().unwrap_or_default();
+    let err_at = |i: usize| PrepError::Syntax { offset: toks.get(i).map_or(src.len(), |t| t.start) };
+    match head.as_str() {
+        "ATTACH" | "DETACH" | "PRAGMA" | "VACUUM" => {
+            return Err(PrepError::Refused { offset: first.start, what: head });
+        }
+        "LOAD" => return Err(PrepError::Refused { offset: first.start, what: "LOAD DATA".into() }),
+        "SHOW" => {
+            let mut i = 1;
+            let full = word_at(toks, i).as_deref() == Some("FULL");
+            if full {
+                i += 1;
+            }
+            match word_at(toks, i).as_deref() {
+                Some("TABLES") => {
+                    let mut j = i + 1;
+                    if matches!(word_at(toks, j).as_deref(), Some("FROM" | "IN")) {
+                        j = table_ref(toks, j + 1).map_or(j + 2, |(_, n)| n);
+                    }
+                    return Ok(Prepared::ShowTables { full, like: like_clause(toks, j) });
+                }
+                Some("COLUMNS" | "FIELDS") => {
+                    if !matches!(word_at(toks, i + 1).as_deref(), Some("FROM" | "IN")) {
+                        return Err(err_at(i + 1));
+                    }
+                    let (table, mut j) = table_ref(toks, i + 2).ok_or_else(|| err_at(i + 2))?;
+                    if matches!(word_at(toks, j).as_deref(), Some("FROM" | "IN")) {
+                        j += 2;
+                    }
+                    return Ok(Prepared::ShowColumns { table, full, like: like_clause(toks, j) });
+                }
+                Some("CREATE") if word_at(toks, i + 1).as_deref() == Some("TABLE") => {
+                    let (table, _) = table_ref(toks, i + 2).ok_or_else(|| err_at(i + 2))?;
+                    return Ok(Prepared::ShowCreateTable { table });
+                }
+                Some("INDEX" | "INDEXES" | "KEYS") => {
+                    let (table, _) = table_ref(toks, i + 2).ok_or_else(|| err_at(i + 2))?;
+                    return Ok(Prepared::ShowIndex { table });
+                }
+                Some("DATABASES" | "SCHEMAS") => return Ok(Prepared::ShowDatabases),
+                Some("WARNINGS" | "ERRORS") => return Ok(Prepared::Noop),
+                Some(other) => {
+                    return Err(PrepError::Unsupported { what: format!("SHOW {other}") });
+                }
+                None => return Err(err_at(i)),
+            }
+        }
+        "DESCRIBE" | "DESC" | "EXPLAIN" => {
+            let next = toks.get(1);
+            let is_stmt = next.and_then(|t| t.upper()).is_some_and(|w| {
+                matches!(w.as_str(), "SELECT" | "WITH" | "INSERT" | "UPDATE" | "DELETE" | "REPLACE")
+            }) || next.is_some_and(|t| t.kind == TokKind::LParen);
+            if !is_stmt {
+                let (table, j) = table_ref(toks, 1).ok_or_else(|| err_at(1))?;
+                let like = ident_name(toks.get(j));
+                return Ok(Prepared::ShowColumns { table, full: false, like });
+            }
+            let mut t = translate_statement(src, &toks[1..])?;
+            t.sql = format!("EXPLAIN QUERY PLAN {}", t.sql);
+            let shift = "EXPLAIN QUERY PLAN ".len();
+            for o in t.offsets.iter_mut() {
+                o.0 += shift;
+            }
+            t.kind = StmtKind::Select;
+            return Ok(Prepared::Sql(t));
+        }
+        "USE" => {
+            let db = ident_name(toks.get(1)).ok_or_else(|| err_at(1))?;
+            return Ok(Prepared::Use { database: db });
+        }
+        "SET" | "LOCK" | "UNLOCK" | "FLUSH" => return Ok(Prepared::Noop),
+        "BEGIN" => return Ok(Prepared::Transaction(TxOp::Begin)),
+        "START" if word_at(toks, 1).as_deref() == Some("TRANSACTION") => {
+            return Ok(Prepared::Transaction(TxOp::Begin))
+        }
+        "COMMIT" => return Ok(Prepared::Transaction(TxOp::Commit)),
+        "ROLLBACK" => return Ok(Prepared::Transaction(TxOp::Rollback)),
+        _ => {}
+    }
+    translate_statement(src, toks).map(Prepared::Sql)
+}
+
+/// One token being rewritten: its (possibly re-classified) token, the text to emit, and text to
+/// put before and after it.
+#[derive(Clone, Debug)]
+pub(super) struct Tk {
+    pub(super) tok: Token,
+    pub(super) out: String,
+    pub(super) pre: String,
+    pub(super) post: String,
+    pub(super) removed: bool,
+}
+
+impl Tk {
+    pub(super) fn remove(&mut self) {
+        self.removed = true;
+        self.out.clear();
+    }
+    fn set(&mut self, kind: TokKind, value: &str, out: &str) {
+        self.tok.kind = kind;
+        self.tok.value = value.to_string();
+        self.out = out.to_string();
+    }
+}
+
+/// Words that structure a statement: never column names, and `word (` is not a function call.
+pub(super) const KEYWORDS: &[&str] = &[
+    "ALL", "AND", "ANY", "AS", "ASC", "BETWEEN", "BINARY", "BY", "CASE", "COLLATE", "CONFLICT",
+    "CROSS", "CURRENT", "CURRENT_DATE", "CURRENT_TIME", "CURRENT_TIMESTAMP", "DEFAULT", "DELAYED",
+    "DELETE", "DESC", "DISTINCT", "DIV", "DO", "DUPLICATE", "ELSE", "END", "ESCAPE", "EXCEPT",
+    "EXCLUDE", "EXISTS", "FALSE", "FILTER", "FOLLOWING", "FROM", "FULL", "GLOB", "GROUP", "GROUPS",
+    "HAVING", "HIGH_PRIORITY", "IGNORE", "IN", "INNER", "INSERT", "INTERSECT", "INTERVAL", "INTO",
+    "IS", "JOIN", "KEY", "LATERAL", "LEFT", "LIKE", "LIMIT", "LOCALTIME", "LOCALTIMESTAMP",
+    "LOW_PRIORITY", "MATCH", "MOD", "NATURAL", "NOT", "NOTHING", "NULL", "NULLS", "OFFSET", "ON",
+    "OR", "ORDER", "OTHERS", "OUTER", "OVER", "PARTITION", "PRECEDING", "QUICK", "RANGE",
+    "RECURSIVE", "REGEXP", "REPLACE", "RETURNING", "RIGHT", "RLIKE", "ROW", "ROWS", "SELECT",
+    "SEPARATOR", "SET", "SOME", "STRAIGHT_JOIN", "TABLE", "THEN", "TIES", "TRUE", "UNBOUNDED",
+    "UNION", "UNKNOWN", "UPDATE", "USING", "VALUE", "VALUES", "WHEN", "WHERE", "WINDOW", "WITH",
+    "XOR",
+];
+
+/// Keywords that may be followed by `(` as a function call.
+pub(super) const CALLABLE_KEYWORDS: &[&str] = &["LEFT", "RIGHT", "REPLACE", "INSERT", "MOD", "IF", "DEFAULT"];
+
+/// Functions whose result is a number (so a comparison with them is numeric, and arithmetic on
+/// them needs no string conversion).
+pub(super) const NUMERIC_FUNCS: &[&str] = &[
+    "ABS", "ACOS", "ASCII", "ASIN", "ATAN", "ATAN2", "AVG", "BIT_AND", "BIT_COUNT", "BIT_LENGTH",
+    "BIT_OR", "BIT_XOR", "CEIL", "CEILING", "CHANGES", "CHARACTER_LENGTH", "CHAR_LENGTH", "COS",
+    "COT", "COUNT", "CRC32", "CUME_DIST", "DEGREES", "DENSE_RANK", "EXISTS", "EXP", "FIND_IN_SET",
+    "FLOOR", "INSTR", "LENGTH", "LN", "LOCATE", "LOG", "LOG10", "LOG2", "MOD", "MYSQL_CAST_DECIMAL",
+    "MYSQL_CAST_DOUBLE", "MYSQL_CAST_SIGNED", "MYSQL_CAST_UNSIGNED", "MYSQL_LOCATE", "MYSQL_NUM",
+    "NTILE", "OCTET_LENGTH", "ORD", "PERCENT_RANK", "PI", "POW", "POWER", "RADIANS", "RAND",
+    "RANDOM", "RANK", "ROUND", "ROW_NUMBER", "SIGN", "SIN", "SQRT", "STD", "STDDEV", "STDDEV_POP",
+    "STDDEV_SAMP", "STRCMP", "SUM", "TAN", "TOTAL", "TRUNCATE", "UNICODE", "VARIANCE", "VAR_POP",
+    "VAR_SAMP",
+];
+
+pub(super) fn is_keyword(up: &str) -> bool {
+    KEYWORDS.contains(&up)
+}
+
+fn stmt_kind(toks: &[Token]) -> StmtKind {
+    let mut i = 0;
+    while toks.get(i).is_some_and(|t| t.kind == TokKind::LParen) {
+        i += 1;
+    }
+    match word_at(toks, i).as_deref() {
+        Some("SELECT" | "WITH" | "VALUES" | "TABLE") => StmtKind::Select,
+        Some("INSERT" | "REPLACE") => StmtKind::Insert,
+        Some("UPDATE") => StmtKind::Update,
+        Some("DELETE" | "TRUNCATE") => StmtKind::Delete,
+        Some("CREATE" | "DROP" | "ALTER" | "RENAME") => StmtKind::Ddl,
+        _ => StmtKind::Other,
+    }
+}
+
+pub(super) fn is_dml(kind: StmtKind) -> bool {
+    matches!(kind, StmtKind::Select | StmtKind::Insert | StmtKind::Update | StmtKind::Delete)
+}
+
+/// Translate one MySQL statement (its tokens, without the trailing `;`).
+fn translate_statement(src: &str, toks: &[Token]) -> Result<Translation, PrepError> {
+    let kind = stmt_kind(toks);
+    // Unbalanced parentheses: MySQL reports the syntax error at the end or at the stray `)`.
+    let mut depth = 0i64;
+    for t in toks {
+        match t.kind {
+            TokKind::LParen => depth += 1,
+            TokKind::RParen => {
+                depth -= 1;
+                if depth < 0 {
+                    return Err(PrepError::Syntax { offset: t.start });
+                }
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return Err(PrepError::Syntax { offset: src.len() });
+    }
+    for (i, t) in toks.iter().enumerate() {
+        if t.kind == TokKind::Param && t.value == "?" {
+            return Err(PrepError::Syntax { offset: t.start });
+        }
+        // MySQL has no bracket identifiers (SQLite would read `[a b]` as one) and no `:name`.
+        if t.kind == TokKind::Op && matches!(t.value.as_str(), "[" | "]" | "{" | "}" | ":") {
+            return Err(PrepError::Syntax { offset: t.start });
+        }
+        // A quoted string where a table name belongs (SQLite would take it as the name).
+        if t.kind == TokKind::Str
+            && i > 0
+            && ["FROM", "JOIN", "INTO", "UPDATE", "TABLE"].iter().any(|k| toks[i - 1].is_kw(k))
+        {
+            return Err(PrepError::Syntax { offset: t.start });
+        }
+        if t.kind == TokKind::Param && t.value.starts_with("@@") {
+            return Err(PrepError::Unsupported { what: format!("system variable {}", t.value) });
+        }
+        if t.is_kw("OUTFILE") || t.is_kw("DUMPFILE") {
+            return Err(PrepError::Refused { offset: t.start, what: t.value.to_ascii_uppercase() });
+        }
+        if t.is_ident() {
+            let lower = t.value.to_ascii_lowercase();
+            if matches!(
+                lower.as_str(),
+                "sqlite_master" | "sqlite_schema" | "sqlite_temp_master" | "sqlite_temp_schema"
+                    | "sqlite_sequence" | "sqlite_stat1" | "sqlite_stat4"
+            ) {
+                return Err(PrepError::UnknownTable { name: t.value.clone() });
+            }
+        }
+        if is_dml(kind) && sqltext::reserved_word_misuse(toks, i) {
+            return Err(PrepError::Syntax { offset: t.start });
+        }
+    }
+    let mut tks: Vec<Tk> = toks
+        .iter()
+        .map(|t| Tk { tok: t.clone(), out: t.value.clone(), pre: String::new(), post: String::new(), removed: false })
+        .collect();
+    structural(&mut tks, kind)?;
+    convert::convert(&mut tks, kind);
+    if matches!(kind, StmtKind::Update | StmtKind::Delete) {
+        mutation_limit(&mut tks);
+    }
+    if kind == StmtKind::Ddl {
+        ddl_cleanup(&mut tks);
+    }
+    // Emit.
+    let mut sql = String::new();
+    let mut offsets = Vec::with_capacity(tks.len());
+    for tk in &tks {
+        if tk.pre.is_empty() && tk.out.is_empty() && tk.post.is_empty() {
+            continue;
+        }
+        if !sql.is_empty() {
+            sql.push(' ');
+        }
+        offsets.push((sql.len(), tk.tok.start));
+        sql.push_str(&tk.pre);
+        sql.push_str(&tk.out);
+        sql.push_str(&tk.post);
+    }
+    Ok(Translation { sql, kind, offsets, source_len: src.len() })
+}
+
+/// Index of the next token after `i` that was not removed.
+fn next_live(tks: &[Tk], i: usize, hi: usize) -> Option<usize> {
+    (i + 1..hi).find(|&j| !tks[j].removed)
+}
+
+pub(super) fn matching(tks: &[Tk], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, t) in tks.iter().enumerate().skip(open) {
+        match t.tok.kind {
+            TokKind::LParen => depth += 1,
+            TokKind::RParen => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Indices of tokens at depth 1 inside the parentheses `open..close`.
+fn top_level_inside(tks: &[Tk], open: usize, close: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    for (i, tk) in tks.iter().enumerate().take(close).skip(open + 1) {
+        match tk.tok.kind {
+            TokKind::LParen => {
+                if depth == 0 {
+                    out.push(i);
+                }
+                depth += 1;
+            }
+            TokKind::RParen => depth = depth.saturating_sub(1),
+            _ => {
+                if depth == 0 {
+                    out.push(i);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn string_literal_sql(s: &str) -> String {
+    if !s.contains('\0') {
+        return squote(s);
+    }
+    let parts: Vec<String> = s.split('\0').map(squote).collect();
+    format!("({})", parts.join(" || char(0) || "))
+}
+
+fn map_collation(name: &str) -> &'static str {
+    let lower = name.to_ascii_lowercase();
+    if lower == "binary" || lower.ends_with("_bin") || lower.ends_with("_cs") || lower.ends_with("_as_cs") {
+        "BINARY"
+    } else {
+        "mysql_ci"
+    }
+}
+
+/// Token-level rewrites of MySQL-only syntax.
+fn structural(tks: &mut [Tk], kind: StmtKind) -> Result<(), PrepError> {
+    let n = tks.len();
+    // Adjacent string literals concatenate ('a' 'b' is 'ab').
+    for i in 1..n {
+        if tks[i].tok.kind == TokKind::Str {
+            if let Some(p) = (0..i).rev().find(|&j| !tks[j].removed) {
+                if p == i - 1 && tks[p].tok.kind == TokKind::Str {
+                    let add = tks[i].tok.value.clone();
+                    tks[p].tok.value.push_str(&add);
+                    tks[i].remove();
+                }
+            }
+        }
+    }
+    // Literals and operators first, so the word rewrites below can place their own text.
+    for i in 0..n {
+        if tks[i].removed {
+            continue;
+        }
+        let next = next_live(tks, i, n);
+        match tks[i].tok.kind {
+            TokKind::Str => {
+                tks[i].out = string_literal_sql(&tks[i].tok.value);
+                continue;
+            }
+            TokKind::Hex => {
+                let v = &tks[i].tok.value;
+                let v = if v.len() % 2 == 1 { format!("0{v}") } else { v.clone() };
+                tks[i].out = format!("X'{v}'");
+                continue;
+            }
+            TokKind::QuotedIdent => {
+                tks[i].out = dquote(&tks[i].tok.value);
+                if tks[i].tok.value == "dbbench" && next.is_some_and(|j| tks[j].tok.kind == TokKind::Dot) {
+                    tks[i].remove();
+                    if let Some(j) = next {
+                        tks[j].remove();
+                    }
+                }
+                continue;
+            }
+            TokKind::Param => {
+                // An unset user variable is NULL in MySQL.
+                tks[i].set(TokKind::Word, "NULL", "NULL");
+                continue;
+            }
+            TokKind::Op => {
+                let v = tks[i].tok.value.clone();
+                match v.as_str() {
+                    "||" => tks[i].set(TokKind::Word, "OR", "OR"),
+                    "&&" => tks[i].set(TokKind::Word, "AND", "AND"),
+                    "<=>" => tks[i].set(TokKind::Word, "IS", "IS"),
+                    "!" => tks[i].set(TokKind::Word, "NOT", "NOT"),
+                    ":=" | "^" => return Err(PrepError::Unsupported { what: format!("operator {v}") }),
+                    _ => {}
+                }
+                continue;
+            }
+            _ => continue,
+        }
+    }
+    for i in 0..n {
+        if tks[i].removed || tks[i].tok.kind != TokKind::Word {
+            continue;
+        }
+        let next = next_live(tks, i, n);
+        let next_is_paren = next.is_some_and(|j| tks[j].tok.kind == TokKind::LParen);
+        let up = tks[i].tok.value.to_ascii_uppercase();
+        match up.as_str() {
+            "DBBENCH" if next.is_some_and(|j| tks[j].tok.kind == TokKind::Dot) => {
+                tks[i].remove();
+                if let Some(j) = next {
+                    tks[j].remove();
+                }
+            }
+            "IF" if next_is_paren => tks[i].set(TokKind::Word, "iif", "iif"),
+            "LEFT" if next_is_paren => tks[i].set(TokKind::Word, "mysql_left", "mysql_left"),
+            "RIGHT" if next_is_paren => tks[i].set(TokKind::Word, "mysql_right", "mysql_right"),
+            "ISNULL" if next_is_paren => tks[i].set(TokKind::Word, "mysql_isnull", "mysql_isnull"),
+            "GREATEST" if next_is_paren => tks[i].set(TokKind::Word, "max", "max"),
+            "LEAST" if next_is_paren => tks[i].set(TokKind::Word, "min", "min"),
+            "DATABASE" | "SCHEMA" if next_is_paren => {
+                tks[i].set(TokKind::Word, "mysql_database", "mysql_database")
+            }
+            "INSERT" if next_is_paren => tks[i].set(TokKind::Word, "mysql_insert", "mysql_insert"),
+            "CAST" if next_is_paren => cast(tks, i, next.unwrap_or(i), false)?,
+            "CONVERT" if next_is_paren => cast(tks, i, next.unwrap_or(i), true)?,
+            "GROUP_CONCAT" if next_is_paren => group_concat(tks, i, next.unwrap_or(i)),
+            "SUBSTRING" | "SUBSTR" | "MID" if next_is_paren => {
+                tks[i].set(TokKind::Word, "mysql_substring", "mysql_substring");
+                let open = next.unwrap_or(i);
+                if let Some(close) = matching(tks, open) {
+                    for j in top_level_inside(tks, open, close) {
+                        if tks[j].tok.is_kw("FROM") || tks[j].tok.is_kw("FOR") {
+                            tks[j].set(TokKind::Comma, ",", ",");
+                        }
+                    }
+                }
+            }
+            "POSITION" if next_is_paren => {
+                tks[i].set(TokKind::Word, "mysql_locate", "mysql_locate");
+                let open = next.unwrap_or(i);
+                if let Some(close) = matching(tks, open) {
+                    for j in top_level_inside(tks, open, close) {
+                        if tks[j].tok.is_kw("IN") {
+                            tks[j].set(TokKind::Comma, ",", ",");
+                            break;
+                        }
+                    }
+                }
+            }
+            "TRIM" if next_is_paren => trim(tks, i, next.unwrap_or(i)),
+            "LIMIT" => {
+                // LIMIT a, b  ->  LIMIT b OFFSET a
+                let a = next;
+                let c = a.and_then(|a| next_live(tks, a, n));
+                let b = c.and_then(|c| next_live(tks, c, n));
+                if let (Some(a), Some(c), Some(b)) = (a, c, b) {
+                    if tks[c].tok.kind == TokKind::Comma
+                        && tks[a].tok.kind == TokKind::Number
+                        && tks[b].tok.kind == TokKind::Number
+                    {
+                        let (av, bv) = (tks[a].out.clone(), tks[b].out.clone());
+                        tks[a].out = bv;
+                        tks[b].out = av;
+                        tks[c].set(TokKind::Word, "OFFSET", "OFFSET");
+                    }
+                }
+            }
+            "MOD" if !next_is_paren => tks[i].set(TokKind::Op, "%", "%"),
+            "DIV" => tks[i].set(TokKind::Op, "DIV", "/"),
+            "DISTINCTROW" => tks[i].set(TokKind::Word, "DISTINCT", "DISTINCT"),
+            "STRAIGHT_JOIN" => tks[i].set(TokKind::Word, "JOIN", "JOIN"),
+            "SQL_CALC_FOUND_ROWS" | "SQL_NO_CACHE" | "SQL_CACHE" | "SQL_SMALL_RESULT"
+            | "SQL_BIG_RESULT" | "SQL_BUFFER_RESULT" | "HIGH_PRIORITY" => tks[i].remove(),
+            "LOW_PRIORITY" | "DELAYED" | "QUICK" if kind != StmtKind::Select => tks[i].remove(),
+            "IGNORE" if i > 0 && tks[..i].iter().rev().find(|t| !t.removed).is_some_and(|t| t.tok.is_kw("INSERT")) => {
+                tks[i].out = "OR IGNORE".into();
+            }
+            "IGNORE" if kind == StmtKind::Update && i > 0 && tks[i - 1].tok.is_kw("UPDATE") => {
+                tks[i].out = "OR IGNORE".into();
+            }
+            "TRUNCATE" if i == 0 => {
+                tks[i].out = "DELETE".into();
+                match next {
+                    Some(j) if tks[j].tok.is_kw("TABLE") => tks[j].out = "FROM".into(),
+                    _ => tks[i].out = "DELETE FROM".into(),
+                }
+            }
+            "FROM" if next.is_some_and(|j| tks[j].tok.is_kw("DUAL")) => {
+                tks[i].remove();
+                if let Some(j) = next {
+                    tks[j].remove();
+                }
+            }
+            "COLLATE" => {
+                if let Some(j) = next {
+                    let name = tks[j].tok.value.clone();
+                    tks[j].set(TokKind::Word, map_collation(&name), map_collation(&name));
+                }
+            }
+            "RLIKE" => tks[i].set(TokKind::Word, "REGEXP", "REGEXP"),
+            "NOW" | "SYSDATE" | "CURDATE" | "CURTIME" | "UTC_TIMESTAMP" if next_is_paren => {
+                let lower = up.to_ascii_lowercase();
+                tks[i].set(TokKind::Word, &format!("mysql_{lower}"), &format!("mysql_{lower}"));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// `CAST(x AS T)` / `CONVERT(x, T)` / `CONVERT(x USING cs)`.
+fn cast(tks: &mut [Tk], name: usize, open: usize, convert: bool) -> Result<(), PrepError> {
+    let Some(close) = matching(tks, open) else { return Ok(()) };
+    let inside = top_level_inside(tks, open, close);
+    let sep = if convert {
+        inside.iter().copied().find(|&j| tks[j].tok.kind == TokKind::Comma || tks[j].tok.is_kw("USING"))
+    } else {
+        inside.iter().copied().rev().find(|&j| tks[j].tok.is_kw("AS"))
+    };
+    let Some(sep) = sep else {
+        return Err(PrepError::Syntax { offset: tks[close].tok.start });
+    };
+    if convert && tks[sep].tok.is_kw("USING") {
+        // CONVERT(x USING utf8mb4) is just x here.
+        tks[name].remove();
+        for tk in tks.iter_mut().take(close).skip(sep) {
+            tk.remove();
+        }
+        return Ok(());
+    }
+    let type_toks: Vec<usize> = (sep + 1..close).filter(|&j| !tks[j].removed).collect();
+    let Some(&ty) = type_toks.first() else {
+        return Err(PrepError::Syntax { offset: tks[close].tok.start });
+    };
+    let tname = tks[ty].tok.upper().unwrap_or_default();
+    let func = match tname.as_str() {
+        "SIGNED" => "mysql_cast_signed",
+        "UNSIGNED" => "mysql_cast_unsigned",
+        "DECIMAL" | "DEC" | "NUMERIC" | "FIXED" => "mysql_cast_decimal",
+        "DOUBLE" | "FLOAT" | "REAL" => "mysql_cast_double",
+        "CHAR" | "NCHAR" | "BINARY" | "DATE" | "DATETIME" | "TIME" | "YEAR" | "JSON" => "mysql_cast_char",
+        _ => return Err(PrepError::Syntax { offset: tks[ty].tok.start }),
+    };
+    // Only SIGNED/UNSIGNED may be followed by INT/INTEGER.
+    if let Some(&second) = type_toks.get(1) {
+        let ok = match func {
+            "mysql_cast_signed" | "mysql_cast_unsigned" => {
+                tks[second].tok.is_kw("INT") || tks[second].tok.is_kw("INTEGER")
+            }
+            "mysql_cast_double" => tname == "DOUBLE" && tks[second].tok.is_kw("PRECISION"),
+            _ => true,
+        };
+        if !ok && tks[second].tok.kind != TokKind::LParen {
+            return Err(PrepError::Syntax { offset: tks[second].tok.start });
+        }
+    }
+    tks[name].set(TokKind::Word, func, func);
+    // Keep numeric precision arguments: DECIMAL(10,2) -> , 10 , 2 ; CHAR(5) -> , 5
+    let mut args: Vec<usize> = Vec::new();
+    let paren = type_toks.iter().copied().find(|&j| tks[j].tok.kind == TokKind::LParen);
+    if let Some(p) = paren {
+        if let Some(q) = matching(tks, p) {
+            args = (p + 1..q).filter(|&j| tks[j].tok.kind == TokKind::Number).collect();
+        }
+    }
+    for &j in &type_toks {
+        if !args.contains(&j) {
+            tks[j].remove();
+        }
+    }
+    let keep_args = matches!(func, "mysql_cast_decimal" | "mysql_cast_char") && !args.is_empty();
+    if keep_args {
+        tks[sep].set(TokKind::Comma, ",", ",");
+        for w in args.windows(2) {
+            tks[w[0]].post.push_str(" ,");
+        }
+    } else {
+        for &a in &args {
+            tks[a].remove();
+        }
+        tks[sep].remove();
+    }
+    Ok(())
+}
+
+/// `GROUP_CONCAT([DISTINCT] e1[, e2...] [ORDER BY ...] [SEPARATOR 's'])` becomes
+/// `mysql_gc_join(mysql_group_concat([DISTINCT] concat(e1, e2) [ORDER BY ...]), 's')`: the
+/// aggregate collects the values (so DISTINCT works with one argument), the join applies the
+/// separator and MySQL's 1024-byte `group_concat_max_len`.
+fn group_concat(tks: &mut [Tk], name: usize, open: usize) {
+    let Some(close) = matching(tks, open) else { return };
+    let inside = top_level_inside(tks, open, close);
+    let mut sep = ",".to_string();
+    let mut end_of_exprs = close;
+    for (k, &j) in inside.iter().enumerate() {
+        if tks[j].tok.is_kw("SEPARATOR") {
+            if let Some(&s) = inside.get(k + 1) {
+                if tks[s].tok.kind == TokKind::Str {
+                    sep = tks[s].tok.value.clone();
+                    tks[s].remove();
+                }
+            }
+            tks[j].remove();
+            end_of_exprs = end_of_exprs.min(j);
+        }
+        if tks[j].tok.is_kw("ORDER") && inside.get(k + 1).is_some_and(|&b| tks[b].tok.is_kw("BY")) {
+            end_of_exprs = end_of_exprs.min(j);
+        }
+    }
+    let mut first = open + 1;
+    while first < end_of_exprs && (tks[first].removed || tks[first].tok.is_kw("DISTINCT")) {
+        first += 1;
+    }
+    let commas: Vec<usize> = inside
+        .iter()
+        .copied()
+        .filter(|&j| j > first && j < end_of_exprs && tks[j].tok.kind == TokKind::Comma)
+        .collect();
+    if !commas.is_empty() {
+        if let Some(last) = (first..end_of_exprs).rev().find(|&j| !tks[j].removed) {
+            tks[first].pre = format!("concat( {}", tks[first].pre);
+            tks[last].post.push_str(" )");
+        }
+    }
+    tks[name].set(TokKind::Word, "mysql_group_concat", "mysql_gc_join( mysql_group_concat");
+    tks[close].out = format!(") , {} )", squote(&sep));
+}
+
+/// `TRIM([BOTH|LEADING|TRAILING] [remstr] FROM s)` becomes `mysql_trim('mode', remstr, s)`.
+fn trim(tks: &mut [Tk], name: usize, open: usize) {
+    let Some(close) = matching(tks, open) else { return };
+    let inside = top_level_inside(tks, open, close);
+    let Some(from) = inside.iter().copied().find(|&j| tks[j].tok.is_kw("FROM")) else { return };
+    tks[name].set(TokKind::Word, "mysql_trim", "mysql_trim");
+    let first = inside.first().copied().unwrap_or(from);
+    let mode = tks[first].tok.upper().filter(|w| matches!(w.as_str(), "BOTH" | "LEADING" | "TRAILING"));
+    let has_rem = match &mode {
+        Some(_) => inside.iter().any(|&j| j > first && j < from),
+        None => first < from,
+    };
+    let rem = if has_rem { "" } else { " , ' '" };
+    match mode {
+        Some(m) => {
+            let lit = format!("'{}'{}", m.to_ascii_lowercase(), if has_rem { " ," } else { rem });
+            tks[first].set(TokKind::Str, &m.to_ascii_lowercase(), &lit);
+        }
+        None => tks[open].post = format!(" 'both' ,{rem}"),
+    }
+    tks[from].set(TokKind::Comma, ",", ",");
+}
+
+/// `UPDATE t SET ... [WHERE c] [ORDER BY o] LIMIT n` and the DELETE form become a `rowid IN
+/// (SELECT ...)` filter: this SQLite build has no UPDATE/DELETE LIMIT.
+fn mutation_limit(tks: &mut [Tk]) {
+    let n = tks.len();
+    let mut depth = 0i32;
+    let mut limit = None;
+    let mut order = None;
+    let mut where_ = None;
+    for (i, tk) in tks.iter().enumerate() {
+        match tk.tok.kind {
+            TokKind::LParen => depth += 1,
+            TokKind::RParen => depth -= 1,
+            _ if depth == 0 && !tk.removed => {
+                if tk.tok.is_kw("LIMIT") {
+                    limit = Some(i);
+                } else if tk.tok.is_kw("ORDER") && where_.is_none_or(|w| w < i) && limit.is_none() {
+                    order = Some(i);
+                } else if tk.tok.is_kw("WHERE") && where_.is_none() {
+                    where_ = Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    let Some(limit) = limit else { return };
+    // The table: after UPDATE [LOW_PRIORITY] [IGNORE] or DELETE ... FROM.
+    let table_idx = if tks[0].tok.is_kw("UPDATE") {
+        (1..n).find(|&j| !tks[j].removed && tks[j].tok.is_ident() && !tks[j].tok.is_kw("IGNORE"))
+    } else {
+        (0..n).find(|&j| tks[j].tok.is_kw("FROM")).and_then(|f| next_live(tks, f, n))
+    };
+    let Some(t) = table_idx else { return };
+    let table = dquote(&tks[t].tok.value);
+    let tail_start = order.unwrap_or(limit);
+    match where_ {
+        Some(w) => tks[w].out = format!("WHERE rowid IN ( SELECT rowid FROM {table} WHERE"),
+        None => tks[tail_start].pre = format!("WHERE rowid IN ( SELECT rowid FROM {table} {}", tks[tail_start].pre),
+    }
+    if let Some(last) = (0..n).rev().find(|&j| !tks[j].removed) {
+        tks[last].post.push_str(" )");
+    }
+}
+
+/// Drop MySQL table options (`ENGINE=InnoDB DEFAULT CHARSET=...`) and column attributes SQLite
+/// does not know (`AUTO_INCREMENT`, `COMMENT '...'`).
+fn ddl_cleanup(tks: &mut [Tk]) {
+    let n = tks.len();
+    if !(tks[0].tok.is_kw("CREATE")) {
+        return;
+    }
+    let Some(is_table) = (1..n.min(4)).find(|&j| tks[j].tok.is_kw("TABLE")) else { return };
+    let Some(open) = (is_table..n).find(|&j| tks[j].tok.kind == TokKind::LParen) else { return };
+    // `CREATE TABLE t AS SELECT ...` has no column list to clean.
+    if (is_table..open).any(|j| tks[j].tok.is_kw("AS") || tks[j].tok.is_kw("SELECT")) {
+        return;
+    }
+    let Some(close) = matching(tks, open) else { return };
+    let mut j = open;
+    while j < close {
+        if tks[j].tok.is_kw("AUTO_INCREMENT") {
+            tks[j].remove();
+        }
+        if tks[j].tok.is_kw("COMMENT") && j + 1 < close && tks[j + 1].tok.kind == TokKind::Str {
+            tks[j].remove();
+            tks[j + 1].remove();
+        }
+        j += 1;
+    }
+    let rest_is_select = (close + 1..n).any(|k| tks[k].tok.is_kw("SELECT"));
+    if !rest_is_select {
+        for tk in tks.iter_mut().skip(close + 1) {
+            tk.remove();
+        }
+    }
+}
+
+/// MySQL's `near '...' at line N` for a syntax error at source byte `offset`: the rest of the
+/// text from there (at most 80 characters) and the 1-based line number.
+pub fn near_text(src: &str, offset: usize) -> (String, usize) {
+    let offset = offset.min(src.len());
+    let offset = (0..=offset).rev().find(|&o| src.is_char_boundary(o)).unwrap_or(0);
+    let near: String = src[offset..].chars().take(80).collect();
+    let line = src[..offset].matches('\n').count() + 1;
+    (near, line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sql(s: &str) -> String {
+        match prepare(s).unwrap() {
+            Prepared::Sql(t) => t.sql,
+            other => panic!("not sql: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn literals_and_identifiers() {
+        assert_eq!(sql(r#"SELECT `a b` FROM t WHERE x = "it's""#), r#"SELECT "a b" FROM "t" WHERE "x" = 'it''s' COLLATE mysql_ci"#);
+        assert_eq!(sql("SELECT 'a' 'b'"), "SELECT 'ab'");
+    }
+
+    #[test]
+    fn numeric_comparison() {
+        assert_eq!(sql("SELECT Score FROM t WHERE Goal < 17"), r#"SELECT "Score" FROM "t" WHERE mysql_num( "Goal" ) < 17"#);
+        assert_eq!(sql("SELECT a FROM t WHERE 17 >= `Goal`"), r#"SELECT "a" FROM "t" WHERE 17 >= mysql_num( "Goal" )"#);
+        assert_eq!(sql("SELECT a FROM t WHERE b = '5'"), r#"SELECT "a" FROM "t" WHERE "b" = '5' COLLATE mysql_ci"#);
+        assert!(sql("SELECT a FROM t WHERE b IN (1, 2)").contains(r#"mysql_num( "b" ) IN"#));
+        assert!(sql("SELECT a FROM t WHERE b BETWEEN 1 AND 5").contains(r#"mysql_num( "b" ) BETWEEN"#));
+        assert!(sql("SELECT a + 1 FROM t").contains(r#"mysql_num( "a" ) + 1"#));
+        assert!(sql("SELECT COUNT(*) / 2 FROM t").contains("/ mysql_real( 2 )"));
+    }
+
+    #[test]
+    fn mysql_syntax() {
+        assert_eq!(sql("SELECT a FROM t LIMIT 5, 10"), r#"SELECT "a" FROM "t" LIMIT 10 OFFSET 5"#);
+        assert_eq!(sql("SELECT CAST(a AS SIGNED) FROM t"), r#"SELECT mysql_cast_signed ( "a" ) FROM "t""#);
+        assert_eq!(sql("SELECT CAST(a AS DECIMAL(10,2)) FROM t"), r#"SELECT mysql_cast_decimal ( "a" , 10 , 2 ) FROM "t""#);
+        assert!(matches!(prepare("SELECT CAST(a AS INT) FROM t"), Err(PrepError::Syntax { .. })));
+        assert_eq!(
+            sql("SELECT GROUP_CONCAT(DISTINCT a ORDER BY a DESC SEPARATOR ';') FROM t"),
+            r#"SELECT mysql_gc_join( mysql_group_concat ( DISTINCT "a" ORDER BY "a" DESC ) , ';' ) FROM "t""#
+        );
+        assert_eq!(sql("SELECT SUBSTRING(a FROM 2 FOR 3) FROM t"), r#"SELECT mysql_substring ( "a" , 2 , 3 ) FROM "t""#);
+        assert_eq!(sql("SELECT 1 FROM DUAL"), "SELECT 1");
+        assert!(sql("UPDATE t SET a = 1 WHERE b = 'x' LIMIT 1").contains("rowid IN ( SELECT rowid FROM \"t\" WHERE"));
+    }
+
+    #[test]
+    fn insert_literals() {
+        assert_eq!(
+            sql("INSERT INTO t (a, b, c) VALUES (10, -2.50, 'x')"),
+            r#"INSERT INTO "t" ( "a" , "b" , "c" ) VALUES ( '10' , '-2.50' , 'x' )"#
+        );
+        assert_eq!(sql("UPDATE t SET a = 007, b = 'y' WHERE c = 2"), r#"UPDATE "t" SET "a" = '7' , "b" = 'y' WHERE mysql_num( "c" ) = 2"#);
+        assert_eq!(mysql_number_literal_text(false, ".50"), "0.50");
+        assert_eq!(mysql_number_literal_text(true, "0"), "0");
+        assert_eq!(mysql_number_literal_text(false, "1e3"), "1000");
+    }
+
+    #[test]
+    fn statements() {
+        assert!(matches!(prepare("SELECT 1; SELECT 2"), Err(PrepError::Syntax { offset: 10 })));
+        assert!(matches!(prepare("SELECT 1;"), Ok(Prepared::Sql(_))));
+        assert!(matches!(prepare("ATTACH DATABASE 'x' AS y"), Err(PrepError::Refused { .. })));
+        assert!(matches!(prepare("SELECT Rank FROM t"), Err(PrepError::Syntax { offset: 7 })));
+        assert_eq!(prepare("SHOW TABLES").unwrap(), Prepared::ShowTables { full: false, like: None });
+        assert_eq!(
+            prepare("DESCRIBE `Medal Tally`").unwrap(),
+            Prepared::ShowColumns { table: "Medal Tally".into(), full: false, like: None }
+        );
+        assert!(matches!(prepare("SELECT * FROM sqlite_master"), Err(PrepError::UnknownTable { .. })));
+    }
+
+    #[test]
+    fn offsets_map_back() {
+        let src = "SELECT `a` FROM t WHERE x = 1";
+        let Prepared::Sql(t) = prepare(src).unwrap() else { panic!() };
+        let out = t.sql.find("WHERE").unwrap();
+        assert_eq!(t.source_offset(out), src.find("WHERE").unwrap());
+        assert_eq!(near_text(src, src.find("WHERE").unwrap()).0, "WHERE x = 1");
+    }
+}
