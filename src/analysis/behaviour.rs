@@ -4,9 +4,10 @@
 //! counts, per arm and iteration, the share of base-harness episodes showing each tag.
 //!
 //! Source: the `eval` episodes (base harness, every evaluation); when the run has none yet, the
-//! `train` episodes (base-harness training tries). Trajectories are read per (arm, seed,
-//! iteration) cell; when a cell (arm, iteration, over seeds) has more than [`MAX_PER_CELL`]
-//! episodes, an evenly spaced sample of that many is tagged instead, and the result says so.
+//! `train` episodes (base-harness training tries). Trajectories are read per (arm, iteration)
+//! cell, over seeds, without their contexts ([`TrajectoryView`]); when a cell has more than
+//! [`MAX_PER_CELL`] episodes, an evenly spaced sample of that many (in insertion order) is
+//! tagged instead, and the result says so (`sampled`, and a note).
 
 use std::collections::BTreeMap;
 
@@ -15,19 +16,19 @@ use serde::{Deserialize, Serialize};
 use super::stats::wilson;
 use super::Data;
 use super::AnalysisError;
-use crate::episode::{Episode, EpisodeStatus};
-use crate::store::{EpisodeFilter, EpisodeRow};
+use super::read::{self, Row, TrajectoryQuery, TrajectoryView};
 
-/// The most trajectories tagged per (suite, arm, iteration).
-pub const MAX_PER_CELL: usize = 2000;
+/// The most trajectories tagged per (suite, arm, iteration): enough for a share within about
+/// ±4 points (95%), and it keeps the report of a 100,000-episode run within seconds.
+pub const MAX_PER_CELL: usize = 600;
 
 /// A suite's behaviour tags and the function that reads them off a trajectory.
 pub struct SuiteTagger {
     pub suite: &'static str,
-    /// (tag, what it means).
-    pub tags: &'static [(&'static str, &'static str)],
+    /// (tag, a short label for chart panels, what it means).
+    pub tags: &'static [(&'static str, &'static str, &'static str)],
     /// One flag per tag, in the order of `tags`.
-    pub tag: fn(&Episode) -> Vec<bool>,
+    pub tag: fn(&TrajectoryView) -> Vec<bool>,
 }
 
 static TAGGERS: &[SuiteTagger] = &[SuiteTagger { suite: "dbbench", tags: DBBENCH_TAGS, tag: dbbench_tags }];
@@ -37,11 +38,11 @@ pub fn tagger(suite: &str) -> Option<&'static SuiteTagger> {
     TAGGERS.iter().find(|t| t.suite == suite)
 }
 
-const DBBENCH_TAGS: &[(&str, &str)] = &[
-    ("inspects_first", "the first call is `SELECT * ...` (looks at the table before answering)"),
-    ("quotes_identifiers", "some query quotes identifiers with backquotes"),
-    ("casts_text_numbers", "some query converts text to numbers (CAST(...) or REPLACE(...))"),
-    ("checks_before_commit", "the call right before the commit is a query that returned rows without an error"),
+const DBBENCH_TAGS: &[(&str, &str, &str)] = &[
+    ("inspects_first", "first call is SELECT *", "the first call is `SELECT * ...` (looks at the table before answering)"),
+    ("quotes_identifiers", "backquoted identifiers", "some query quotes identifiers with backquotes"),
+    ("casts_text_numbers", "CAST / REPLACE on text", "some query converts text to numbers (CAST(...) or REPLACE(...))"),
+    ("checks_before_commit", "checked result before commit", "the call right before the commit is a query that returned rows without an error"),
 ];
 
 fn query_of(call: &crate::policy::ToolCall) -> Option<String> {
@@ -69,8 +70,8 @@ fn has_call(upper: &str, name: &str) -> bool {
 }
 
 /// DBBench's tags, from the policy's proposed calls and the observations' signals.
-pub fn dbbench_tags(ep: &Episode) -> Vec<bool> {
-    let calls: Vec<&crate::episode::CallRecord> = ep.steps.iter().flat_map(|s| s.calls.iter()).collect();
+pub fn dbbench_tags(t: &TrajectoryView) -> Vec<bool> {
+    let calls: Vec<&crate::episode::CallRecord> = t.calls().collect();
     let queries: Vec<String> = calls.iter().filter_map(|c| query_of(&c.proposed)).collect();
     let inspects_first = calls.first().and_then(|c| query_of(&c.proposed)).map(|q| normalise(&q).starts_with("SELECT *")).unwrap_or(false);
     let quotes = queries.iter().any(|q| q.contains('`'));
@@ -106,8 +107,8 @@ pub struct BehaviourPersistence {
     pub suite: String,
     /// The phase the trajectories come from (`eval`, or `train` before any evaluation).
     pub phase: String,
-    /// (tag, meaning).
-    pub tags: Vec<(String, String)>,
+    /// (tag, short label, meaning).
+    pub tags: Vec<(String, String, String)>,
     pub rows: Vec<BehaviourRow>,
     /// Base-harness episodes of that phase, and how many were tagged.
     pub episodes_total: usize,
@@ -123,69 +124,68 @@ pub(crate) fn persistence(data: &Data, notes: &mut Vec<String>) -> Result<Vec<Be
             notes.push(format!("No behaviour tagger for suite `{suite}`: behaviour persistence is not measured there."));
             continue;
         };
-        let of_phase = |phase: &'static str| -> Vec<&EpisodeRow> {
-            data.phase(phase).filter(|r| &r.suite == suite && r.harness == data.base_harness && r.context.arm.is_some() && r.context.iteration.is_some()).collect()
-        };
+        let keep = |r: &&Row| &r.suite == suite && r.harness == data.base_harness && r.context.arm.is_some() && r.context.iteration.is_some() && super::counts(r);
         let mut phase = "eval";
-        let mut rows = of_phase(phase);
+        let train_rows;
+        let mut rows: Vec<&Row> = data.phase(phase).filter(keep).collect();
         if rows.is_empty() {
+            // no evaluation yet: the base-harness training tries (not loaded with the rest)
             phase = "train";
-            rows = of_phase(phase);
+            train_rows = read::rows(data.store, data.run.id, &["train"])?;
+            rows = train_rows.iter().filter(keep).collect();
         }
         if rows.is_empty() {
             continue;
         }
         // (arm, iteration) -> rows
-        let mut cells: BTreeMap<(String, u32), Vec<&EpisodeRow>> = BTreeMap::new();
+        let mut cells: BTreeMap<(String, u32), Vec<&Row>> = BTreeMap::new();
         for r in &rows {
             cells.entry((r.context.arm.clone().unwrap_or_default(), r.context.iteration.unwrap_or(0))).or_default().push(r);
         }
-        let mut sampled = false;
-        let mut tagged = 0usize;
-        let mut result = Vec::new();
-        for ((arm, iteration), cell) in &cells {
+        let jobs: Vec<(&(String, u32), Option<Vec<i64>>)> = cells
+            .iter()
+            .map(|(key, cell)| {
+                let sample = (cell.len() > MAX_PER_CELL).then(|| {
+                    let step = cell.len() as f64 / MAX_PER_CELL as f64;
+                    (0..MAX_PER_CELL).map(|i| cell[((i as f64) * step) as usize].id).collect()
+                });
+                (key, sample)
+            })
+            .collect();
+        let sampled = jobs.iter().any(|(_, s)| s.is_some());
+        // read and tag cells on a few threads: parsing trajectories is most of the work
+        let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 4);
+        let tag_cell = |(key, sample): &(&(String, u32), Option<Vec<i64>>)| -> Result<(Vec<usize>, usize), AnalysisError> {
+            let query = TrajectoryQuery { run_id: data.run.id, suite, phase, harness: &data.base_harness, arm: &key.0, iteration: key.1, ids: sample.as_deref() };
             let mut counts = vec![0usize; tagger.tags.len()];
             let mut n = 0usize;
-            let mut tag_one = |ep: &Episode| {
-                for (c, t) in counts.iter_mut().zip((tagger.tag)(ep)) {
-                    *c += usize::from(t);
+            for t in read::trajectories(data.store, &query)?.iter().filter(|t| t.counts()) {
+                for (c, flag) in counts.iter_mut().zip((tagger.tag)(t)) {
+                    *c += usize::from(flag);
                 }
                 n += 1;
-            };
-            if cell.len() <= MAX_PER_CELL {
-                // whole (arm, seed, iteration) groups, one query each
-                let mut seeds: Vec<u32> = cell.iter().filter_map(|r| r.context.seed_index).collect();
-                seeds.sort();
-                seeds.dedup();
-                for seed in seeds {
-                    let filter = EpisodeFilter {
-                        run_id: Some(data.run.id),
-                        suite: Some(suite.clone()),
-                        harness: Some(data.base_harness.clone()),
-                        arm: Some(arm.clone()),
-                        seed_index: Some(seed),
-                        iteration: Some(*iteration),
-                        phase: Some(phase.into()),
-                        ..Default::default()
-                    };
-                    for (_, ep) in data.store.episodes(&filter)? {
-                        if ep.infra_error.is_none() && !matches!(ep.status, EpisodeStatus::InfraError | EpisodeStatus::Cancelled) {
-                            tag_one(&ep);
-                        }
-                    }
-                }
-            } else {
-                sampled = true;
-                let step = cell.len() as f64 / MAX_PER_CELL as f64;
-                for i in 0..MAX_PER_CELL {
-                    let r = cell[((i as f64) * step) as usize];
-                    if let Some(ep) = data.store.episode(r.id)? {
-                        tag_one(&ep);
-                    }
-                }
             }
+            Ok((counts, n))
+        };
+        let tagged_cells: Vec<Result<(Vec<usize>, usize), AnalysisError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|w| {
+                    let jobs = &jobs;
+                    let tag_cell = &tag_cell;
+                    scope.spawn(move || jobs.iter().enumerate().filter(|(i, _)| i % workers == w).map(|(i, j)| (i, tag_cell(j))).collect::<Vec<_>>())
+                })
+                .collect();
+            let mut all: Vec<(usize, Result<(Vec<usize>, usize), AnalysisError>)> = handles.into_iter().flat_map(|h| h.join().expect("a tagging thread panicked")).collect();
+            all.sort_by_key(|(i, _)| *i);
+            all.into_iter().map(|(_, r)| r).collect()
+        });
+        let mut tagged = 0usize;
+        let mut result = Vec::new();
+        for ((key, _), res) in jobs.iter().zip(tagged_cells) {
+            let (counts, n) = res?;
+            let (arm, iteration) = key;
             tagged += n;
-            for (i, (tag, _)) in tagger.tags.iter().enumerate() {
+            for (i, (tag, _, _)) in tagger.tags.iter().enumerate() {
                 result.push(BehaviourRow {
                     suite: suite.clone(),
                     arm: arm.clone(),
@@ -209,7 +209,7 @@ pub(crate) fn persistence(data: &Data, notes: &mut Vec<String>) -> Result<Vec<Be
         out.push(BehaviourPersistence {
             suite: suite.clone(),
             phase: phase.into(),
-            tags: tagger.tags.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+            tags: tagger.tags.iter().map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string())).collect(),
             rows: result,
             episodes_total: rows.len(),
             episodes_tagged: tagged,
@@ -236,14 +236,14 @@ mod tests {
             (sql("SELECT SUM(CAST(REPLACE(`x`, ',', '') AS REAL)) FROM `t`"), "[(3.0,)]".into(), ok_rows()),
             (commit(&["3"]), "".into(), Signals::default()),
         ]);
-        assert_eq!(dbbench_tags(&e), vec![true, true, true, true]);
+        assert_eq!(dbbench_tags(&TrajectoryView::from_episode(&e)), vec![true, true, true, true]);
         let e = episode("a", "f0", "base", 0, false, vec![
             (sql("SELECT x FROM t WHERE castle = 1"), "1054 (42S22): Unknown column".into(), err()),
             (commit(&["3"]), "".into(), Signals::default()),
         ]);
-        assert_eq!(dbbench_tags(&e), vec![false, false, false, false]);
+        assert_eq!(dbbench_tags(&TrajectoryView::from_episode(&e)), vec![false, false, false, false]);
         let e = episode("a", "f0", "base", 0, false, vec![(sql("REPLACE INTO t VALUES (1)"), "[]".into(), Signals { executed: true, empty_result: true, ..Default::default() })]);
-        assert_eq!(dbbench_tags(&e)[2], false);
+        assert!(!dbbench_tags(&TrajectoryView::from_episode(&e))[2]);
     }
 
     #[test]

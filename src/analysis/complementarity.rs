@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::stats::wilson;
 use super::{Data, ROUTED_ARM};
-use crate::store::EpisodeRow;
+use super::read::Row;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct CoveragePoint {
@@ -58,7 +58,7 @@ pub struct Complementarity {
 
 type Occasion = (String, u32, u32, String);
 
-fn occasion(r: &EpisodeRow) -> Option<Occasion> {
+fn occasion(r: &Row) -> Option<Occasion> {
     Some((r.context.arm.clone()?, r.context.seed_index?, r.context.iteration?, r.task_id.clone()))
 }
 

@@ -21,8 +21,9 @@ pub struct DatasetHash {
     pub md5: Option<String>,
     /// Why the dataset could not be hashed (it could not be loaded).
     pub error: Option<String>,
-    /// Distinct task ids in the run's episodes, and the md5 of their sorted, newline-joined list:
-    /// what the run actually touched, available even when the dataset cannot be loaded.
+    /// Distinct task ids the run evaluated (phase `eval`), and the md5 of their sorted,
+    /// newline-joined list: what the numbers are about, available even when the dataset cannot
+    /// be loaded.
     pub used_tasks: usize,
     pub used_ids_md5: String,
 }
@@ -70,7 +71,7 @@ pub(crate) fn provenance(data: &Data) -> Provenance {
     let mut dataset = Vec::new();
     for suite in &data.suites {
         let file = cfg.get("datasets").and_then(|d| d.get(suite)).and_then(Value::as_str).map(str::to_string);
-        let used: BTreeSet<&str> = data.rows.iter().filter(|r| &r.suite == suite).map(|r| r.task_id.as_str()).collect();
+        let used: BTreeSet<&str> = data.phase("eval").filter(|r| &r.suite == suite).map(|r| r.task_id.as_str()).collect();
         let mut h = Md5::new();
         for id in &used {
             h.update(id.as_bytes());
@@ -114,7 +115,7 @@ pub(crate) fn provenance(data: &Data) -> Provenance {
         seeds: cfg.get("seeds").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_u64).collect()).unwrap_or_default(),
         iterations: data.config_usize(&["iterations"]),
         dataset,
-        episodes: data.rows.len(),
+        episodes: data.episodes as usize,
         records,
         config: cfg.clone(),
         generated_at: crate::store::sql::now_utc(),

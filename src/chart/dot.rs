@@ -56,7 +56,7 @@ pub fn draw(spec: &DotChart) -> Result<Chart, ChartError> {
     let th = frame::title_height(spec.subtitle.as_deref());
     let lh = frame::legend_height(&entries, w);
     let h = th + rows as u32 * panel_h + lh;
-    let label_w = spec.panels.iter().flat_map(|p| p.categories.iter()).map(|c| style::text_width(&frame::ellipsize(c, 28), 12)).max().unwrap_or(40);
+    let label_w = spec.panels.iter().flat_map(|p| p.categories.iter()).map(|c| style::text_width(&frame::ellipsize(c, 28), 14)).max().unwrap_or(40);
     let (x0, x1) = spec.x_range;
     let xpad = (x1 - x0) * 0.03;
     let xr = (x0 - xpad)..(x1 + xpad);
@@ -75,7 +75,7 @@ pub fn draw(spec: &DotChart) -> Result<Chart, ChartError> {
             let n = panel.categories.len().max(1);
             let yr = -0.6..(n as f64 - 0.4);
             let mut chart = ChartBuilder::on(cell)
-                .caption(frame::ellipsize(&panel.title, 70), (style::FONT, 15).into_font().color(&style::INK))
+                .caption(frame::ellipsize(&panel.title, 70), (style::FONT, 17).into_font().color(&style::INK))
                 .margin_left(12)
                 .margin_right(22)
                 .margin_top(6)
@@ -94,15 +94,15 @@ pub fn draw(spec: &DotChart) -> Result<Chart, ChartError> {
                 .disable_y_mesh()
                 .light_line_style(WHITE)
                 .bold_line_style(style::GRID)
-                .axis_desc_style((style::FONT, 14).into_font().color(&style::INK))
-                .label_style((style::FONT, 12).into_font().color(&style::MUTED))
+                .axis_desc_style((style::FONT, 16).into_font().color(&style::INK))
+                .label_style((style::FONT, 14).into_font().color(&style::MUTED))
                 .draw()
                 .map_err(err)?;
             // category labels, top to bottom
             for (i, c) in panel.categories.iter().enumerate() {
                 let y = (n - 1 - i) as f64;
                 let at = chart.backend_coord(&(xr.start, y));
-                root.draw(&Text::new(frame::ellipsize(c, 28), (at.0 - 8, at.1), (style::FONT, 12).into_font().color(&style::INK).pos(Pos::new(HPos::Right, VPos::Center))))
+                root.draw(&Text::new(frame::ellipsize(c, 28), (at.0 - 8, at.1), (style::FONT, 14).into_font().color(&style::INK).pos(Pos::new(HPos::Right, VPos::Center))))
                     .map_err(err)?;
                 if i + 1 < n {
                     let sep = chart.backend_coord(&(xr.start, y - 0.5));

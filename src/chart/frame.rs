@@ -138,7 +138,7 @@ pub(crate) fn legend_layout(entries: &[LegendEntry], width: u32) -> Vec<Vec<(usi
     let mut rows: Vec<Vec<(usize, u32)>> = vec![Vec::new()];
     let mut x = 0u32;
     for (i, e) in entries.iter().enumerate() {
-        let w = 44 + style::text_width(&e.label, 13) + 22;
+        let w = 44 + style::text_width(&e.label, 15) + 24;
         if x + w > width && !rows.last().map(Vec::is_empty).unwrap_or(true) {
             rows.push(Vec::new());
             x = 0;
@@ -149,7 +149,7 @@ pub(crate) fn legend_layout(entries: &[LegendEntry], width: u32) -> Vec<Vec<(usi
     rows
 }
 
-pub(crate) const LEGEND_ROW: u32 = 24;
+pub(crate) const LEGEND_ROW: u32 = 26;
 
 /// Height of the legend strip for these entries.
 pub(crate) fn legend_height(entries: &[LegendEntry], width: u32) -> u32 {
@@ -173,7 +173,7 @@ pub(crate) fn legend(area: &Area, groups: &mut Groups, entries: &[LegendEntry]) 
                 area.draw(&PathElement::new(vec![(x, y), (x + 36, y)], e.style.color.stroke_width(2))).map_err(err)?;
             }
             marker(area, (x + 18, y), &e.style, 4)?;
-            area.draw(&Text::new(e.label.clone(), (x + 44, y), (style::FONT, 13).into_font().color(&style::INK).pos(Pos::new(HPos::Left, VPos::Center))))
+            area.draw(&Text::new(e.label.clone(), (x + 44, y), (style::FONT, 15).into_font().color(&style::INK).pos(Pos::new(HPos::Left, VPos::Center))))
                 .map_err(err)?;
             groups.close(area)?;
         }
@@ -183,9 +183,9 @@ pub(crate) fn legend(area: &Area, groups: &mut Groups, entries: &[LegendEntry]) 
 
 /// Draw the title and an optional subtitle at the top of `area`.
 pub(crate) fn title(area: &Area, title: &str, subtitle: Option<&str>) -> Result<(), ChartError> {
-    area.draw(&Text::new(title.to_string(), (16, 10), (style::FONT, 19).into_font().style(FontStyle::Bold).color(&style::INK))).map_err(err)?;
+    area.draw(&Text::new(title.to_string(), (16, 10), (style::FONT, 24).into_font().style(FontStyle::Bold).color(&style::INK))).map_err(err)?;
     if let Some(s) = subtitle {
-        area.draw(&Text::new(s.to_string(), (16, 36), (style::FONT, 13).into_font().color(&style::MUTED))).map_err(err)?;
+        area.draw(&Text::new(s.to_string(), (16, 38), (style::FONT, 15).into_font().color(&style::MUTED))).map_err(err)?;
     }
     Ok(())
 }
@@ -193,9 +193,9 @@ pub(crate) fn title(area: &Area, title: &str, subtitle: Option<&str>) -> Result<
 /// Height of the title block.
 pub(crate) fn title_height(subtitle: Option<&str>) -> u32 {
     if subtitle.is_some() {
-        60
+        66
     } else {
-        42
+        46
     }
 }
 

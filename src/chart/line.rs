@@ -131,7 +131,7 @@ pub fn draw(spec: &LineChart) -> Result<Chart, ChartError> {
         let y_fmt = |y: &f64| if spec.y_percent { format!("{:.0}%", y * 100.0) } else { format!("{y:.2}") };
         for (cell, panel) in cells.iter().zip(spec.panels.iter()) {
             let mut chart = ChartBuilder::on(cell)
-                .caption(frame::ellipsize(&panel.title, 70), (style::FONT, 15).into_font().color(&style::INK))
+                .caption(frame::ellipsize(&panel.title, 70), (style::FONT, 17).into_font().color(&style::INK))
                 .margin_left(12)
                 .margin_right(22)
                 .margin_top(6)
@@ -150,8 +150,8 @@ pub fn draw(spec: &LineChart) -> Result<Chart, ChartError> {
                 .y_label_formatter(&y_fmt)
                 .light_line_style(WHITE)
                 .bold_line_style(style::GRID)
-                .axis_desc_style((style::FONT, 14).into_font().color(&style::INK))
-                .label_style((style::FONT, 12).into_font().color(&style::MUTED))
+                .axis_desc_style((style::FONT, 16).into_font().color(&style::INK))
+                .label_style((style::FONT, 14).into_font().color(&style::MUTED))
                 .draw()
                 .map_err(err)?;
             if spec.zero_line && y0 < 0.0 && y1 > 0.0 {
@@ -165,7 +165,7 @@ pub fn draw(spec: &LineChart) -> Result<Chart, ChartError> {
                 root.draw(&Text::new(
                     note,
                     (c.0 + pw as i32 / 2, c.1 + ph as i32 / 2),
-                    (style::FONT, 14).into_font().color(&style::MUTED).pos(Pos::new(HPos::Center, VPos::Center)),
+                    (style::FONT, 16).into_font().color(&style::MUTED).pos(Pos::new(HPos::Center, VPos::Center)),
                 ))
                 .map_err(err)?;
                 continue;
@@ -181,7 +181,10 @@ pub fn draw(spec: &LineChart) -> Result<Chart, ChartError> {
                 chart.draw_series(std::iter::once(Polygon::new(poly, s.style.color.mix(0.16).filled()))).map_err(err)?;
                 groups.close(&root)?;
             }
-            for s in &panel.series {
+            // solid lines first, so a dashed line over an equal solid one stays visible
+            let mut order: Vec<&Series> = panel.series.iter().collect();
+            order.sort_by_key(|s| s.style.dash.is_some());
+            for s in order {
                 if s.points.is_empty() {
                     continue;
                 }

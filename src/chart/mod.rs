@@ -248,7 +248,8 @@ pub fn complementarity(a: &Analysis) -> Result<Chart, ChartError> {
         }
         spec.panels.push(Panel { title: format!("{}{} probe failures, {} siblings", suite_prefix(a, &c.suite), c.base_failed_probe_tasks, c.siblings.len()), series, empty_note: Some("no failed task to cover yet".into()) });
     }
-    spec.subtitle = Some(if missing.is_empty() { "Shaded: 95% Wilson interval".into() } else { format!("Shaded: 95% Wilson interval. {}", missing.join("; ")) });
+    let base = "Each curve on its own failed tasks (n in the legend; see the table); shaded: 95% Wilson interval";
+    spec.subtitle = Some(if missing.is_empty() { base.into() } else { format!("{base}. {}", missing.join("; ")) });
     spec.columns = 1;
     if spec.panels.is_empty() {
         spec.panels.push(Panel { title: "no data".into(), ..Default::default() });
@@ -358,13 +359,13 @@ pub fn behaviour(a: &Analysis) -> Result<Vec<Chart>, ChartError> {
         let arms: Vec<String> = a.arms.iter().filter(|arm| b.rows.iter().any(|r| &r.arm == *arm)).cloned().collect();
         let bands = arms.len() <= 3;
         spec.subtitle = Some(format!(
-            "From {} `{}` trajectories{}{}",
+            "From {} {} trajectories{}{}",
             b.episodes_tagged,
             b.phase,
             if b.sampled { " (sampled)" } else { "" },
             if bands { "; shaded: 95% Wilson interval" } else { "" }
         ));
-        for (tag, meaning) in &b.tags {
+        for (tag, label, _) in &b.tags {
             let series = arms
                 .iter()
                 .map(|arm| {
@@ -378,7 +379,7 @@ pub fn behaviour(a: &Analysis) -> Result<Vec<Chart>, ChartError> {
                     }
                 })
                 .collect();
-            spec.panels.push(Panel { title: format!("{tag}: {}", frame::ellipsize(meaning, 48)), series, empty_note: None });
+            spec.panels.push(Panel { title: format!("{tag} ({label})"), series, empty_note: None });
         }
         spec.panel_height = 300;
         out.push(line::draw(&spec)?);
@@ -386,30 +387,39 @@ pub fn behaviour(a: &Analysis) -> Result<Vec<Chart>, ChartError> {
     Ok(out)
 }
 
-/// Rank-one inference against base-only at the same rollout count.
+/// Rank-one inference against base-only at the same rollout count, one panel per split.
 pub fn rank_one(a: &Analysis) -> Result<Chart, ChartError> {
-    let rows = &a.rank_one.rows;
-    let categories: Vec<String> = rows.iter().map(|r| format!("{}{} · {}", if a.suites.len() > 1 { format!("{} · ", r.suite) } else { String::new() }, r.arm, split_label(&r.split))).collect();
-    let series = vec![
-        DotSeries { name: "base-only".into(), label: "base only (two base tries)".into(), style: style::nth(1), values: rows.iter().map(|r| Some((r.base_only, r.base_only_ci95[0], r.base_only_ci95[1]))).collect() },
-        DotSeries { name: "rank-one".into(), label: "base try, then the rank-one sibling".into(), style: style::nth(0), values: rows.iter().map(|r| Some((r.routed, r.routed_ci95[0], r.routed_ci95[1]))).collect() },
-    ];
-    let panel = if rows.is_empty() {
-        DotPanel { title: "not measured yet (runs after the last iteration)".into(), categories: vec!["—".into()], series: Vec::new() }
-    } else {
-        DotPanel { title: "same executor rollouts per task".into(), categories, series }
-    };
+    let mut panels = Vec::new();
+    for suite in &a.suites {
+        for split in ["train", "heldout"] {
+            let rows: Vec<_> = a.rank_one.rows.iter().filter(|r| &r.suite == suite && r.split == split).collect();
+            if rows.is_empty() {
+                continue;
+            }
+            panels.push(DotPanel {
+                title: format!("{}{}", suite_prefix(a, suite), split_label(split)),
+                categories: rows.iter().map(|r| r.arm.clone()).collect(),
+                series: vec![
+                    DotSeries { name: "base-only".into(), label: "base only (two base tries)".into(), style: style::nth(1), values: rows.iter().map(|r| Some((r.base_only, r.base_only_ci95[0], r.base_only_ci95[1]))).collect() },
+                    DotSeries { name: "rank-one".into(), label: "base try, then the rank-one sibling".into(), style: style::nth(0), values: rows.iter().map(|r| Some((r.routed, r.routed_ci95[0], r.routed_ci95[1]))).collect() },
+                ],
+            });
+        }
+    }
+    if panels.is_empty() {
+        panels.push(DotPanel { title: "not measured yet (runs after the last iteration)".into(), categories: vec!["—".into()], series: Vec::new() });
+    }
     dot::draw(&DotChart {
         id: "rank-one".into(),
         title: "Rank-one inference at a matched rollout count".into(),
-        subtitle: Some("Whiskers: 95% t-interval over seeds".into()),
+        subtitle: Some("Same executor rollouts per task; whiskers: 95% t-interval over seeds".into()),
         x_label: "Success (% of tasks)".into(),
-        y_label: "Arm · split".into(),
+        y_label: "Arm".into(),
         x_range: (0.0, 1.0),
         x_percent: true,
         zero_line: false,
-        panels: vec![panel],
-        columns: 1,
+        panels,
+        columns: 2,
     })
 }
 

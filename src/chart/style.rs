@@ -71,7 +71,8 @@ pub const INK: RGBColor = RGBColor(0x22, 0x22, 0x22);
 pub const MUTED: RGBColor = RGBColor(0x55, 0x55, 0x55);
 
 /// A rough text width in pixels for layout (the SVG viewer lays text out itself; this errs
-/// wide so labels do not collide).
+/// wide so labels do not collide). `size` is a plotters font size, which its SVG backend writes
+/// as `size / 1.24` pixels.
 pub fn text_width(text: &str, size: u32) -> u32 {
-    (text.chars().count() as f64 * size as f64 * 0.58).ceil() as u32
+    (text.chars().count() as f64 * size as f64 / 1.24 * 0.62).ceil() as u32
 }

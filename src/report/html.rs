@@ -48,8 +48,9 @@ nav ol { columns: 2; }
 figure { margin: 18px 0 30px; page-break-inside: avoid; }
 figure svg { max-width: 100%; height: auto; display: block; }
 figcaption { color: var(--muted); font-size: 14px; margin-top: 4px; }
-table { border-collapse: collapse; margin: 8px 0 18px; font-size: 14px; font-variant-numeric: tabular-nums; }
-th, td { border-bottom: 1px solid var(--rule); padding: 4px 10px; text-align: right; vertical-align: top; }
+table { border-collapse: collapse; margin: 8px 0 18px; font-size: 14px; font-variant-numeric: tabular-nums; display: block; overflow-x: auto; max-width: 100%; }
+th, td { border-bottom: 1px solid var(--rule); padding: 4px 10px; text-align: right; vertical-align: top; white-space: nowrap; }
+td.wrap { white-space: normal; min-width: 260px; }
 th { background: #f6f6f6; font-weight: 600; }
 td.l, th.l { text-align: left; }
 .side { display: flex; gap: 24px; flex-wrap: wrap; }
@@ -141,6 +142,9 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
             if its.is_empty() { "none yet".to_string() } else { its.join(", ") }
         );
     }
+    if a.provenance.config.get("synthetic").and_then(|v| v.as_bool()) == Some(true) {
+        h.push_str("<div class=\"banner\">Synthetic data: generated for benchmarks and demonstrations, not an experiment. No policy was trained.</div>\n");
+    }
     if a.headline.is_empty() {
         let _ = write!(h, "<p>No headline comparison yet: the run has no paired base-harness evaluation of <b>{ROUTED_ARM}</b> and <b>{BASELINE_ARM}</b>.</p>\n");
     }
@@ -202,7 +206,7 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
     for suite in &a.suites {
         let rows: Vec<&FinalRow> = a.final_table.rows.iter().filter(|r| &r.suite == suite).collect();
         let it = a.final_table.iterations.get(suite).map(|i| format!(" at iteration {i}")).unwrap_or_default();
-        let _ = write!(h, "<h3 id=\"final-table\">Final table — {}{it}</h3>", esc(suite));
+        let _ = write!(h, "<h3 id=\"final-table-{}\">Final table — {}{it}</h3>", esc(suite), esc(suite));
         if rows.is_empty() {
             h.push_str("<p class=\"note\">No evaluation yet.</p>");
         } else {
@@ -278,7 +282,7 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
                 let _ = write!(h, "<tr><td class=\"l\">{}</td><td class=\"l\" colspan=\"{}\">not measured: {}</td></tr>", esc(&s.label), max_b + 2, esc(why));
                 continue;
             }
-            let _ = write!(h, "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td>", esc(&s.label), esc(&s.population), s.units);
+            let _ = write!(h, "<tr><td class=\"l\">{}</td><td class=\"l wrap\">{}</td><td>{}</td>", esc(&s.label), esc(&s.population), s.units);
             for b in 0..max_b {
                 match s.points.get(b) {
                     Some(p) => {
@@ -322,7 +326,7 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         anchors.dedup();
         h.push_str("<table><thead><tr><th class=\"l\">sibling</th><th>fixes</th><th>regressions</th><th>both pass</th><th>both fail</th><th>fix rate</th><th>regression rate</th>");
         for an in &anchors {
-            let _ = write!(h, "<th>anchor {an}: +fix/−reg</th>");
+            let _ = write!(h, "<th>{}<br>+fix / −reg</th>", esc(&crate::analysis::anchor_label(*an)));
         }
         h.push_str("</tr></thead><tbody>");
         for s in sibs {
@@ -370,7 +374,7 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
     for b in &a.behaviour {
         let _ = write!(h, "<h3>Behaviour persistence — {} ({} episodes{})</h3>", esc(&b.suite), esc(&b.phase), if b.sampled { ", sampled" } else { "" });
         h.push_str("<table><thead><tr><th class=\"l\">behaviour</th><th class=\"l\">arm</th><th>first iteration</th><th>last iteration</th><th>change (pts)</th></tr></thead><tbody>");
-        for (tag, meaning) in &b.tags {
+        for (tag, _, meaning) in &b.tags {
             for arm in &a.arms {
                 let rows: Vec<_> = b.rows.iter().filter(|r| &r.tag == tag && &r.arm == arm).collect();
                 let (Some(first), Some(last)) = (rows.first(), rows.last()) else { continue };
@@ -390,7 +394,7 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         }
         h.push_str("</tbody></table>");
         h.push_str("<ul class=\"note\">");
-        for (tag, meaning) in &b.tags {
+        for (tag, _, meaning) in &b.tags {
             let _ = write!(h, "<li><b>{}</b>: {}</li>", esc(tag), esc(meaning));
         }
         h.push_str("</ul>");
@@ -451,13 +455,15 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
             Some(m) => format!("{} tasks from {}, md5 <code>{}</code>", d.tasks, esc(&d.source), esc(m)),
             None => format!("not hashed: {}", esc(d.error.as_deref().unwrap_or("unknown"))),
         };
-        row(&mut h, &format!("Dataset ({})", d.suite), format!("{v}; {} task ids used, md5 <code>{}</code>", d.used_tasks, esc(&d.used_ids_md5)));
+        row(&mut h, &format!("Dataset ({})", d.suite), format!("{v}; {} task ids evaluated, md5 <code>{}</code>", d.used_tasks, esc(&d.used_ids_md5)));
     }
     row(&mut h, "Episodes", p.episodes.to_string());
     row(&mut h, "Records", esc(&p.records.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")));
     row(&mut h, "Report generated", esc(&p.generated_at));
     h.push_str("</tbody></table><h3>Experiment configuration (as stored, secrets redacted)</h3><pre>");
-    h.push_str(&esc(&serde_json::to_string_pretty(&p.config).unwrap_or_default()));
+    // TOML, as experiment files are written; JSON where TOML cannot say it (e.g. nulls)
+    let text = toml::to_string_pretty(&p.config).unwrap_or_else(|_| serde_json::to_string_pretty(&p.config).unwrap_or_default());
+    h.push_str(&esc(&text));
     h.push_str("</pre></section>\n</body>\n</html>\n");
     h
 }

@@ -14,6 +14,7 @@
 pub mod compare;
 pub mod csv;
 pub mod html;
+pub mod synthetic;
 
 use std::path::{Path, PathBuf};
 
