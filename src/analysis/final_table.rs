@@ -68,6 +68,9 @@ pub struct Headline {
     pub iteration: u32,
     pub delta: PairedDelta,
     pub covers_zero: bool,
+    /// Success of the arm and of the baseline on that split (each over its own tasks).
+    pub arm_success: f64,
+    pub baseline_success: Option<f64>,
     /// What it means, in one plain sentence.
     pub sentence: String,
 }
@@ -202,7 +205,10 @@ pub(crate) fn headlines(t: &FinalTable) -> Vec<Headline> {
         let find = |split: &str| t.rows.iter().find(|r| &r.suite == suite && r.arm == ROUTED_ARM && r.split == split && r.delta.is_some());
         let Some(row) = find("heldout").or_else(|| find("train")) else { continue };
         let d = row.delta.clone().expect("filtered on delta");
+        let baseline_success = t.rows.iter().find(|r| &r.suite == suite && r.arm == BASELINE_ARM && r.split == row.split).map(|r| r.success);
         out.push(Headline {
+            arm_success: row.success,
+            baseline_success,
             suite: suite.clone(),
             split: row.split.clone(),
             iteration: row.iteration,

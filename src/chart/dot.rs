@@ -70,7 +70,15 @@ pub fn draw(spec: &DotChart) -> Result<Chart, ChartError> {
         frame::title(&top, &spec.title, spec.subtitle.as_deref())?;
         let (plots, legend_area) = rest.split_vertically(rows as u32 * panel_h);
         let cells = plots.split_evenly((rows, cols));
-        let x_fmt = |x: &f64| if spec.x_percent { format!("{:.0}", x * 100.0) } else { format!("{x:.2}") };
+        let x_fmt = |x: &f64| {
+            if spec.x_percent {
+                let v = (x * 100.0).round();
+                // never "-0"
+                format!("{}", if v == 0.0 { 0.0 } else { v })
+            } else {
+                format!("{x:.2}")
+            }
+        };
         for (cell, panel) in cells.iter().zip(spec.panels.iter()) {
             let n = panel.categories.len().max(1);
             let yr = -0.6..(n as f64 - 0.4);

@@ -128,7 +128,15 @@ pub fn draw(spec: &LineChart) -> Result<Chart, ChartError> {
                 format!("{x:.1}")
             }
         };
-        let y_fmt = |y: &f64| if spec.y_percent { format!("{:.0}%", y * 100.0) } else { format!("{y:.2}") };
+        let y_fmt = |y: &f64| {
+            let v = if spec.y_percent { (y * 100.0).round() } else { (y * 100.0).round() / 100.0 };
+            let v = if v == 0.0 { 0.0 } else { v };
+            if spec.y_percent {
+                format!("{v}%")
+            } else {
+                format!("{v:.2}")
+            }
+        };
         for (cell, panel) in cells.iter().zip(spec.panels.iter()) {
             let mut chart = ChartBuilder::on(cell)
                 .caption(frame::ellipsize(&panel.title, 70), (style::FONT, 17).into_font().color(&style::INK))

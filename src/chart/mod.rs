@@ -435,3 +435,93 @@ pub fn charts(a: &Analysis) -> Result<Vec<Chart>, ChartError> {
     out.push(rank_one(a)?);
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(svg: &str) -> roxmltree::Document<'_> {
+        roxmltree::Document::parse(svg).expect("well-formed SVG")
+    }
+
+    fn two_series() -> LineChart {
+        let mut spec = LineChart::new("t", "A title", "Iteration (steps)", "Success (% of tasks)");
+        spec.panels.push(Panel {
+            title: "panel".into(),
+            series: vec![
+                Series { name: "a&b".into(), label: "solid".into(), style: style::nth(0), points: vec![(0.0, 0.1), (1.0, 0.2), (2.0, 0.4)], band: vec![(0.0, 0.0, 0.2), (1.0, 0.1, 0.3), (2.0, 0.3, 0.5)] },
+                Series { name: "dashed".into(), label: "dashed".into(), style: style::nth(1), points: vec![(0.0, 0.1), (2.0, 0.3)], band: Vec::new() },
+            ],
+            empty_note: None,
+        });
+        spec.panels.push(Panel { title: "empty".into(), series: Vec::new(), empty_note: Some("nothing yet".into()) });
+        spec
+    }
+
+    #[test]
+    fn series_are_grouped_and_dashes_are_real_dasharrays() {
+        let c = line::draw(&two_series()).unwrap();
+        assert_eq!(c.series, vec!["a&b", "dashed"]);
+        let doc = parse(&c.svg);
+        let series: Vec<_> = doc.descendants().filter(|n| n.attribute("class") == Some("series")).collect();
+        assert_eq!(series.iter().map(|n| n.attribute("data-series").unwrap()).collect::<Vec<_>>(), vec!["a&b", "dashed"]);
+        let dashed = series.iter().find(|n| n.attribute("data-series") == Some("dashed")).unwrap();
+        let line = dashed.children().find(|n| n.has_tag_name("polyline")).unwrap();
+        assert_eq!(line.attribute("stroke-dasharray"), style::DASHES[1]);
+        // markers of a dashed series are not dashed
+        let markers = dashed.children().find(|n| n.attribute("class") == Some("markers")).unwrap();
+        assert!(markers.descendants().all(|n| n.attribute("stroke-dasharray").is_none()));
+        let solid = series.iter().find(|n| n.attribute("data-series") == Some("a&b")).unwrap();
+        assert!(solid.descendants().all(|n| n.attribute("stroke-dasharray").is_none()));
+        assert_eq!(doc.descendants().filter(|n| n.attribute("class") == Some("band")).count(), 1);
+        assert_eq!(doc.descendants().filter(|n| n.attribute("class") == Some("legend-entry")).count(), 2);
+        let texts: Vec<&str> = doc.descendants().filter(|n| n.has_tag_name("text")).filter_map(|n| n.text()).map(str::trim).collect();
+        assert!(texts.contains(&"Iteration (steps)") && texts.contains(&"Success (% of tasks)") && texts.contains(&"nothing yet"));
+        assert!(!c.svg.contains("@@hs-group"));
+        assert_eq!(doc.root_element().attribute("data-chart"), Some("t"));
+    }
+
+    #[test]
+    fn integer_axes_label_integers_only_and_percent_never_reads_minus_zero() {
+        let c = line::draw(&two_series()).unwrap();
+        let doc = parse(&c.svg);
+        let texts: Vec<&str> = doc.descendants().filter(|n| n.has_tag_name("text")).filter_map(|n| n.text()).map(str::trim).collect();
+        assert!(texts.contains(&"0%") && texts.contains(&"100%"));
+        assert!(!texts.iter().any(|t| *t == "-0%" || *t == "0.5"));
+        let d = dot::draw(&DotChart {
+            id: "d".into(),
+            title: "d".into(),
+            subtitle: None,
+            x_label: "x".into(),
+            y_label: "y".into(),
+            x_range: (-0.1, 0.1),
+            x_percent: true,
+            zero_line: true,
+            panels: vec![DotPanel { title: "p".into(), categories: vec!["one".into()], series: vec![DotSeries { name: "s".into(), label: "s".into(), style: style::nth(0), values: vec![Some((0.0, -0.05, 0.05))] }] }],
+            columns: 1,
+        })
+        .unwrap();
+        assert!(!d.svg.contains(">\n-0\n<"), "{}", d.svg);
+        parse(&d.svg);
+    }
+
+    #[test]
+    fn heatmap_turns_crowded_column_labels_upright() {
+        let cols: Vec<String> = (0..14).map(|i| format!("a-rather-long-sibling-{i}")).collect();
+        let h = heatmap::draw(&Heatmap {
+            id: "h".into(),
+            title: "h".into(),
+            subtitle: None,
+            x_label: "Sibling harness".into(),
+            y_label: "Task family".into(),
+            columns: cols.clone(),
+            rows: vec!["f".into()],
+            cells: vec![cols.iter().map(|_| Some(HeatCell { value: 0.5, text: "+1 / −0".into() })).collect()],
+            key: ("-".into(), "+".into()),
+        })
+        .unwrap();
+        let doc = parse(&h.svg);
+        let upright = doc.descendants().filter(|n| n.has_tag_name("text") && n.attribute("transform").is_some_and(|t| t.starts_with("rotate(270"))).count();
+        assert_eq!(upright, 14 + 1, "every column label and the y label");
+    }
+}

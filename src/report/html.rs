@@ -152,7 +152,7 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         let class = if hl.covers_zero { "headline zero" } else if hl.delta.mean < 0.0 { "headline neg" } else { "headline" };
         let _ = write!(
             h,
-            "<div class=\"{class}\" data-headline=\"{}\"><div><span class=\"big\">{} pts</span><span class=\"ci\">95% CI {} · {} − {} · {}{}, iteration {}</span></div><p>{}</p></div>\n",
+            "<div class=\"{class}\" data-headline=\"{}\"><div><span class=\"big\">{} pts</span><span class=\"ci\">95% CI {} · {} − {} · {}{}, iteration {}</span></div><p>{}</p><p class=\"note\">Success under the base harness: {} {}, {} {}.</p></div>\n",
             esc(&hl.suite),
             pts(hl.delta.mean),
             ci_pts(hl.delta.ci95),
@@ -161,7 +161,11 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
             if a.suites.len() > 1 { format!("{} · ", esc(&hl.suite)) } else { String::new() },
             esc(split_label(&hl.split)),
             hl.iteration,
-            esc(&hl.sentence)
+            esc(&hl.sentence),
+            esc(&hl.delta.arm),
+            pct(hl.arm_success),
+            esc(&hl.delta.baseline),
+            hl.baseline_success.map(pct).unwrap_or_else(|| "—".into())
         );
     }
     h.push_str("<ul class=\"facts\">");
