@@ -117,6 +117,11 @@ pub struct BehaviourPersistence {
     pub sampled: bool,
 }
 
+/// A cell to tag: (arm, iteration) and the sampled episode ids, if sampled.
+type Job<'a> = (&'a (String, u32), Option<Vec<i64>>);
+/// Per tag, the episodes showing it; and the episodes tagged.
+type Tally = (Vec<usize>, usize);
+
 pub(crate) fn persistence(data: &Data, notes: &mut Vec<String>) -> Result<Vec<BehaviourPersistence>, AnalysisError> {
     let mut out = Vec::new();
     for suite in &data.suites {
@@ -142,7 +147,7 @@ pub(crate) fn persistence(data: &Data, notes: &mut Vec<String>) -> Result<Vec<Be
         for r in &rows {
             cells.entry((r.context.arm.clone().unwrap_or_default(), r.context.iteration.unwrap_or(0))).or_default().push(r);
         }
-        let jobs: Vec<(&(String, u32), Option<Vec<i64>>)> = cells
+        let jobs: Vec<Job> = cells
             .iter()
             .map(|(key, cell)| {
                 let sample = (cell.len() > MAX_PER_CELL).then(|| {
@@ -155,7 +160,7 @@ pub(crate) fn persistence(data: &Data, notes: &mut Vec<String>) -> Result<Vec<Be
         let sampled = jobs.iter().any(|(_, s)| s.is_some());
         // read and tag cells on a few threads: parsing trajectories is most of the work
         let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 4);
-        let tag_cell = |(key, sample): &(&(String, u32), Option<Vec<i64>>)| -> Result<(Vec<usize>, usize), AnalysisError> {
+        let tag_cell = |(key, sample): &Job| -> Result<Tally, AnalysisError> {
             let query = TrajectoryQuery { run_id: data.run.id, suite, phase, harness: &data.base_harness, arm: &key.0, iteration: key.1, ids: sample.as_deref() };
             let mut counts = vec![0usize; tagger.tags.len()];
             let mut n = 0usize;
@@ -167,7 +172,7 @@ pub(crate) fn persistence(data: &Data, notes: &mut Vec<String>) -> Result<Vec<Be
             }
             Ok((counts, n))
         };
-        let tagged_cells: Vec<Result<(Vec<usize>, usize), AnalysisError>> = std::thread::scope(|scope| {
+        let tagged_cells: Vec<Result<Tally, AnalysisError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
                 .map(|w| {
                     let jobs = &jobs;
@@ -175,7 +180,7 @@ pub(crate) fn persistence(data: &Data, notes: &mut Vec<String>) -> Result<Vec<Be
                     scope.spawn(move || jobs.iter().enumerate().filter(|(i, _)| i % workers == w).map(|(i, j)| (i, tag_cell(j))).collect::<Vec<_>>())
                 })
                 .collect();
-            let mut all: Vec<(usize, Result<(Vec<usize>, usize), AnalysisError>)> = handles.into_iter().flat_map(|h| h.join().expect("a tagging thread panicked")).collect();
+            let mut all: Vec<(usize, Result<Tally, AnalysisError>)> = handles.into_iter().flat_map(|h| h.join().expect("a tagging thread panicked")).collect();
             all.sort_by_key(|(i, _)| *i);
             all.into_iter().map(|(_, r)| r).collect()
         });

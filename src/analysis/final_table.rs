@@ -75,6 +75,9 @@ pub struct Headline {
     pub sentence: String,
 }
 
+/// (arm, split) -> task -> seed -> (successes, episodes).
+type Counts = BTreeMap<(String, String), BTreeMap<String, BTreeMap<u32, (f64, f64)>>>;
+
 /// (task, seed) -> mean success, for one (suite, arm, split, iteration).
 type Outcomes = BTreeMap<String, BTreeMap<u32, f64>>;
 
@@ -91,7 +94,7 @@ pub(crate) fn table(data: &Data) -> FinalTable {
         let Some(&iteration) = last.values().min() else { continue };
         table.iterations.insert(suite.clone(), iteration);
         // (arm, split) -> task -> seed -> (successes, n)
-        let mut acc: BTreeMap<(String, String), BTreeMap<String, BTreeMap<u32, (f64, f64)>>> = BTreeMap::new();
+        let mut acc: Counts = BTreeMap::new();
         for r in data.phase("eval").filter(|r| &r.suite == suite && r.context.iteration == Some(iteration)) {
             let (Some(arm), Some(seed)) = (r.context.arm.clone(), r.context.seed_index) else { continue };
             let split = r.context.split.clone().unwrap_or_else(|| "train".into());

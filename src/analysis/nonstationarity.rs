@@ -54,10 +54,13 @@ pub struct Nonstationarity {
     pub overall: Vec<RankCorrelation>,
 }
 
+/// anchor -> sibling -> utility, for one job.
+type Utilities = BTreeMap<usize, BTreeMap<String, Option<f64>>>;
+
 pub(crate) fn nonstationarity(data: &Data) -> Nonstationarity {
     let mut out = Nonstationarity::default();
     // (suite, arm, seed) -> anchor -> sibling -> utility
-    let mut by_job: BTreeMap<(String, String, u32), BTreeMap<usize, BTreeMap<String, Option<f64>>>> = BTreeMap::new();
+    let mut by_job: BTreeMap<(String, String, u32), Utilities> = BTreeMap::new();
     for p in &data.profiles {
         let c = &p.profile.total;
         let f = c.base_failures();

@@ -59,10 +59,13 @@ struct JobLite {
     rank_one: Vec<crate::experiment::runner::RankOne>,
 }
 
+/// One seed's (routed, base only, rollouts routed, rollouts base only).
+type SeedRankOne = (f64, f64, u64, u64);
+
 pub(crate) fn rank_one(data: &Data) -> Result<RankOneAnalysis, AnalysisError> {
     let mut out = RankOneAnalysis { source: "per-job checkpoints (JobState.rank_one); sibling tries counted from `rank1` episodes".into(), ..Default::default() };
     // (suite, arm, split) -> per seed (routed, base_only, rollouts)
-    let mut acc: BTreeMap<(String, String, String), Vec<(f64, f64, u64, u64)>> = BTreeMap::new();
+    let mut acc: BTreeMap<(String, String, String), Vec<SeedRankOne>> = BTreeMap::new();
     for (key, value) in data.store.states(data.run.id)? {
         if !key.starts_with("job/") {
             continue;

@@ -111,17 +111,17 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
     let mut h = String::with_capacity(256 * 1024);
     let unfinished = !a.finished;
     let mark = if unfinished { format!("[UNFINISHED — {}] ", a.status) } else { String::new() };
-    let _ = write!(
+    let _ = writeln!(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}Harness-S report: {} (run {})</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}Harness-S report: {} (run {})</title>\n<style>{CSS}</style>\n</head>\n<body>",
         esc(&mark),
         esc(&a.run.name),
         a.run.id
     );
     let _ = write!(h, "<header><h1>{}Harness-S experiment report: {}</h1>", esc(&mark), esc(&a.run.name));
-    let _ = write!(
+    let _ = writeln!(
         h,
-        "<p class=\"meta\">run {} · status <b data-status=\"{}\">{}</b> · started {} · {} · Harness-S Workbench {}</p></header>\n",
+        "<p class=\"meta\">run {} · status <b data-status=\"{}\">{}</b> · started {} · {} · Harness-S Workbench {}</p></header>",
         a.run.id,
         esc(&a.status),
         esc(&a.status),
@@ -135,9 +135,9 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
     if unfinished {
         let its: Vec<String> = a.final_table.iterations.iter().map(|(s, i)| if a.suites.len() > 1 { format!("{s}: iteration {i}") } else { format!("iteration {i}") }).collect();
         let of = a.provenance.iterations.map(|n| format!(" of {n}")).unwrap_or_default();
-        let _ = write!(
+        let _ = writeln!(
             h,
-            "<div class=\"banner\">This run is {}: it has not finished, so every number here is provisional. The final table is at the last iteration every job has evaluated ({}{of}).</div>\n",
+            "<div class=\"banner\">This run is {}: it has not finished, so every number here is provisional. The final table is at the last iteration every job has evaluated ({}{of}).</div>",
             esc(&a.status),
             if its.is_empty() { "none yet".to_string() } else { its.join(", ") }
         );
@@ -146,13 +146,13 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         h.push_str("<div class=\"banner\">Synthetic data: generated for benchmarks and demonstrations, not an experiment. No policy was trained.</div>\n");
     }
     if a.headline.is_empty() {
-        let _ = write!(h, "<p>No headline comparison yet: the run has no paired base-harness evaluation of <b>{ROUTED_ARM}</b> and <b>{BASELINE_ARM}</b>.</p>\n");
+        let _ = writeln!(h, "<p>No headline comparison yet: the run has no paired base-harness evaluation of <b>{ROUTED_ARM}</b> and <b>{BASELINE_ARM}</b>.</p>");
     }
     for hl in &a.headline {
         let class = if hl.covers_zero { "headline zero" } else if hl.delta.mean < 0.0 { "headline neg" } else { "headline" };
-        let _ = write!(
+        let _ = writeln!(
             h,
-            "<div class=\"{class}\" data-headline=\"{}\"><div><span class=\"big\">{} pts</span><span class=\"ci\">95% CI {} · {} − {} · {}{}, iteration {}</span></div><p>{}</p><p class=\"note\">Success under the base harness: {} {}, {} {}.</p></div>\n",
+            "<div class=\"{class}\" data-headline=\"{}\"><div><span class=\"big\">{} pts</span><span class=\"ci\">95% CI {} · {} − {} · {}{}, iteration {}</span></div><p>{}</p><p class=\"note\">Success under the base harness: {} {}, {} {}.</p></div>",
             esc(&hl.suite),
             pts(hl.delta.mean),
             ci_pts(hl.delta.ci95),
@@ -201,7 +201,7 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
     // Charts
     h.push_str("<section id=\"charts\"><h2>Charts</h2>\n");
     for c in charts {
-        let _ = write!(h, "<figure id=\"chart-{}\">\n{}<figcaption>{}</figcaption></figure>\n", esc(&c.id), inline_svg(&c.svg), esc(caption(&c.id)));
+        let _ = writeln!(h, "<figure id=\"chart-{}\">\n{}<figcaption>{}</figcaption></figure>", esc(&c.id), inline_svg(&c.svg), esc(caption(&c.id)));
     }
     h.push_str("</section>\n");
 
@@ -407,7 +407,7 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
 
     // Comparison
     if let Some(c) = cmp {
-        let _ = write!(h, "<section id=\"compare\"><h2>Comparison: run {} against run {} ({})</h2>\n", a.run.id, c.other_run.id, esc(&c.other_run.name));
+        let _ = writeln!(h, "<section id=\"compare\"><h2>Comparison: run {} against run {} ({})</h2>", a.run.id, c.other_run.id, esc(&c.other_run.name));
         if c.other_run.status != "finished" {
             let _ = write!(h, "<div class=\"banner\">Run {} is {}: its numbers are provisional.</div>", c.other_run.id, esc(&c.other_run.status));
         }
@@ -439,7 +439,7 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         }
         h.push_str("</tbody></table>");
         let same = a.provenance.dataset.iter().all(|d| c.other_dataset_md5.iter().any(|(s, m)| s == &d.suite && m == &d.md5));
-        let _ = write!(h, "<p class=\"note\">Datasets: {}.</p></section>\n", if same { "the same (equal dataset hashes)" } else { "different or not comparable (dataset hashes differ): compare with care" });
+        let _ = writeln!(h, "<p class=\"note\">Datasets: {}.</p></section>", if same { "the same (equal dataset hashes)" } else { "different or not comparable (dataset hashes differ): compare with care" });
     }
 
     // Provenance
