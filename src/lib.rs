@@ -4,6 +4,8 @@
 //! Data flows one way: suite -> harness -> policy -> episode -> store -> analysis -> report.
 //! Architecture invariant: this library knows nothing of Tauri or HTTP serving.
 
+pub mod analysis;
+pub mod chart;
 pub mod distil;
 pub mod episode;
 pub mod eval;
@@ -11,6 +13,7 @@ pub mod events;
 pub mod experiment;
 pub mod harness;
 pub mod policy;
+pub mod report;
 pub mod route;
 pub mod store;
 pub mod suite;

@@ -87,6 +87,21 @@ enum Command {
         #[command(subcommand)]
         command: ExperimentCommand,
     },
+    /// Write an experiment's report: one self-contained HTML file, report.json, one CSV per
+    /// table and every chart as SVG.
+    Report {
+        /// The experiment run id, or `latest`.
+        experiment: String,
+        /// The run store (SQLite file path, or a postgres:// URL).
+        #[arg(long, env = "HARNESS_S_DB", default_value = "harness-s.db")]
+        db: String,
+        /// Another experiment run (id or `latest`) to put side by side.
+        #[arg(long)]
+        compare: Option<String>,
+        /// Output directory (created if missing).
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -179,6 +194,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Eval(args) => cmd_eval(args),
         Command::Coverage { suite, file, family, max_paths, json } => cmd_coverage(&suite, file.as_deref(), family.as_deref(), max_paths, json),
         Command::Experiment { command: ExperimentCommand::Run { config, db, json } } => cmd_experiment_run(&config, &db, json),
+        Command::Report { experiment, db, compare, out } => cmd_report(&experiment, &db, compare.as_deref(), &out),
     }
 }
 
@@ -484,6 +500,21 @@ fn cmd_experiment_run(config: &std::path::Path, db: &str, json: bool) -> Result<
         });
         println!("{}", serde_json::to_string(&v)?);
     }
+    Ok(())
+}
+
+fn cmd_report(experiment: &str, db: &str, compare: Option<&str>, out: &std::path::Path) -> Result<()> {
+    // a report only reads: do not create an empty store by accident
+    if !db.contains("://") && !db.starts_with("sqlite:") && !std::path::Path::new(db).exists() {
+        bail!("no run store at {db} (pass --db FILE or set HARNESS_S_DB)");
+    }
+    let store = BlockingStore::open(db).with_context(|| format!("opening the store {db}"))?;
+    let paths = harness_s::report::write_report(&store, experiment, compare, out)?;
+    if paths.status != "finished" {
+        eprintln!("note: run {} is {}: the report is provisional and marked as such", paths.run_id, paths.status);
+    }
+    eprintln!("wrote report.html, report.json, {} CSV files and {} charts in {}", paths.csv.len(), paths.charts.len(), paths.dir.display());
+    println!("{}", paths.html.display());
     Ok(())
 }
 

@@ -1,0 +1,267 @@
+//! The final table: suite × arm × split at the last evaluated iteration, success with a
+//! bootstrap 95% interval over tasks, and the paired difference against `policy-only` on the same
+//! tasks with its paired bootstrap interval.
+//!
+//! "The last evaluated iteration" is, per suite, the last iteration that *every* job (arm ×
+//! seed) that has evaluated at all has evaluated: for a finished run that is the final
+//! iteration; for an unfinished one it keeps every arm at the same point of training, so the
+//! comparison stays fair. Per task, success is first averaged over seeds; the interval then
+//! resamples tasks.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::stats::bootstrap;
+use super::transfer::split_rank;
+use super::{Data, BASELINE_ARM, ROUTED_ARM};
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PairedDelta {
+    pub arm: String,
+    pub baseline: String,
+    /// Mean over tasks of (arm − baseline), each task's difference averaged over the seeds both
+    /// arms evaluated it with.
+    pub mean: f64,
+    /// Paired percentile bootstrap over tasks.
+    pub ci95: [f64; 2],
+    pub tasks: usize,
+    pub seeds: usize,
+}
+
+impl PairedDelta {
+    pub fn covers_zero(&self) -> bool {
+        self.ci95[0] <= 0.0 && self.ci95[1] >= 0.0
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct FinalRow {
+    pub suite: String,
+    pub arm: String,
+    pub split: String,
+    pub iteration: u32,
+    pub seeds: Vec<u32>,
+    pub tasks: usize,
+    /// Mean over tasks of the per-task success averaged over seeds.
+    pub success: f64,
+    pub ci95: [f64; 2],
+    /// Against [`BASELINE_ARM`] (absent for the baseline itself, or when it is not in the run).
+    pub delta: Option<PairedDelta>,
+    /// Per task id: success averaged over seeds.
+    pub per_task: BTreeMap<String, f64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct FinalTable {
+    pub baseline: String,
+    /// Per suite: the iteration the table is at.
+    pub iterations: BTreeMap<String, u32>,
+    pub rows: Vec<FinalRow>,
+}
+
+/// The result the report leads with.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Headline {
+    pub suite: String,
+    pub split: String,
+    pub iteration: u32,
+    pub delta: PairedDelta,
+    pub covers_zero: bool,
+    /// Success of the arm and of the baseline on that split (each over its own tasks).
+    pub arm_success: f64,
+    pub baseline_success: Option<f64>,
+    /// What it means, in one plain sentence.
+    pub sentence: String,
+}
+
+/// (arm, split) -> task -> seed -> (successes, episodes).
+type Counts = BTreeMap<(String, String), BTreeMap<String, BTreeMap<u32, (f64, f64)>>>;
+
+/// (task, seed) -> mean success, for one (suite, arm, split, iteration).
+type Outcomes = BTreeMap<String, BTreeMap<u32, f64>>;
+
+pub(crate) fn table(data: &Data) -> FinalTable {
+    let mut table = FinalTable { baseline: BASELINE_ARM.into(), ..Default::default() };
+    for suite in &data.suites {
+        // last eval iteration per job
+        let mut last: BTreeMap<(String, u32), u32> = BTreeMap::new();
+        for r in data.phase("eval").filter(|r| &r.suite == suite) {
+            let (Some(arm), Some(seed), Some(it)) = (r.context.arm.clone(), r.context.seed_index, r.context.iteration) else { continue };
+            let e = last.entry((arm, seed)).or_insert(it);
+            *e = (*e).max(it);
+        }
+        let Some(&iteration) = last.values().min() else { continue };
+        table.iterations.insert(suite.clone(), iteration);
+        // (arm, split) -> task -> seed -> (successes, n)
+        let mut acc: Counts = BTreeMap::new();
+        for r in data.phase("eval").filter(|r| &r.suite == suite && r.context.iteration == Some(iteration)) {
+            let (Some(arm), Some(seed)) = (r.context.arm.clone(), r.context.seed_index) else { continue };
+            let split = r.context.split.clone().unwrap_or_else(|| "train".into());
+            let c = acc.entry((arm, split)).or_default().entry(r.task_id.clone()).or_default().entry(seed).or_default();
+            c.0 += f64::from(u8::from(r.success));
+            c.1 += 1.0;
+        }
+        let outcomes: BTreeMap<(String, String), Outcomes> = acc
+            .into_iter()
+            .map(|(k, tasks)| (k, tasks.into_iter().map(|(t, seeds)| (t, seeds.into_iter().map(|(s, (k, n))| (s, k / n)).collect())).collect()))
+            .collect();
+        let mut keys: Vec<&(String, String)> = outcomes.keys().collect();
+        keys.sort_by_key(|(arm, split)| (split_rank(split), data.arms.iter().position(|a| a == arm).unwrap_or(usize::MAX), arm.clone()));
+        for key in keys {
+            let (arm, split) = key;
+            let o = &outcomes[key];
+            let per_task: BTreeMap<String, f64> = o.iter().map(|(t, s)| (t.clone(), mean_of(s.values()))).collect();
+            let vals: Vec<f64> = per_task.values().copied().collect();
+            let (success, ci95) = bootstrap(&vals);
+            let seeds: BTreeSet<u32> = o.values().flat_map(|s| s.keys().copied()).collect();
+            let delta = if arm != BASELINE_ARM {
+                outcomes.get(&(BASELINE_ARM.to_string(), split.clone())).and_then(|b| paired(arm, BASELINE_ARM, o, b))
+            } else {
+                None
+            };
+            table.rows.push(FinalRow {
+                suite: suite.clone(),
+                arm: arm.clone(),
+                split: split.clone(),
+                iteration,
+                seeds: seeds.into_iter().collect(),
+                tasks: per_task.len(),
+                success,
+                ci95,
+                delta,
+                per_task,
+            });
+        }
+    }
+    table
+}
+
+fn mean_of<'a>(xs: impl Iterator<Item = &'a f64>) -> f64 {
+    let v: Vec<f64> = xs.copied().collect();
+    super::stats::mean(&v)
+}
+
+/// The paired difference of two arms on the tasks (and seeds) both evaluated.
+fn paired(arm: &str, baseline: &str, a: &Outcomes, b: &Outcomes) -> Option<PairedDelta> {
+    let mut diffs = Vec::new();
+    let mut seeds = BTreeSet::new();
+    for (task, sa) in a {
+        let Some(sb) = b.get(task) else { continue };
+        let d: Vec<f64> = sa.iter().filter_map(|(seed, x)| sb.get(seed).map(|y| (seed, x - y))).map(|(s, d)| {
+            seeds.insert(*s);
+            d
+        }).collect();
+        if !d.is_empty() {
+            diffs.push(super::stats::mean(&d));
+        }
+    }
+    if diffs.is_empty() {
+        return None;
+    }
+    let (mean, ci95) = bootstrap(&diffs);
+    Some(PairedDelta { arm: arm.into(), baseline: baseline.into(), mean, ci95, tasks: diffs.len(), seeds: seeds.len() })
+}
+
+/// The paired difference of two per-task success maps (e.g. the same arm in two experiments),
+/// over the tasks both have.
+pub fn paired_maps(arm: &str, baseline: &str, a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> Option<PairedDelta> {
+    let diffs: Vec<f64> = a.iter().filter_map(|(t, x)| b.get(t).map(|y| x - y)).collect();
+    if diffs.is_empty() {
+        return None;
+    }
+    let (mean, ci95) = bootstrap(&diffs);
+    Some(PairedDelta { arm: arm.into(), baseline: baseline.into(), mean, ci95, tasks: diffs.len(), seeds: 0 })
+}
+
+fn pp(x: f64) -> String {
+    format!("{:+.1}", 100.0 * x)
+}
+
+/// One plain sentence for a paired difference, honest when the interval covers zero.
+pub fn sentence(d: &PairedDelta, split: &str) -> String {
+    let on = if split == "heldout" { "held-out families (never trained on)" } else { "the training families" };
+    let n = format!("{} tasks, {} seed{}", d.tasks, d.seeds, if d.seeds == 1 { "" } else { "s" });
+    let ci = format!("95% CI {} to {} points", pp(d.ci95[0]), pp(d.ci95[1]));
+    if d.covers_zero() {
+        format!(
+            "On {on}, {} differs from {} by {} percentage points under the base harness, but the interval ({ci}; {n}) includes zero: this run cannot tell the two apart.",
+            d.arm, d.baseline, pp(d.mean)
+        )
+    } else if d.mean > 0.0 {
+        format!(
+            "On {on}, {} solves {} percentage points more tasks than {} under the base harness ({ci}; {n}); the interval excludes zero, so the gain is unlikely to be chance at this sample size.",
+            d.arm, pp(d.mean).trim_start_matches('+'), d.baseline
+        )
+    } else {
+        format!(
+            "On {on}, {} solves {} percentage points fewer tasks than {} under the base harness ({ci}; {n}); the interval excludes zero, so it is worse here.",
+            d.arm, pp(-d.mean).trim_start_matches('+'), d.baseline
+        )
+    }
+}
+
+pub(crate) fn headlines(t: &FinalTable) -> Vec<Headline> {
+    let mut out = Vec::new();
+    let suites: Vec<&String> = t.iterations.keys().collect();
+    for suite in suites {
+        let find = |split: &str| t.rows.iter().find(|r| &r.suite == suite && r.arm == ROUTED_ARM && r.split == split && r.delta.is_some());
+        let Some(row) = find("heldout").or_else(|| find("train")) else { continue };
+        let d = row.delta.clone().expect("filtered on delta");
+        let baseline_success = t.rows.iter().find(|r| &r.suite == suite && r.arm == BASELINE_ARM && r.split == row.split).map(|r| r.success);
+        out.push(Headline {
+            arm_success: row.success,
+            baseline_success,
+            suite: suite.clone(),
+            split: row.split.clone(),
+            iteration: row.iteration,
+            covers_zero: d.covers_zero(),
+            sentence: sentence(&d, &row.split),
+            delta: d,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testdata::*;
+    use super::*;
+
+    #[test]
+    fn final_table_pairs_tasks_and_uses_the_common_iteration() {
+        let t = TestRun::new();
+        for seed in 0..2 {
+            t.eval("policy-only", seed, 0, "heldout", &[false, false, false, false]);
+            t.eval("harness-s", seed, 0, "heldout", &[false, false, false, false]);
+            t.eval("policy-only", seed, 2, "heldout", &[true, false, false, false]);
+            t.eval("harness-s", seed, 2, "heldout", &[true, true, true, false]);
+        }
+        // harness-s seed 0 went further; the table stays at iteration 2
+        t.eval("harness-s", 0, 4, "heldout", &[true, true, true, true]);
+        let table = table(&t.data());
+        assert_eq!(table.iterations["dbbench"], 2);
+        let hs = table.rows.iter().find(|r| r.arm == "harness-s").unwrap();
+        assert_eq!((hs.tasks, hs.seeds.len()), (4, 2));
+        assert!((hs.success - 0.75).abs() < 1e-12);
+        let d = hs.delta.as_ref().unwrap();
+        assert!((d.mean - 0.5).abs() < 1e-12);
+        assert!(d.ci95[0] <= 0.5 && d.ci95[1] >= 0.5);
+        assert_eq!(d.tasks, 4);
+        let h = headlines(&table);
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0].split, "heldout");
+        assert!(h[0].sentence.contains("harness-s"), "{}", h[0].sentence);
+        let po = table.rows.iter().find(|r| r.arm == "policy-only").unwrap();
+        assert!(po.delta.is_none());
+    }
+
+    #[test]
+    fn the_sentence_is_honest_about_zero() {
+        let d = PairedDelta { arm: "harness-s".into(), baseline: "policy-only".into(), mean: 0.02, ci95: [-0.03, 0.07], tasks: 80, seeds: 2 };
+        let s = sentence(&d, "heldout");
+        assert!(s.contains("includes zero") && s.contains("cannot tell"), "{s}");
+        let d = PairedDelta { ci95: [0.01, 0.05], ..d };
+        assert!(sentence(&d, "heldout").contains("2.0 percentage points more"));
+    }
+}

@@ -1,0 +1,333 @@
+//! Analyses of one experiment run, computed from the run store only: its episodes (summary rows,
+//! and trajectories where a behaviour has to be read off them), its `route` and `profile`
+//! records, and — for rank-one inference only — the per-job checkpoints. Nothing is taken from
+//! the run's summary, so an unfinished (running, cancelled or killed) run is analysed exactly
+//! like a finished one, up to where it got.
+//!
+//! [`analyse`] returns one [`Analysis`]: every number the report shows, serialisable as the
+//! report's `report.json`.
+//!
+//! Conventions:
+//! - success is the benchmark's own success flag; episodes that ended in an infrastructure error
+//!   are left out of every rate (they are not task failures);
+//! - intervals are 95%: t-intervals over seeds for curves (one seed: the interval is the point),
+//!   percentile bootstraps over tasks for final numbers ([`stats::BOOTSTRAP_RESAMPLES`] resamples,
+//!   fixed seed), Wilson intervals for coverage shares;
+//! - evaluation is under the base harness (the `eval` phase).
+
+pub mod behaviour;
+pub mod complementarity;
+pub mod final_table;
+pub mod locality;
+pub mod nonstationarity;
+pub mod provenance;
+pub mod read;
+pub mod rank_one;
+pub mod router;
+pub mod stats;
+pub mod transfer;
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::route::BehaviorProfile;
+use crate::episode::EpisodeStatus;
+use crate::store::{BlockingStore, RunRow, RunStatus, StoreError};
+use read::Row;
+
+pub use behaviour::{BehaviourPersistence, BehaviourRow, SuiteTagger};
+pub use complementarity::{Complementarity, CoverageCurve};
+pub use final_table::{FinalRow, FinalTable, Headline, PairedDelta};
+pub use locality::{Locality, LocalityCell};
+pub use nonstationarity::{Nonstationarity, RankCorrelation, SiblingUtility};
+pub use provenance::{DatasetHash, Provenance};
+pub use read::{StepView, TrajectoryView};
+pub use rank_one::{RankOneAnalysis, RankOneRow};
+pub use router::{RouterQuality, RouterSource};
+pub use transfer::{CurvePoint, SeedValue, TransferCurve};
+
+/// The arm every other arm is compared with.
+pub const BASELINE_ARM: &str = "policy-only";
+/// The routed arm the headline and the router analyses are about.
+pub const ROUTED_ARM: &str = "harness-s";
+/// The anchor number the runner gives the final profiles it measures for rank-one inference in
+/// arms without a router of their own.
+pub const RANK_ONE_ANCHOR: usize = 99;
+
+/// A human label of an anchor.
+pub fn anchor_label(anchor: usize) -> String {
+    if anchor == RANK_ONE_ANCHOR {
+        "final probe (arms without a router)".into()
+    } else {
+        format!("anchor {anchor}")
+    }
+}
+
+/// The episode phases the analyses read summary rows of. `train` (base tries, most of a run) and
+/// `demo` rows are read only where an analysis needs them.
+pub const ANALYSIS_PHASES: &[&str] = &["eval", "probe", "rescue", "resample", "rank1"];
+
+/// An analysis could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalysisError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("run {id} in {db} is a `{kind}` run, not an experiment")]
+    NotAnExperiment { id: i64, db: String, kind: String },
+    #[error("no run {id} in {db}")]
+    NoRun { id: i64, db: String },
+}
+
+/// The run an analysis is of.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunInfo {
+    pub id: i64,
+    pub name: String,
+    pub kind: String,
+    /// `running`, `finished`, `failed` or `cancelled`.
+    pub status: String,
+    pub created_at: String,
+    pub finished_at: Option<String>,
+}
+
+/// Every number of one experiment's report.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Analysis {
+    /// The run's status, repeated at the top so a reader sees at once whether the run is done.
+    pub status: String,
+    /// Only a finished run's numbers are final.
+    pub finished: bool,
+    pub run: RunInfo,
+    pub provenance: Provenance,
+    pub suites: Vec<String>,
+    pub arms: Vec<String>,
+    pub base_harness: String,
+    /// The held-out (or, without held-out families, training) paired difference of `harness-s`
+    /// against `policy-only`, per suite.
+    pub headline: Vec<Headline>,
+    pub transfer: Vec<TransferCurve>,
+    pub final_table: FinalTable,
+    pub locality: Locality,
+    pub complementarity: Vec<Complementarity>,
+    pub router: Vec<RouterQuality>,
+    pub nonstationarity: Nonstationarity,
+    pub behaviour: Vec<BehaviourPersistence>,
+    pub rank_one: RankOneAnalysis,
+    /// Caveats about the data (missing phases, sampling, fallbacks), in plain language.
+    pub notes: Vec<String>,
+}
+
+/// A stored routing decision (`route` record), as the analyses read it.
+#[derive(Clone, Debug, Deserialize)]
+pub(crate) struct RouteRecord {
+    #[serde(default)]
+    pub suite: String,
+    pub arm: String,
+    pub seed_index: u32,
+    pub iteration: u32,
+    pub query: RouteQueryLite,
+    #[serde(default)]
+    pub aggregate: Vec<String>,
+    #[serde(default)]
+    pub chosen: Vec<String>,
+    #[serde(default)]
+    pub rescued: Vec<(String, bool)>,
+    #[serde(default)]
+    pub anchor: usize,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub(crate) struct RouteQueryLite {
+    pub task_id: String,
+}
+
+/// A stored behaviour profile (`profile` record).
+#[derive(Clone, Debug, Deserialize)]
+pub(crate) struct ProfileRecord {
+    #[serde(default)]
+    pub suite: String,
+    pub arm: String,
+    pub seed_index: u32,
+    /// The iteration whose probe episodes measured it.
+    pub iteration: u32,
+    #[serde(flatten)]
+    pub profile: BehaviorProfile,
+}
+
+/// Everything read from the store once, shared by the analyses.
+pub(crate) struct Data<'a> {
+    pub store: &'a BlockingStore,
+    pub run: RunRow,
+    pub base_harness: String,
+    pub suites: Vec<String>,
+    pub arms: Vec<String>,
+    /// The run's episodes of the phases the analyses read ([`ANALYSIS_PHASES`]), without
+    /// trajectories, in insertion order.
+    pub rows: Vec<Row>,
+    /// Every episode of the run, of any phase.
+    pub episodes: u64,
+    pub routes: Vec<RouteRecord>,
+    pub profiles: Vec<ProfileRecord>,
+}
+
+impl Data<'_> {
+    /// Rows of one phase (infrastructure errors excluded).
+    pub fn phase<'s>(&'s self, phase: &'s str) -> impl Iterator<Item = &'s Row> + 's {
+        self.rows.iter().filter(move |r| r.context.phase.as_deref() == Some(phase) && counts(r))
+    }
+
+    /// The sibling pool of a suite in its fixed order: the order the runner measured profiles in
+    /// (the pool order of the configuration), else alphabetical over what the data shows.
+    pub fn sibling_pool(&self, suite: &str) -> Vec<String> {
+        let mut seen = Vec::new();
+        for p in self.profiles.iter().filter(|p| p.suite == suite) {
+            if !seen.contains(&p.profile.sibling) {
+                seen.push(p.profile.sibling.clone());
+            }
+        }
+        if !seen.is_empty() {
+            return seen;
+        }
+        let mut set: BTreeSet<String> = BTreeSet::new();
+        for r in self.rows.iter().filter(|r| r.suite == suite && r.harness != self.base_harness) {
+            if matches!(r.context.phase.as_deref(), Some("probe" | "rescue" | "rank1")) {
+                set.insert(r.harness.clone());
+            }
+        }
+        set.into_iter().collect()
+    }
+
+    pub fn config_usize(&self, path: &[&str]) -> Option<usize> {
+        let mut v = &self.run.config;
+        for p in path {
+            v = v.get(p)?;
+        }
+        v.as_u64().map(|n| n as usize)
+    }
+}
+
+/// Whether an episode counts in task metrics (infrastructure errors and cancelled episodes do
+/// not).
+pub(crate) fn counts(r: &Row) -> bool {
+    !matches!(r.status, EpisodeStatus::InfraError | EpisodeStatus::Cancelled) && !r.infra_error
+}
+
+/// The suite a record belongs to: its `suite` field, else the first segment of its key
+/// (`<suite>/<arm>/<seed>/...`, as the runner writes them).
+fn record_suite(key: &str, body: &Value) -> String {
+    body.get("suite").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| key.split('/').next().unwrap_or("").to_string())
+}
+
+fn order_like(preferred: Vec<String>, seen: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut out = preferred;
+    for s in seen {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array).map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect()).unwrap_or_default()
+}
+
+impl<'a> Data<'a> {
+    pub fn load(store: &'a BlockingStore, run_id: i64) -> Result<Data<'a>, AnalysisError> {
+        let run = store.run(run_id)?.ok_or_else(|| AnalysisError::NoRun { id: run_id, db: store.location().to_string() })?;
+        if run.kind != crate::store::KIND_EXPERIMENT {
+            return Err(AnalysisError::NotAnExperiment { id: run_id, db: store.location().to_string(), kind: run.kind.clone() });
+        }
+        let rows = read::rows(store, run_id, ANALYSIS_PHASES)?;
+        let episodes = store.count_episodes(&crate::store::EpisodeFilter::run(run_id))?;
+        let mut routes = Vec::new();
+        for (key, body) in store.records(run_id, "route")? {
+            let suite = record_suite(&key, &body);
+            // A record this reader cannot parse is skipped, not fatal: the rest still reports.
+            if let Ok(mut r) = serde_json::from_value::<RouteRecord>(body) {
+                r.suite = suite;
+                routes.push(r);
+            }
+        }
+        let mut profiles = Vec::new();
+        for (key, body) in store.records(run_id, "profile")? {
+            let suite = record_suite(&key, &body);
+            if let Ok(mut p) = serde_json::from_value::<ProfileRecord>(body) {
+                p.suite = suite;
+                profiles.push(p);
+            }
+        }
+        let base_harness = run.config.pointer("/harness/base").and_then(Value::as_str).unwrap_or("base").to_string();
+        let suites = order_like(strings(run.config.get("suites")), rows.iter().map(|r| r.suite.clone()).collect::<BTreeSet<_>>());
+        let arms = order_like(
+            strings(run.config.get("arms")),
+            rows.iter().filter_map(|r| r.context.arm.clone()).collect::<BTreeSet<_>>(),
+        );
+        Ok(Data { store, run, base_harness, suites, arms, rows, episodes, routes, profiles })
+    }
+}
+
+/// Analyse experiment run `run_id`.
+pub fn analyse(store: &BlockingStore, run_id: i64) -> Result<Analysis, AnalysisError> {
+    let data = Data::load(store, run_id)?;
+    let mut notes = Vec::new();
+    let transfer = transfer::curves(&data);
+    let final_table = final_table::table(&data);
+    let headline = final_table::headlines(&final_table);
+    let locality = locality::locality(&data);
+    let complementarity = complementarity::complementarity(&data);
+    let router = router::router_quality(&data);
+    let nonstationarity = nonstationarity::nonstationarity(&data);
+    let behaviour = behaviour::persistence(&data, &mut notes)?;
+    let rank_one = rank_one::rank_one(&data)?;
+    let provenance = provenance::provenance(&data);
+    if data.run.config.get("synthetic").and_then(Value::as_bool) == Some(true) {
+        notes.insert(0, "Synthetic data: this run was generated by the workbench's synthetic-experiment writer (for benchmarks and demonstrations); no policy was trained and no task was run.".into());
+    }
+    if data.episodes == 0 {
+        notes.push("The run has no episodes yet.".into());
+    }
+    if transfer.is_empty() && data.episodes > 0 {
+        notes.push("No base-harness evaluation (phase `eval`) has been recorded yet.".into());
+    }
+    for c in &complementarity {
+        for s in &c.curves {
+            if let Some(why) = &s.not_measured {
+                notes.push(format!("{} complementarity, {}: not measured ({why}).", c.suite, s.strategy));
+            }
+        }
+    }
+    let status = data.run.status;
+    let run = RunInfo {
+        id: data.run.id,
+        name: data.run.name.clone(),
+        kind: data.run.kind.clone(),
+        status: status.as_str().to_string(),
+        created_at: data.run.created_at.clone(),
+        finished_at: data.run.finished_at.clone(),
+    };
+    Ok(Analysis {
+        status: status.as_str().to_string(),
+        finished: status == RunStatus::Finished,
+        run,
+        provenance,
+        suites: data.suites.clone(),
+        arms: data.arms.clone(),
+        base_harness: data.base_harness.clone(),
+        headline,
+        transfer,
+        final_table,
+        locality,
+        complementarity,
+        router,
+        nonstationarity,
+        behaviour,
+        rank_one,
+        notes,
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod testdata;

@@ -1,0 +1,177 @@
+//! Interval estimates and rank statistics for the analyses: t-intervals over seeds, percentile
+//! bootstraps over tasks (plain and paired), Wilson intervals for shares, Spearman's rho, and the
+//! exact hit probability of a uniformly random order.
+
+use crate::experiment::stats::bootstrap_ci;
+
+/// Bootstrap resamples behind every interval over tasks.
+pub const BOOTSTRAP_RESAMPLES: usize = 2000;
+/// The fixed bootstrap seed: the same data always gives the same interval (and the same one the
+/// experiment summary reports for its held-out delta).
+pub const BOOTSTRAP_SEED: u64 = 0xb007;
+
+pub fn mean(xs: &[f64]) -> f64 {
+    crate::experiment::stats::mean(xs)
+}
+
+/// Sample standard deviation (n - 1); 0 for fewer than two values.
+pub fn sd(xs: &[f64]) -> f64 {
+    if xs.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(xs);
+    (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt()
+}
+
+/// Two-sided 97.5% quantile of Student's t with `df` degrees of freedom.
+pub fn t_975(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        d if d <= 30 => TABLE[d - 1],
+        d => 1.96 + 2.4 / d as f64,
+    }
+}
+
+/// Mean and 95% t-interval of `xs` (values from independent seeds), clipped to `[lo, hi]`.
+/// With one value the interval is the point itself.
+pub fn t_interval(xs: &[f64], clip: (f64, f64)) -> (f64, [f64; 2]) {
+    let m = mean(xs);
+    if xs.len() < 2 {
+        return (m, [m, m]);
+    }
+    let half = t_975(xs.len() - 1) * sd(xs) / (xs.len() as f64).sqrt();
+    (m, [(m - half).max(clip.0), (m + half).min(clip.1)])
+}
+
+/// Mean and percentile-bootstrap 95% interval of the mean (elements resampled).
+pub fn bootstrap(xs: &[f64]) -> (f64, [f64; 2]) {
+    if xs.is_empty() {
+        return (0.0, [0.0, 0.0]);
+    }
+    let (lo, hi) = bootstrap_ci(xs, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
+    (mean(xs), [lo, hi])
+}
+
+/// Wilson score 95% interval of a share `k / n`.
+pub fn wilson(k: usize, n: usize) -> [f64; 2] {
+    if n == 0 {
+        return [0.0, 0.0];
+    }
+    let z = 1.959_963_984_540_054_f64;
+    let n = n as f64;
+    let p = k as f64 / n;
+    let denom = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / denom;
+    let half = z * ((p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt()) / denom;
+    [(centre - half).max(0.0), (centre + half).min(1.0)]
+}
+
+/// Ranks 1..=n with ties given their average rank.
+pub fn ranks(xs: &[f64]) -> Vec<f64> {
+    let mut idx: Vec<usize> = (0..xs.len()).collect();
+    idx.sort_by(|&a, &b| xs[a].partial_cmp(&xs[b]).unwrap_or(std::cmp::Ordering::Equal));
+    let mut r = vec![0.0; xs.len()];
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i;
+        while j + 1 < idx.len() && xs[idx[j + 1]] == xs[idx[i]] {
+            j += 1;
+        }
+        let avg = (i + j) as f64 / 2.0 + 1.0;
+        for k in i..=j {
+            r[idx[k]] = avg;
+        }
+        i = j + 1;
+    }
+    r
+}
+
+/// Pearson correlation; `None` when either side is constant or there are fewer than two pairs.
+pub fn pearson(a: &[f64], b: &[f64]) -> Option<f64> {
+    if a.len() != b.len() || a.len() < 2 {
+        return None;
+    }
+    let (ma, mb) = (mean(a), mean(b));
+    let cov: f64 = a.iter().zip(b).map(|(x, y)| (x - ma) * (y - mb)).sum();
+    let va: f64 = a.iter().map(|x| (x - ma).powi(2)).sum();
+    let vb: f64 = b.iter().map(|y| (y - mb).powi(2)).sum();
+    if va <= 1e-15 || vb <= 1e-15 {
+        return None;
+    }
+    Some((cov / (va * vb).sqrt()).clamp(-1.0, 1.0))
+}
+
+/// Spearman's rank correlation (Pearson on average ranks, so ties are handled).
+pub fn spearman(a: &[f64], b: &[f64]) -> Option<f64> {
+    pearson(&ranks(a), &ranks(b))
+}
+
+/// `C(n, k)` as a float (exact for the small pools used here).
+pub fn choose(n: usize, k: usize) -> f64 {
+    if k > n {
+        return 0.0;
+    }
+    let k = k.min(n - k);
+    let mut c = 1.0;
+    for i in 0..k {
+        c = c * (n - i) as f64 / (i + 1) as f64;
+    }
+    c
+}
+
+/// The probability that the first `k` of a uniformly random order of `pool` siblings include at
+/// least one of the `good` ones: `1 - C(pool - good, k) / C(pool, k)`.
+pub fn random_hit_at(k: usize, good: usize, pool: usize) -> f64 {
+    if pool == 0 || good == 0 || k == 0 {
+        return 0.0;
+    }
+    let k = k.min(pool);
+    1.0 - choose(pool - good.min(pool), k) / choose(pool, k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn t_interval_of_one_seed_is_the_point() {
+        assert_eq!(t_interval(&[0.4], (0.0, 1.0)), (0.4, [0.4, 0.4]));
+        let (m, [lo, hi]) = t_interval(&[0.2, 0.4], (0.0, 1.0));
+        assert!((m - 0.3).abs() < 1e-12);
+        // sd = 0.1414, se = 0.1, t(1) = 12.706 -> clipped
+        assert_eq!((lo, hi), (0.0, 1.0));
+        let (_, [lo, hi]) = t_interval(&[0.30, 0.32, 0.31, 0.29, 0.33], (0.0, 1.0));
+        assert!(lo > 0.28 && hi < 0.34 && lo < 0.31 && hi > 0.31);
+    }
+
+    #[test]
+    fn spearman_handles_ties_and_constants() {
+        assert_eq!(spearman(&[1.0, 2.0, 3.0], &[10.0, 20.0, 30.0]), Some(1.0));
+        assert_eq!(spearman(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]), Some(-1.0));
+        assert_eq!(spearman(&[1.0, 1.0, 1.0], &[3.0, 2.0, 1.0]), None);
+        assert_eq!(ranks(&[0.5, 0.1, 0.5, 0.9]), vec![2.5, 1.0, 2.5, 4.0]);
+        let r = spearman(&[0.1, 0.5, 0.5, 0.9], &[0.2, 0.4, 0.6, 0.8]).unwrap();
+        assert!(r > 0.9 && r < 1.0, "{r}");
+    }
+
+    #[test]
+    fn random_hit_is_exact() {
+        // 1 good of 4, pick 1: 1/4; pick 2: 1 - C(3,2)/C(4,2) = 1 - 3/6
+        assert!((random_hit_at(1, 1, 4) - 0.25).abs() < 1e-12);
+        assert!((random_hit_at(2, 1, 4) - 0.5).abs() < 1e-12);
+        assert!((random_hit_at(4, 1, 4) - 1.0).abs() < 1e-12);
+        assert!((random_hit_at(2, 2, 4) - (1.0 - 1.0 / 6.0)).abs() < 1e-12);
+        assert_eq!(random_hit_at(3, 0, 4), 0.0);
+    }
+
+    #[test]
+    fn wilson_brackets_the_share() {
+        let [lo, hi] = wilson(3, 10);
+        assert!(lo < 0.3 && 0.3 < hi && lo > 0.0 && hi < 1.0);
+        assert_eq!(wilson(0, 0), [0.0, 0.0]);
+    }
+}

@@ -1,0 +1,150 @@
+//! Experiment reports: one self-contained `report.html` (summary first, then the charts inline
+//! as SVG, the tables, the configuration and provenance), `report.json` with every number in
+//! the report (the [`Analysis`], plus the comparison when there is one), one CSV per table, and
+//! each chart as its own SVG file under `charts/`.
+//!
+//! ```no_run
+//! # fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = harness_s::store::BlockingStore::open("harness-s.db")?;
+//! let paths = harness_s::report::write_report(&store, "latest", None, std::path::Path::new("report"))?;
+//! println!("{}", paths.html.display());
+//! # Ok(()) }
+//! ```
+
+pub mod compare;
+pub mod csv;
+pub mod html;
+pub mod synthetic;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::analysis::{analyse, Analysis, AnalysisError};
+use crate::chart::{charts, ChartError};
+use crate::store::{BlockingStore, RunRow, StoreError, KIND_EXPERIMENT};
+
+pub use compare::Comparison;
+
+/// What [`write_report`] wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReportPaths {
+    pub dir: PathBuf,
+    pub html: PathBuf,
+    pub json: PathBuf,
+    pub csv: Vec<PathBuf>,
+    pub charts: Vec<PathBuf>,
+    /// The run reported (and the one compared with).
+    pub run_id: i64,
+    pub compare_run_id: Option<i64>,
+    /// The run's status (`running`, `finished`, ...).
+    pub status: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// No experiment run matches what was asked for.
+    #[error("no experiment run {wanted} in {db}; runs: {runs}")]
+    NoExperiment { wanted: String, db: String, runs: String },
+    #[error("run {id} in {db} is a `{kind}` run, not an experiment; experiment runs: {runs}")]
+    NotAnExperiment { id: i64, db: String, kind: String, runs: String },
+    #[error("EXPERIMENT must be a run id or `latest`, not `{0}`")]
+    BadSelector(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Analysis(#[from] AnalysisError),
+    #[error(transparent)]
+    Chart(#[from] ChartError),
+    #[error("writing {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+}
+
+/// The report's JSON: the analysis with the comparison beside it.
+#[derive(Serialize)]
+struct ReportJson<'a> {
+    #[serde(flatten)]
+    analysis: &'a Analysis,
+    comparison: Option<&'a Comparison>,
+    /// The charts drawn: id, title and the series they show.
+    charts: Vec<ChartIndex<'a>>,
+}
+
+#[derive(Serialize)]
+struct ChartIndex<'a> {
+    id: &'a str,
+    title: &'a str,
+    file: String,
+    series: &'a [String],
+}
+
+fn describe(runs: &[RunRow]) -> String {
+    let exp: Vec<String> = runs.iter().filter(|r| r.kind == KIND_EXPERIMENT).map(|r| format!("{} (`{}`, {})", r.id, r.name, r.status)).collect();
+    let others = runs.len() - exp.len();
+    let mut s = if exp.is_empty() { "no experiment runs".to_string() } else { exp.join(", ") };
+    if others > 0 {
+        s.push_str(&format!(" (and {others} other run{})", if others == 1 { "" } else { "s" }));
+    }
+    s
+}
+
+/// The experiment run `selector` names: a run id, or `latest` for the newest experiment run.
+pub fn resolve_experiment(store: &BlockingStore, selector: &str) -> Result<RunRow, ReportError> {
+    let db = store.location().to_string();
+    let sel = selector.trim();
+    if sel == "latest" {
+        return store.latest_run(Some(KIND_EXPERIMENT))?.ok_or_else(|| ReportError::NoExperiment { wanted: "(latest)".into(), db: db.clone(), runs: describe(&store.runs().unwrap_or_default()) });
+    }
+    let id: i64 = sel.parse().map_err(|_| ReportError::BadSelector(selector.to_string()))?;
+    match store.run(id)? {
+        Some(r) if r.kind == KIND_EXPERIMENT => Ok(r),
+        Some(r) => Err(ReportError::NotAnExperiment { id, db, kind: r.kind, runs: describe(&store.runs()?) }),
+        None => Err(ReportError::NoExperiment { wanted: id.to_string(), db, runs: describe(&store.runs()?) }),
+    }
+}
+
+fn write(path: PathBuf, bytes: &[u8]) -> Result<PathBuf, ReportError> {
+    std::fs::write(&path, bytes).map_err(|source| ReportError::Io { path: path.clone(), source })?;
+    Ok(path)
+}
+
+/// Write the report of experiment `experiment` (a run id or `latest`) into `out_dir` (created
+/// if missing), side by side with `compare` when given. An unfinished run is reported as far as
+/// it got and marked as such in the HTML title, the summary and the JSON (`"status"`).
+pub fn write_report(store: &BlockingStore, experiment: &str, compare: Option<&str>, out_dir: &Path) -> Result<ReportPaths, ReportError> {
+    let run = resolve_experiment(store, experiment)?;
+    let other = compare.map(|c| resolve_experiment(store, c)).transpose()?;
+    let analysis = analyse(store, run.id)?;
+    let comparison = match &other {
+        Some(o) => Some(compare::compare(&analysis, &analyse(store, o.id)?)),
+        None => None,
+    };
+    let drawn = charts(&analysis)?;
+    std::fs::create_dir_all(out_dir.join("charts")).map_err(|source| ReportError::Io { path: out_dir.join("charts"), source })?;
+    let mut chart_paths = Vec::new();
+    for c in &drawn {
+        chart_paths.push(write(out_dir.join("charts").join(format!("{}.svg", c.id)), c.svg.as_bytes())?);
+    }
+    let mut csv_paths = Vec::new();
+    for t in csv::tables(&analysis, comparison.as_ref()) {
+        csv_paths.push(write(out_dir.join(t.file), t.render().as_bytes())?);
+    }
+    let json = ReportJson {
+        analysis: &analysis,
+        comparison: comparison.as_ref(),
+        charts: drawn.iter().map(|c| ChartIndex { id: &c.id, title: &c.title, file: format!("charts/{}.svg", c.id), series: &c.series }).collect(),
+    };
+    let json_text = serde_json::to_string_pretty(&json).map_err(|e| ReportError::Io { path: out_dir.join("report.json"), source: std::io::Error::other(e) })?;
+    let json_path = write(out_dir.join("report.json"), json_text.as_bytes())?;
+    let html_path = write(out_dir.join("report.html"), html::render(&analysis, &drawn, comparison.as_ref()).as_bytes())?;
+    Ok(ReportPaths {
+        dir: out_dir.to_path_buf(),
+        html: html_path,
+        json: json_path,
+        csv: csv_paths,
+        charts: chart_paths,
+        run_id: run.id,
+        compare_run_id: other.map(|o| o.id),
+        status: analysis.status.clone(),
+    })
+}
