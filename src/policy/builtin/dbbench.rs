@@ -563,6 +563,15 @@ fn eq_sql(c: &str, val: &str, trim: bool, q: bool) -> String {
     }
 }
 
+impl Decision {
+    /// Add an option: its label, its features and its innate log-prior.
+    pub fn push(&mut self, label: impl Into<String>, features: Vec<Feature>, prior: f32) {
+        self.labels.push(label.into());
+        self.options.push(features);
+        self.prior.push(prior);
+    }
+}
+
 /// Chooses an option for each decision: sampling at act time, replaying a trace when training.
 pub trait Chooser {
     fn choose(&mut self, d: &Decision) -> Option<usize>;
@@ -678,9 +687,7 @@ impl<'a> Builder<'a> {
             if k != "commit" && k != "inspect" && v.feedback_mentions("not run any query") {
                 prior += innate::FOLLOW_HINT;
             }
-            d.labels.push(k.to_string());
-            d.options.push(fs);
-            d.prior.push(prior);
+            d.push(k.to_string(), fs, prior);
         }
         let i = self.decide(d, ch)?;
         Some(kinds[i].to_string())
@@ -705,9 +712,7 @@ impl<'a> Builder<'a> {
                 let b = if p < 4 { "early" } else if p < 10 { "mid" } else { "late" };
                 fs.push(f(&[slot_name, cls, "pos", b]));
             }
-            d.labels.push(c.clone());
-            d.options.push(fs);
-            d.prior.push(0.0);
+            d.push(c.clone(), fs, 0.0);
         }
         let i = self.decide(d, ch)?;
         Some(self.decisions.last().map(|(d, _)| d.labels[i].clone()).unwrap_or_default())
@@ -722,9 +727,7 @@ impl<'a> Builder<'a> {
         if allow_none {
             let mut fs = vec![f(&[slot_name, "none"]), f(&[slot_name, cls, "none"])];
             fs.push(f(&[slot_name, "none", "spans", &v.spans.len().min(3).to_string()]));
-            d.labels.push("none".into());
-            d.options.push(fs);
-            d.prior.push(0.0);
+            d.push("none", fs, 0.0);
             pairs.push(None);
         }
         let quoted: Vec<&Span> = v.spans.iter().filter(|s| s.kind == SpanKind::Quoted).collect();
@@ -742,9 +745,7 @@ impl<'a> Builder<'a> {
                     f(&[slot_name, "in", "first_col", if v.columns.first() == Some(c) { "y" } else { "n" }]),
                     f(&[slot_name, "in", "n", &quoted.len().min(4).to_string()]),
                 ];
-                d.labels.push(format!("{}|in:{}", c, quoted.len()));
-                d.options.push(fs);
-                d.prior.push(0.0);
+                d.push(format!("{}|in:{}", c, quoted.len()), fs, 0.0);
                 pairs.push(Some((c.clone(), format!("\u{1e}{list}"))));
             }
         }
@@ -800,9 +801,7 @@ impl<'a> Builder<'a> {
                     "other" => -innate::VISIBLE_FORMAT * 0.5,
                     _ => 0.0,
                 };
-                d.labels.push(format!("{}|{}", c, s.text));
-                d.options.push(fs);
-                d.prior.push(prior);
+                d.push(format!("{}|{}", c, s.text), fs, prior);
                 pairs.push(Some((c.clone(), s.text.clone())));
             }
         }
@@ -866,9 +865,7 @@ impl<'a> Builder<'a> {
                     f(&["value", "same_order", if si == ci { "y" } else { "n" }]),
                     f(&["value", "kind", if s.kind == SpanKind::Number { "number" } else { "text" }]),
                 ];
-                d.labels.push(s.text.clone());
-                d.options.push(fs);
-                d.prior.push(0.0);
+                d.push(s.text.clone(), fs, 0.0);
                 idx.push(si);
             }
             if d.options.is_empty() {
@@ -920,9 +917,7 @@ impl<'a> Builder<'a> {
             if hint && (*o == "strip_commas" || *o == "strip_all") {
                 prior += innate::FOLLOW_HINT;
             }
-            d.labels.push(o.to_string());
-            d.options.push(fs);
-            d.prior.push(prior);
+            d.push(o.to_string(), fs, prior);
         }
         let i = self.decide(d, ch)?;
         Some(opts[i].to_string())
@@ -943,9 +938,7 @@ impl<'a> Builder<'a> {
             if let Some(e) = &v.last_error {
                 fs.push(f(&["quote", o, "err", e]));
             }
-            d.labels.push(o.into());
-            d.options.push(fs);
-            d.prior.push(if hint && o == "backquote" { innate::FOLLOW_HINT } else { 0.0 });
+            d.push(o, fs, if hint && o == "backquote" { innate::FOLLOW_HINT } else { 0.0 });
         }
         let i = self.decide(d, ch)?;
         Some(i == 0)
@@ -968,9 +961,7 @@ impl<'a> Builder<'a> {
             self.context_feats("answer", label, &mut fs);
             lexical(v, "answer", label, &mut fs);
             fs.push(f(&["answer", label, "n", &vals.len().min(3).to_string()]));
-            d.labels.push(label.to_string());
-            d.options.push(fs);
-            d.prior.push(0.0);
+            d.push(label.to_string(), fs, 0.0);
         }
         let i = self.decide(d, ch)?;
         Some(cands[i].1.clone())
@@ -1011,9 +1002,7 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
                 if let Some(e) = &view.last_error {
                     fs.push(f(&["op", o, "err", e]));
                 }
-                d.labels.push(o.into());
-                d.options.push(fs);
-                d.prior.push(0.0);
+                d.push(o, fs, 0.0);
             }
             let op = ops[b.decide(d, ch)?];
             let target = if op == "count" { None } else { Some(b.column("target", op, &[], ch)?) };
@@ -1026,9 +1015,7 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
                 for c in cmps {
                     let mut fs = vec![f(&["cmp", c, "bias"]), f(&["cmp", c, "op", op_class(op)])];
                     lexical(view, "cmp", c, &mut fs);
-                    d.labels.push(c.into());
-                    d.options.push(fs);
-                    d.prior.push(0.0);
+                    d.push(c, fs, 0.0);
                 }
                 cmps[b.decide(d, ch)?]
             } else {
