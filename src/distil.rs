@@ -63,18 +63,8 @@ pub fn distil(mode: DistillMode, rescue: &Episode, base: &HarnessSpec, suite: &d
     let env = suite.make_env(task)?;
     let task_prompt = env.task_prompt();
     drop(env);
-    let tools: Vec<_> = {
-        let all = suite.tools();
-        if base.tools.is_empty() {
-            all
-        } else {
-            all.into_iter().filter(|t| base.tools.contains(&t.name)).collect()
-        }
-    };
-    let mut messages = vec![
-        Message::system(base.system_prompt.clone()),
-        Message::user(base.render.task_template.replace("{task_prompt}", &task_prompt), Origin::Frame),
-    ];
+    let tools = base.offered_tools(suite.tools());
+    let mut messages = base.frame(&task_prompt);
     for step in &rescue.steps {
         let thought = if mode == DistillMode::Internalize {
             let notes: Vec<String> = step

@@ -116,23 +116,15 @@ impl<'a> Run<'a> {
     }
 
     fn tools(&self) -> Vec<ToolSpec> {
-        let all = self.req.suite.tools();
-        let wanted = &self.spec().tools;
-        if wanted.is_empty() {
-            all
-        } else {
-            all.into_iter().filter(|t| wanted.iter().any(|w| w == &t.name)).collect()
-        }
+        self.spec().offered_tools(self.req.suite.tools())
     }
 
     /// Drive the episode; returns the submitted action, if any. `Err` is an infrastructure error.
     fn drive(&mut self, episode: &mut Episode) -> Result<Option<Action>, String> {
         let spec = self.spec();
-        self.messages.push(Message::system(spec.system_prompt.clone()));
-        let task_prompt = self.env.task_prompt();
-        let first = spec.render.task_template.replace("{task_prompt}", &task_prompt);
-        let first = self.fill(&first);
-        self.messages.push(Message::user(first, Origin::Frame));
+        self.messages = spec.frame(&self.env.task_prompt());
+        let first = self.fill(&self.messages[1].content);
+        self.messages[1].content = first;
 
         let mut pending: Vec<Intervention> = Vec::new();
         for hook in self.hooks_of(HookKind::OnInit) {

@@ -128,6 +128,25 @@ pub struct HarnessSpec {
 }
 
 impl HarnessSpec {
+    /// The frame every episode under this harness starts from: the system prompt and the task
+    /// message (`task_template` with the benchmark's prompt; other templates are filled by the
+    /// engine). Replays (distillation, grammar search) start from the same frame.
+    pub fn frame(&self, task_prompt: &str) -> Vec<crate::policy::Message> {
+        vec![
+            crate::policy::Message::system(self.system_prompt.clone()),
+            crate::policy::Message::user(self.render.task_template.replace("{task_prompt}", task_prompt), crate::policy::Origin::Frame),
+        ]
+    }
+
+    /// The suite's tools this harness offers (all of them when `tools` is empty).
+    pub fn offered_tools(&self, all: Vec<crate::policy::ToolSpec>) -> Vec<crate::policy::ToolSpec> {
+        if self.tools.is_empty() {
+            all
+        } else {
+            all.into_iter().filter(|t| self.tools.contains(&t.name)).collect()
+        }
+    }
+
     pub fn is_base(&self) -> bool {
         self.lineage.len() == 1
     }

@@ -91,7 +91,7 @@ impl Dfs {
 
 fn base_context(base: &HarnessSpec, task_prompt: &str) -> Context {
     Context {
-        messages: vec![Message::system(base.system_prompt.clone()), Message::user(base.render.task_template.replace("{task_prompt}", task_prompt), Origin::Frame)],
+        messages: base.frame(task_prompt),
         tools: Vec::new(),
     }
 }

@@ -452,6 +452,18 @@ pub fn col_match(col: &str, q_tokens: &[String]) -> f32 {
     hit as f32 / w.len() as f32
 }
 
+/// Where the column's name stands in the question relative to a value span: just before it,
+/// further before, after, or not mentioned.
+pub fn proximity(col: &str, s: &Span, q_tokens: &[String]) -> &'static str {
+    match col_position(col, q_tokens) {
+        Some(p) if p < s.at && s.at - p <= 3 => "before-near",
+        Some(p) if p < s.at && s.at - p <= 8 => "before-far",
+        Some(p) if p < s.at => "before-distant",
+        Some(_) => "after",
+        None => "absent",
+    }
+}
+
 /// Token index of the first question word belonging to the column name, if any.
 pub fn col_position(col: &str, q_tokens: &[String]) -> Option<usize> {
     let w = words(col);
@@ -768,13 +780,7 @@ impl<'a> Builder<'a> {
                     f(&[slot_name, cls, "span", kind]),
                     f(&[slot_name, "match", bucket(m)]),
                 ];
-                let prox = match col_position(c, &v.q_tokens) {
-                    Some(p) if p < s.at && s.at - p <= 3 => "before-near",
-                    Some(p) if p < s.at && s.at - p <= 8 => "before-far",
-                    Some(p) if p < s.at => "before-distant",
-                    Some(_) => "after",
-                    None => "absent",
-                };
+                let prox = proximity(c, s, &v.q_tokens);
                 fs.push(f(&[slot_name, "prox", prox]));
                 fs.push(f(&[slot_name, "prox", prox, kind]));
                 // the word before the value ("to", "is", "named", ...) says what role it plays
@@ -851,13 +857,7 @@ impl<'a> Builder<'a> {
                 if used[si] {
                     continue;
                 }
-                let prox = match col_position(c, &v.q_tokens) {
-                    Some(p) if p < s.at && s.at - p <= 3 => "before-near",
-                    Some(p) if p < s.at && s.at - p <= 8 => "before-far",
-                    Some(p) if p < s.at => "before-distant",
-                    Some(_) => "after",
-                    None => "absent",
-                };
+                let prox = proximity(c, s, &v.q_tokens);
                 let first_free = used.iter().position(|u| !u) == Some(si);
                 let fs = vec![
                     f(&["value", "prox", prox]),
