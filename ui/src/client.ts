@@ -1,0 +1,148 @@
+// The one way the UI reaches the workbench: the desktop shell's `call` command under Tauri,
+// `/api/<command>` over HTTP in a browser (`harness-s serve`). Nothing else imports
+// `@tauri-apps/*` or talks to the server.
+
+import type { WorkbenchEvent } from "./types";
+
+/** A command failed; `message` is the server's own `error` text. */
+export class ApiError extends Error {
+  constructor(message: string, readonly command: string, readonly status: number | null) {
+    super(message);
+  }
+}
+
+declare global {
+  interface Window {
+    __TAURI_INTERNALS__?: unknown;
+  }
+}
+
+export const inTauri = typeof window !== "undefined" && window.__TAURI_INTERNALS__ !== undefined;
+
+const TOKEN_KEY = "harness-s.token";
+
+/** The access token: from `?token=` on first load (then dropped from the address bar), else the session. */
+function readToken(): string {
+  const url = new URL(window.location.href);
+  const fromUrl = url.searchParams.get("token");
+  if (fromUrl) {
+    sessionStorage.setItem(TOKEN_KEY, fromUrl);
+    url.searchParams.delete("token");
+    history.replaceState(history.state, "", url.pathname + url.search + url.hash);
+    return fromUrl;
+  }
+  return sessionStorage.getItem(TOKEN_KEY) ?? "";
+}
+
+const token = inTauri ? "" : readToken();
+
+function errorText(body: unknown, fallback: string): string {
+  if (body && typeof body === "object" && "error" in body) {
+    const e = (body as { error: unknown }).error;
+    return typeof e === "string" ? e : JSON.stringify(e);
+  }
+  if (typeof body === "string" && body.trim()) return body.trim();
+  return fallback;
+}
+
+async function callHttp<T>(command: string, args: Record<string, unknown>): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(`/api/${encodeURIComponent(command)}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+      body: JSON.stringify(args),
+    });
+  } catch (e) {
+    throw new ApiError(`cannot reach the workbench server (${String(e)})`, command, null);
+  }
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    /* a non-JSON reply is shown as text */
+  }
+  if (!res.ok) {
+    const hint = res.status === 401 ? " — open the address `harness-s serve` printed (it carries the access token)" : "";
+    throw new ApiError(errorText(body, `${res.status} ${res.statusText}`) + hint, command, res.status);
+  }
+  return body as T;
+}
+
+async function callTauri<T>(command: string, args: Record<string, unknown>): Promise<T> {
+  const { invoke } = await import("@tauri-apps/api/core");
+  try {
+    return (await invoke("call", { command, args })) as T;
+  } catch (e) {
+    throw new ApiError(errorText(e, String(e)), command, null);
+  }
+}
+
+/** Run one workbench command with an object of arguments. */
+export function call<T>(command: string, args: Record<string, unknown> = {}): Promise<T> {
+  // Optional arguments left undefined are not sent at all.
+  const clean: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(args)) if (v !== undefined && v !== "") clean[k] = v;
+  return inTauri ? callTauri<T>(command, clean) : callHttp<T>(command, clean);
+}
+
+type Listener = (e: WorkbenchEvent) => void;
+const listeners = new Set<Listener>();
+let started = false;
+
+function dispatch(e: WorkbenchEvent) {
+  for (const l of listeners) l(e);
+}
+
+function startEvents() {
+  if (started) return;
+  started = true;
+  if (inTauri) {
+    void import("@tauri-apps/api/event").then(({ listen }) => listen<WorkbenchEvent>("workbench-event", (e) => dispatch(e.payload)));
+  } else {
+    // EventSource reconnects by itself when the stream drops.
+    const es = new EventSource(`/api/events?token=${encodeURIComponent(token)}`);
+    es.onmessage = (m) => {
+      try {
+        dispatch(JSON.parse(m.data) as WorkbenchEvent);
+      } catch {
+        /* not an event object */
+      }
+    };
+  }
+}
+
+/** Subscribe to workbench events; returns the unsubscribe function. */
+export function onEvent(l: Listener): () => void {
+  startEvents();
+  listeners.add(l);
+  return () => listeners.delete(l);
+}
+
+export type ReportFormat = "html" | "json" | "csv";
+
+/**
+ * Save a report. In a browser: the file is downloaded (`report_file`). On the desktop: a save
+ * dialog picks the folder to write the whole report into (`export_report`).
+ * Returns a short description of what was written, or null when the user cancelled.
+ */
+export async function saveReport(id: number, compare: number | null, format: ReportFormat): Promise<string | null> {
+  if (inTauri) {
+    const { save } = await import("@tauri-apps/plugin-dialog");
+    const dir = await save({ title: "Export the report into this folder", defaultPath: compare ? `report-${id}-vs-${compare}` : `report-${id}` });
+    if (!dir) return null;
+    const out = await call<{ html: string; json: string; csv: string[]; charts: string[] }>("export_report", { id, compare: compare ?? undefined, out_dir: dir });
+    return `wrote ${out.html}, ${out.json} and ${out.csv.length} CSV files`;
+  }
+  const f = await call<{ file_name: string; mime: string; text: string }>("report_file", { id, compare: compare ?? undefined, format });
+  const url = URL.createObjectURL(new Blob([f.text], { type: f.mime }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = f.file_name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  return `downloaded ${f.file_name}`;
+}

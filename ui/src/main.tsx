@@ -1,0 +1,133 @@
+import { render } from "preact";
+import { useEffect } from "preact/hooks";
+import "./style.css";
+import { banners, dismissBanner, navigate, route, runs, useStore, VIEWS, watchRuns } from "./store";
+import { Workspace } from "./views/Workspace";
+import { Suites } from "./views/Suites";
+import { Harnesses } from "./views/Harnesses";
+import { Experiments } from "./views/Experiments";
+import { Results } from "./views/Results";
+import { Inspector } from "./views/Inspector";
+import { Progress } from "./ui";
+
+function typing(e: KeyboardEvent): boolean {
+  const t = e.target as HTMLElement | null;
+  if (!t) return false;
+  const tag = t.tagName;
+  return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || t.isContentEditable;
+}
+
+function Banners() {
+  const list = useStore(banners);
+  if (!list.length) return null;
+  return (
+    <div class="banners" role="alert">
+      {list.map((b) => (
+        <div class="banner error" key={b.id}>
+          <strong>Error{b.command ? ` (${b.command})` : ""}:</strong> <span class="banner-text">{b.text}</span>
+          <button class="link" onClick={() => dismissBanner(b.id)} aria-label="Dismiss" title="Dismiss (Esc)">
+            ✕
+          </button>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function RunningRuns() {
+  const all = useStore(runs);
+  const active = [...all.values()].filter((r) => r.status === "running");
+  if (!active.length) return null;
+  return (
+    <div class="nav-runs">
+      {active.map((r) => (
+        <a key={r.run_id} href={`#/experiments?run=${r.run_id}`} title={r.label}>
+          <span>
+            {r.name} <small>{r.total ? `${Math.round((100 * r.done) / r.total)}%` : ""}</small>
+          </span>
+          <Progress done={r.done} total={r.total} />
+        </a>
+      ))}
+    </div>
+  );
+}
+
+function App() {
+  const r = useStore(route);
+  useEffect(() => {
+    watchRuns();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") {
+        if (typing(e)) (e.target as HTMLElement).blur();
+        else if (banners.get().length) dismissBanner(banners.get()[banners.get().length - 1].id);
+        return;
+      }
+      if (typing(e) || e.ctrlKey || e.metaKey || e.altKey) return;
+      const v = VIEWS.find((x) => x.key === e.key);
+      if (v) {
+        e.preventDefault();
+        navigate(v.view);
+        return;
+      }
+      if (e.key === "/") {
+        const s = document.querySelector<HTMLInputElement>("[data-search]");
+        if (s) {
+          e.preventDefault();
+          s.focus();
+          s.select();
+        }
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
+  useEffect(() => {
+    document.title = `${VIEWS.find((v) => v.view === r.view)?.label} · Harness-S Workbench`;
+  }, [r.view]);
+  return (
+    <div class="shell">
+      <nav class="nav">
+        <div class="brand">
+          Harness-S <span>Workbench</span>
+        </div>
+        <ul>
+          {VIEWS.map((v) => (
+            <li key={v.view}>
+              <a href={`#/${v.view}`} class={r.view === v.view ? "active" : ""} data-view={v.view}>
+                <span>{v.label}</span>
+                <kbd>{v.key}</kbd>
+              </a>
+            </li>
+          ))}
+        </ul>
+        <RunningRuns />
+        <div class="nav-help">
+          <div>
+            <kbd>1</kbd>–<kbd>6</kbd> views
+          </div>
+          <div>
+            <kbd>/</kbd> search
+          </div>
+          <div>
+            <kbd>j</kbd>
+            <kbd>k</kbd> next / previous
+          </div>
+          <div>
+            <kbd>Esc</kbd> leave a field
+          </div>
+        </div>
+      </nav>
+      <main class="main">
+        <Banners />
+        {r.view === "workspace" && <Workspace />}
+        {r.view === "suites" && <Suites params={r.params} />}
+        {r.view === "harnesses" && <Harnesses params={r.params} />}
+        {r.view === "experiments" && <Experiments params={r.params} />}
+        {r.view === "results" && <Results params={r.params} />}
+        {r.view === "inspector" && <Inspector params={r.params} />}
+      </main>
+    </div>
+  );
+}
+
+render(<App />, document.getElementById("app")!);

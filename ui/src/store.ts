@@ -1,0 +1,233 @@
+// Small shared state: the error banner, the current route, and live progress of runs.
+
+import { useEffect, useState } from "preact/hooks";
+import { call, onEvent, ApiError } from "./client";
+import type { Job, Unit, WorkbenchEvent } from "./types";
+
+type Sub = () => void;
+
+export class Store<T> {
+  private subs = new Set<Sub>();
+  constructor(private value: T) {}
+  get(): T {
+    return this.value;
+  }
+  set(v: T) {
+    this.value = v;
+    for (const s of this.subs) s();
+  }
+  update(f: (v: T) => T) {
+    this.set(f(this.value));
+  }
+  subscribe(s: Sub): () => void {
+    this.subs.add(s);
+    return () => this.subs.delete(s);
+  }
+}
+
+export function useStore<T>(s: Store<T>): T {
+  const [, force] = useState(0);
+  useEffect(() => s.subscribe(() => force((n) => n + 1)), [s]);
+  return s.get();
+}
+
+// ---- errors -------------------------------------------------------------------------------
+
+export interface Banner {
+  id: number;
+  text: string;
+  command: string | null;
+}
+
+export const banners = new Store<Banner[]>([]);
+let bannerSeq = 0;
+
+/** Show an error from the server (its own `error` text) or from the UI. */
+export function showError(e: unknown) {
+  const text = e instanceof Error ? e.message : String(e);
+  const command = e instanceof ApiError ? e.command : null;
+  banners.update((b) => [...b.filter((x) => x.text !== text), { id: ++bannerSeq, text, command }].slice(-4));
+}
+
+export function dismissBanner(id: number) {
+  banners.update((b) => b.filter((x) => x.id !== id));
+}
+
+// ---- routing ------------------------------------------------------------------------------
+
+export type View = "workspace" | "suites" | "harnesses" | "experiments" | "results" | "inspector";
+
+export const VIEWS: { view: View; label: string; key: string }[] = [
+  { view: "workspace", label: "Workspace", key: "1" },
+  { view: "suites", label: "Suites", key: "2" },
+  { view: "harnesses", label: "Harnesses", key: "3" },
+  { view: "experiments", label: "Experiments", key: "4" },
+  { view: "results", label: "Results", key: "5" },
+  { view: "inspector", label: "Trajectories", key: "6" },
+];
+
+export interface Route {
+  view: View;
+  params: URLSearchParams;
+}
+
+function parseHash(): Route {
+  const h = window.location.hash.replace(/^#\/?/, "");
+  const [path, query] = h.split("?", 2);
+  const view = (VIEWS.find((v) => v.view === path)?.view ?? "workspace") as View;
+  return { view, params: new URLSearchParams(query ?? "") };
+}
+
+export const route = new Store<Route>(parseHash());
+window.addEventListener("hashchange", () => route.set(parseHash()));
+
+export function navigate(view: View, params: Record<string, string | number | undefined | null> = {}) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
+  const s = q.toString();
+  window.location.hash = `#/${view}${s ? "?" + s : ""}`;
+}
+
+// ---- runs and progress --------------------------------------------------------------------
+
+export interface RunProgress {
+  run_id: number;
+  label: string;
+  status: string;
+  done: number;
+  total: number;
+  success_rate: number | null;
+  eta_s: number | null;
+  error: string | null;
+  name: string;
+  /** Per (suite, arm, seed): the newest unit reported. */
+  units: Map<string, Unit>;
+  messages: string[];
+}
+
+export const runs = new Store<Map<number, RunProgress>>(new Map());
+/** Listeners told when a run finishes (e.g. the demo page moving to its results). */
+export const finished = new Store<{ run_id: number; status: string } | null>(null);
+
+function unitKey(u: Unit) {
+  return `${u.suite}\u0000${u.arm}\u0000${u.seed}`;
+}
+
+function blank(run_id: number): RunProgress {
+  return { run_id, label: "", status: "running", done: 0, total: 0, success_rate: null, eta_s: null, error: null, name: `run ${run_id}`, units: new Map(), messages: [] };
+}
+
+function applyEvent(e: WorkbenchEvent) {
+  runs.update((m) => {
+    const next = new Map(m);
+    const r = { ...(next.get(e.run_id) ?? blank(e.run_id)) };
+    switch (e.event) {
+      case "run_started":
+        r.total = e.total;
+        r.label = e.label;
+        r.status = "running";
+        if (r.name === `run ${e.run_id}`) r.name = e.label;
+        break;
+      case "progress":
+        r.label = e.label;
+        r.done = e.done;
+        r.total = e.total;
+        r.success_rate = e.success_rate;
+        r.eta_s = e.eta_s;
+        r.status = "running";
+        if (e.unit) {
+          r.units = new Map(r.units);
+          r.units.set(unitKey(e.unit), e.unit);
+        }
+        break;
+      case "message":
+        r.messages = [...r.messages, e.text].slice(-20);
+        break;
+      case "run_finished":
+        r.status = e.status;
+        r.eta_s = null;
+        break;
+    }
+    next.set(e.run_id, r);
+    return next;
+  });
+  if (e.event === "run_finished") {
+    finished.set({ run_id: e.run_id, status: e.status });
+    void refreshJobs();
+  }
+}
+
+/** Bring the run table up to date from `jobs` (also covers runs started before this page opened). */
+export async function refreshJobs(): Promise<void> {
+  let jobs: Job[];
+  try {
+    jobs = await call<Job[]>("jobs");
+  } catch (e) {
+    showError(e);
+    return;
+  }
+  runs.update((m) => {
+    const next = new Map(m);
+    for (const j of jobs) {
+      const r = { ...(next.get(j.run_id) ?? blank(j.run_id)) };
+      r.name = j.name;
+      r.status = j.status;
+      r.error = j.error;
+      // Events may be ahead of the poll; never move progress backwards while running.
+      if (j.status !== "running" || j.done >= r.done) {
+        r.done = j.done;
+        r.total = j.total;
+        r.eta_s = j.eta_s;
+        r.success_rate = j.success_rate;
+        const units = new Map<string, Unit>();
+        for (const u of j.units) units.set(unitKey(u), u);
+        r.units = units;
+      }
+      next.set(j.run_id, r);
+    }
+    return next;
+  });
+}
+
+let watching = false;
+/** Start following events and polling `jobs` while something runs. */
+export function watchRuns() {
+  if (watching) return;
+  watching = true;
+  onEvent(applyEvent);
+  void refreshJobs();
+  setInterval(() => {
+    const active = [...runs.get().values()].some((r) => r.status === "running");
+    if (active) void refreshJobs();
+  }, 3000);
+}
+
+/** Load data for a component; errors go to the banner. Re-runs when `deps` change. */
+export function useLoad<T>(f: () => Promise<T>, deps: unknown[]): { data: T | undefined; loading: boolean; reload: () => void } {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [loading, setLoading] = useState(true);
+  const [n, setN] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setLoading(true);
+    f().then(
+      (d) => {
+        if (live) {
+          setData(d);
+          setLoading(false);
+        }
+      },
+      (e) => {
+        if (live) {
+          setLoading(false);
+          showError(e);
+        }
+      },
+    );
+    return () => {
+      live = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...deps, n]);
+  return { data, loading, reload: () => setN((x) => x + 1) };
+}

@@ -1,0 +1,327 @@
+// The JSON shapes of the workbench command set (docs/api.md), as the UI reads them.
+
+export interface Workspace {
+  db: string;
+  workspace_dir: string;
+  version: string;
+  demo_run_id: number | null;
+  running: number[];
+}
+
+export interface Suite {
+  name: string;
+  description: string;
+  tasks: number;
+  families: { family: string; tasks: number }[];
+  datasets: { name: string; tasks: number }[];
+}
+
+export interface TaskRow {
+  id: string;
+  family: string;
+  instruction: string;
+}
+
+export interface TaskDetail extends TaskRow {
+  prompt: string;
+  payload: unknown;
+}
+
+export type ImportResult =
+  | { ok: true; name: string; tasks: number; families: unknown }
+  | { ok: false; errors: { line: number | null; message: string }[] };
+
+export interface Counts {
+  fix: number;
+  regress: number;
+  both_pass: number;
+  both_fail: number;
+}
+
+export interface Profile extends Counts {
+  run_id: number;
+  policy_version: string | number;
+  buckets: ({ family: string; signature: string } & Counts)[];
+  evidence: string[];
+}
+
+export interface Harness {
+  name: string;
+  description: string;
+  base: boolean | string | null;
+  extends: string | null;
+  spec: string;
+  diff: { op: "+" | "-" | " "; line: string }[];
+  profile: Profile | null;
+}
+
+export type ConfigCheck = { ok: true; config: ExperimentConfig } | { ok: false; error: string; line: number | null };
+
+/** The experiment file as JSON (src/experiment/config.rs); unknown keys are kept as they are. */
+export interface ExperimentConfig {
+  name: string;
+  suites: string[];
+  heldout_families: string[];
+  datasets?: Record<string, string>;
+  arms: string[];
+  seeds: number[];
+  iterations: number;
+  eval_every: number;
+  reanchor_every: number;
+  policy: {
+    backend: string;
+    temperature?: number;
+    learning_rate?: number;
+    warm_start_demos?: number;
+    base_url?: string;
+    model?: string;
+    api_key_env?: string;
+    [k: string]: unknown;
+  };
+  budget: {
+    batch_tasks: number;
+    base_tries: number;
+    rescue_siblings: number;
+    rescue_tries: number;
+    probe_tasks: number;
+  };
+  eval?: { train_tasks?: number; temperature?: number; [k: string]: unknown };
+  [k: string]: unknown;
+}
+
+export interface Unit {
+  suite: string;
+  arm: string;
+  seed: number;
+  iteration: number;
+  iterations: number;
+  rollouts: number;
+  success: number | null;
+}
+
+export interface Job {
+  run_id: number;
+  name: string;
+  status: string;
+  error: string | null;
+  done: number;
+  total: number;
+  eta_s: number | null;
+  success_rate: number | null;
+  units: Unit[];
+}
+
+export interface ExperimentRow {
+  id: number;
+  name: string;
+  status: string;
+  created_at: string;
+  finished_at: string | null;
+  suites: string[];
+  policy: unknown;
+  summary: unknown;
+}
+
+export interface ExperimentDetail extends ExperimentRow {
+  config: ExperimentConfig;
+  config_toml: string;
+}
+
+export interface PairedDelta {
+  arm: string;
+  baseline: string;
+  mean: number;
+  ci95: [number, number];
+  tasks: number;
+  seeds: number;
+}
+
+export interface FinalRow {
+  suite: string;
+  arm: string;
+  split: string;
+  iteration: number;
+  seeds: number[];
+  tasks: number;
+  success: number;
+  ci95: [number, number];
+  delta: PairedDelta | null;
+}
+
+export interface Headline {
+  suite: string;
+  split: string;
+  iteration: number;
+  delta: PairedDelta;
+  covers_zero: boolean;
+  arm_success: number;
+  baseline_success: number | null;
+  sentence: string;
+}
+
+export interface CompareRow {
+  suite: string;
+  arm: string;
+  split: string;
+  this: number | null;
+  this_ci95: [number, number] | null;
+  other: number | null;
+  other_ci95: [number, number] | null;
+  difference: number | null;
+  paired: PairedDelta | null;
+}
+
+export interface Report {
+  status: string;
+  finished: boolean;
+  run: { id: number; name: string; status: string; created_at: string; finished_at: string | null };
+  suites: string[];
+  arms: string[];
+  base_harness: string;
+  headline: Headline[];
+  final_table: { baseline: string; iterations: Record<string, number>; rows: FinalRow[] };
+  notes: string[];
+  charts: { id: string; title: string; svg: string; series: string[] }[];
+  comparison: null | {
+    this_run: number;
+    other_run: { id: number; name: string; status: string };
+    other_headline: Headline[];
+    rows: CompareRow[];
+  };
+  [k: string]: unknown;
+}
+
+export interface EpisodeRow {
+  id: number;
+  task_id: string;
+  suite: string;
+  family: string;
+  harness: string;
+  arm: string;
+  seed_index: number;
+  iteration: number;
+  phase: string;
+  split: string;
+  success: boolean;
+  reward: number;
+  status: string;
+  n_steps: number;
+  n_interventions: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  duration_ms: number;
+  rescued: boolean;
+}
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: unknown;
+}
+
+export type Origin = { by: "frame" | "policy" | "environment" } | { by: "hook"; hook: string; kind: string };
+
+export interface Message {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  origin?: Origin;
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: unknown;
+}
+
+export interface AssistantTurn {
+  content: string;
+  tool_calls: ToolCall[];
+  raw?: string;
+  prompt_tokens?: number;
+  completion_tokens?: number;
+}
+
+export interface Intervention {
+  hook: string;
+  kind: string;
+  when: string[];
+  effect: "inject" | "block" | "rewrite" | "call";
+  text?: string;
+  message?: string;
+  from?: ToolCall;
+  to?: ToolCall;
+  call_kind?: string;
+  prompt?: string;
+  output?: string;
+}
+
+export interface CallRecord {
+  proposed: ToolCall;
+  executed: ToolCall | null;
+  observation: string;
+  signals: Record<string, unknown>;
+  duration_ms: number;
+}
+
+/** A step as stored: its context is `keep` messages of the previous step's context, then `add`. */
+export interface StoredStep {
+  index: number;
+  keep: number;
+  add: Message[];
+  tools?: ToolSpec[];
+  output: AssistantTurn;
+  calls: CallRecord[];
+  interventions: Intervention[];
+  policy_ms: number;
+  env_ms: number;
+}
+
+export interface StoredEpisode {
+  schema: number;
+  task_id: string;
+  suite: string;
+  family: string;
+  harness: string;
+  policy: string;
+  sample: number;
+  seed: number;
+  status: string;
+  steps: StoredStep[];
+  score: { reward: number; success: boolean; details: unknown } | null;
+  infra_error: string | null;
+  duration_ms: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+export interface EpisodeRecord {
+  id: number;
+  run_id: number;
+  row: EpisodeRow;
+  episode: StoredEpisode;
+}
+
+export interface TrainExample {
+  context: { messages: Message[]; tools: ToolSpec[] };
+  target: AssistantTurn;
+  weight: number;
+}
+
+export interface Rescue {
+  task_id: string;
+  arm: string;
+  seed_index: number;
+  iteration: number;
+  sibling: string;
+  base_failures: number[];
+  rescue: number;
+  distilled: { mode: string; examples: TrainExample[] };
+}
+
+export type WorkbenchEvent =
+  | { event: "run_started"; run_id: number; total: number; label: string }
+  | { event: "progress"; run_id: number; label: string; done: number; total: number; success_rate: number | null; eta_s: number | null; unit?: Unit }
+  | { event: "message"; run_id: number; text: string }
+  | { event: "run_finished"; run_id: number; status: "finished" | "cancelled" | "failed" };

@@ -1,0 +1,147 @@
+// Shared pieces: number formats, the arm colours of the charts, progress bars, lists.
+
+import type { ComponentChildren } from "preact";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+
+/** The charts' fixed arm styles (Okabe–Ito), so an arm has one colour everywhere. */
+const ARM_ORDER = ["harness-s", "policy-only", "random-rescue", "base-resample", "keep-scaffold", "all-siblings"];
+const PALETTE = ["#0072B2", "#000000", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"];
+
+export function armColor(arm: string): string {
+  const i = ARM_ORDER.indexOf(arm);
+  return PALETTE[i >= 0 ? i : ARM_ORDER.length % PALETTE.length];
+}
+
+export function ArmName({ arm }: { arm: string }) {
+  return (
+    <span class="arm">
+      <i class="swatch" style={{ background: armColor(arm) }} />
+      {arm}
+    </span>
+  );
+}
+
+export function pct(x: number | null | undefined, digits = 1): string {
+  if (x === null || x === undefined || Number.isNaN(x)) return "–";
+  return `${(x * 100).toFixed(digits)}%`;
+}
+
+export function signedPts(x: number | null | undefined): string {
+  if (x === null || x === undefined || Number.isNaN(x)) return "–";
+  const v = x * 100;
+  return `${v > 0 ? "+" : v < 0 ? "−" : "±"}${Math.abs(v).toFixed(1)} pts`;
+}
+
+export function ci(c: [number, number] | null | undefined): string {
+  if (!c) return "";
+  return `[${(c[0] * 100).toFixed(1)}, ${(c[1] * 100).toFixed(1)}]`;
+}
+
+export function duration(s: number | null | undefined): string {
+  if (s === null || s === undefined || !Number.isFinite(s)) return "–";
+  if (s < 60) return `${Math.round(s)}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(Math.round(s % 60)).padStart(2, "0")}s`;
+  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
+}
+
+export function ms(x: number | null | undefined): string {
+  if (x === null || x === undefined) return "–";
+  if (x < 1) return `${x.toFixed(2)} ms`;
+  if (x < 1000) return `${x.toFixed(0)} ms`;
+  return `${(x / 1000).toFixed(2)} s`;
+}
+
+export function Progress({ done, total, status }: { done: number; total: number; status?: string }) {
+  const f = total > 0 ? Math.min(1, done / total) : 0;
+  return (
+    <span class={`progress ${status ?? ""}`} title={`${done} of ${total}`}>
+      <span class="bar" style={{ width: `${(f * 100).toFixed(1)}%` }} />
+    </span>
+  );
+}
+
+export function StatusTag({ status }: { status: string }) {
+  return <span class={`tag status-${status}`}>{status}</span>;
+}
+
+export function Outcome({ success, status }: { success: boolean; status?: string }) {
+  if (status === "infra_error") return <span class="tag infra" title="infrastructure error: not a task failure">infra</span>;
+  return success ? <span class="tag ok">✓ pass</span> : <span class="tag fail">✗ fail</span>;
+}
+
+export function Empty({ children }: { children: ComponentChildren }) {
+  return <div class="empty">{children}</div>;
+}
+
+export function Loading() {
+  return <div class="loading">Loading…</div>;
+}
+
+/** Pretty JSON, folded when long. */
+export function JsonBlock({ value, open = false }: { value: unknown; open?: boolean }) {
+  const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  if (text.length < 400) return <pre class="code">{text}</pre>;
+  return (
+    <details open={open}>
+      <summary>{text.split("\n").length} lines</summary>
+      <pre class="code">{text}</pre>
+    </details>
+  );
+}
+
+/**
+ * A list of fixed-height rows where only the visible rows exist in the page, so it stays smooth
+ * with any number of rows. `row(i)` renders row `i` (or a placeholder while it loads);
+ * `onRange` reports the visible range so the owner can fetch it.
+ */
+export function VirtualList(props: {
+  count: number;
+  rowHeight: number;
+  row: (i: number) => ComponentChildren;
+  onRange?: (first: number, last: number) => void;
+  selected?: number;
+  class?: string;
+}) {
+  const { count, rowHeight, row, onRange, selected } = props;
+  const ref = useRef<HTMLDivElement>(null);
+  const [scroll, setScroll] = useState(0);
+  const [height, setHeight] = useState(600);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const ro = new ResizeObserver(() => setHeight(el.clientHeight));
+    ro.observe(el);
+    setHeight(el.clientHeight);
+    return () => ro.disconnect();
+  }, []);
+  const overscan = 8;
+  const first = Math.max(0, Math.floor(scroll / rowHeight) - overscan);
+  const last = Math.min(count - 1, Math.ceil((scroll + height) / rowHeight) + overscan);
+  useEffect(() => {
+    onRange?.(first, last);
+  }, [first, last, count]);
+  // Keep the selected row in view.
+  useEffect(() => {
+    const el = ref.current;
+    if (!el || selected === undefined || selected < 0) return;
+    const top = selected * rowHeight;
+    if (top < el.scrollTop) el.scrollTop = top;
+    else if (top + rowHeight > el.scrollTop + el.clientHeight) el.scrollTop = top + rowHeight - el.clientHeight;
+  }, [selected]);
+  const items: ComponentChildren[] = [];
+  for (let i = first; i <= last; i++) {
+    items.push(
+      <div key={i} class="vrow" style={{ top: `${i * rowHeight}px`, height: `${rowHeight}px` }}>
+        {row(i)}
+      </div>,
+    );
+  }
+  return (
+    <div ref={ref} class={`vlist ${props.class ?? ""}`} onScroll={(e) => setScroll((e.currentTarget as HTMLDivElement).scrollTop)}>
+      <div class="vspace" style={{ height: `${count * rowHeight}px` }}>
+        {items}
+      </div>
+    </div>
+  );
+}

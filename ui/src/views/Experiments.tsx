@@ -1,0 +1,563 @@
+// Experiments: build an experiment file (form over its JSON, TOML beside it), save it, start
+// it, and follow every run's progress per arm and seed; cancel and resume.
+
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { call } from "../client";
+import { navigate, refreshJobs, runs, showError, useLoad, useStore, type RunProgress } from "../store";
+import type { ConfigCheck, ExperimentConfig, ExperimentRow, Suite } from "../types";
+import { ArmName, duration, Loading, pct, Progress, StatusTag } from "../ui";
+
+const ARMS: { arm: string; what: string }[] = [
+  { arm: "policy-only", what: "GRPO under the base harness; all-fail groups give nothing" },
+  { arm: "harness-s", what: "routed sibling rescues, distilled into base context" },
+  { arm: "random-rescue", what: "k random siblings instead of the router's" },
+  { arm: "all-siblings", what: "no router, every sibling, budget-matched" },
+  { arm: "base-resample", what: "the rescue budget spent on extra base tries" },
+  { arm: "keep-scaffold", what: "distil with the sibling's context kept" },
+];
+
+function useDebounced<T>(value: T, ms: number): T {
+  const [v, setV] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setV(value), ms);
+    return () => clearTimeout(t);
+  }, [value, ms]);
+  return v;
+}
+
+function NumField(props: { label: string; hint?: string; value: number | undefined; onChange: (n: number) => void; min?: number; step?: number; name: string }) {
+  return (
+    <label class="field num-field" title={props.hint}>
+      <span>{props.label}</span>
+      <input
+        type="number"
+        name={props.name}
+        min={props.min ?? 0}
+        step={props.step ?? 1}
+        value={props.value ?? ""}
+        onInput={(e) => {
+          const v = Number((e.target as HTMLInputElement).value);
+          if (Number.isFinite(v)) props.onChange(v);
+        }}
+      />
+    </label>
+  );
+}
+
+export function Experiments({ params }: { params: URLSearchParams }) {
+  const focusRun = params.get("run") ? Number(params.get("run")) : null;
+  return (
+    <div class="view experiments">
+      <header class="view-head">
+        <h1>Experiments</h1>
+      </header>
+      <Builder />
+      <RunsPanel focus={focusRun} />
+    </div>
+  );
+}
+
+function Builder() {
+  const suites = useLoad(() => call<Suite[]>("suites"), []);
+  const [config, setConfig] = useState<ExperimentConfig | null>(null);
+  const [toml, setToml] = useState("");
+  const [tomlError, setTomlError] = useState<{ error: string; line: number | null } | null>(null);
+  // Which side was edited last decides which way the next conversion goes.
+  const source = useRef<"form" | "toml" | "init">("init");
+  const [savePath, setSavePath] = useState("");
+  const [saved, setSaved] = useState<string | null>(null);
+  const [starting, setStarting] = useState(false);
+
+  useEffect(() => {
+    (async () => {
+      try {
+        const t = await call<{ toml: string }>("config_template");
+        const c = await call<ConfigCheck>("config_check", { toml: t.toml });
+        setToml(t.toml);
+        if (c.ok) {
+          setConfig(c.config);
+          setSavePath(`experiments/${c.config.name}.toml`);
+        } else setTomlError({ error: c.error, line: c.line });
+      } catch (e) {
+        showError(e);
+      }
+    })();
+  }, []);
+
+  const debouncedConfig = useDebounced(config, 200);
+  useEffect(() => {
+    if (!debouncedConfig || source.current !== "form") return;
+    call<{ toml: string }>("config_render", { config: debouncedConfig }).then(
+      (r) => {
+        setToml(r.toml);
+        setTomlError(null);
+      },
+      (e) => setTomlError({ error: e instanceof Error ? e.message : String(e), line: null }),
+    );
+  }, [debouncedConfig]);
+
+  const debouncedToml = useDebounced(toml, 300);
+  useEffect(() => {
+    if (source.current !== "toml") return;
+    call<ConfigCheck>("config_check", { toml: debouncedToml }).then(
+      (c) => {
+        if (c.ok) {
+          setConfig(c.config);
+          setTomlError(null);
+        } else setTomlError({ error: c.error, line: c.line });
+      },
+      (e) => showError(e),
+    );
+  }, [debouncedToml]);
+
+  function edit(f: (c: ExperimentConfig) => void) {
+    if (!config) return;
+    const next = structuredClone(config);
+    f(next);
+    source.current = "form";
+    setSaved(null);
+    setConfig(next);
+  }
+
+  const families = useMemo(() => {
+    const out: { suite: string; family: string; tasks: number }[] = [];
+    for (const s of suites.data ?? []) if (config?.suites.includes(s.name)) for (const f of s.families) out.push({ suite: s.name, ...f });
+    return out;
+  }, [suites.data, config?.suites]);
+
+  // The TOML sent to the server is the one shown, once it agrees with the form.
+  async function settled(): Promise<string | null> {
+    if (!config) return null;
+    if (source.current === "form") {
+      const r = await call<{ toml: string }>("config_render", { config });
+      setToml(r.toml);
+      return r.toml;
+    }
+    const c = await call<ConfigCheck>("config_check", { toml });
+    if (!c.ok) {
+      setTomlError({ error: c.error, line: c.line });
+      return null;
+    }
+    return toml;
+  }
+
+  async function save() {
+    try {
+      const t = await settled();
+      if (t === null) return;
+      const r = await call<{ path: string }>("config_save", { path: savePath, toml: t });
+      setSaved(r.path);
+    } catch (e) {
+      showError(e);
+    }
+  }
+
+  async function start() {
+    setStarting(true);
+    try {
+      const t = await settled();
+      if (t === null) return;
+      const r = await call<{ run_id: number }>("experiment_start", { toml: t });
+      await refreshJobs();
+      navigate("experiments", { run: r.run_id });
+    } catch (e) {
+      showError(e);
+    } finally {
+      setStarting(false);
+    }
+  }
+
+  if (!config) return tomlError ? <div class="error-text">{tomlError.error}</div> : <Loading />;
+  const p = config.policy;
+  const openai = p.backend !== "builtin";
+
+  return (
+    <section class="builder">
+      <div class="builder-form">
+        <div class="form-row">
+          <label class="field grow">
+            <span>Name</span>
+            <input name="name" value={config.name} onInput={(e) => edit((c) => (c.name = (e.target as HTMLInputElement).value))} />
+          </label>
+        </div>
+
+        <fieldset>
+          <legend>Suites</legend>
+          <div class="checks">
+            {suites.data?.map((s) => (
+              <label key={s.name} class="check">
+                <input
+                  type="checkbox"
+                  name="suite"
+                  value={s.name}
+                  checked={config.suites.includes(s.name)}
+                  onChange={(e) =>
+                    edit((c) => {
+                      const on = (e.target as HTMLInputElement).checked;
+                      c.suites = on ? [...c.suites, s.name] : c.suites.filter((x) => x !== s.name);
+                      const fams = new Set((suites.data ?? []).filter((x) => c.suites.includes(x.name)).flatMap((x) => x.families.map((f) => f.family)));
+                      c.heldout_families = c.heldout_families.filter((f) => fams.has(f));
+                    })
+                  }
+                />
+                {s.name} <small class="muted">{s.tasks} tasks</small>
+              </label>
+            ))}
+          </div>
+        </fieldset>
+
+        <fieldset>
+          <legend>
+            Split: held-out families <small class="muted">never trained on; evaluated under the base harness</small>
+          </legend>
+          <div class="checks chips-checks">
+            {families.map((f) => (
+              <label key={f.suite + f.family} class={`chip check ${config.heldout_families.includes(f.family) ? "on" : ""}`}>
+                <input
+                  type="checkbox"
+                  name="heldout"
+                  value={f.family}
+                  checked={config.heldout_families.includes(f.family)}
+                  onChange={(e) =>
+                    edit((c) => {
+                      const on = (e.target as HTMLInputElement).checked;
+                      c.heldout_families = on ? [...c.heldout_families, f.family] : c.heldout_families.filter((x) => x !== f.family);
+                    })
+                  }
+                />
+                {f.family} <small>{f.tasks}</small>
+              </label>
+            ))}
+          </div>
+        </fieldset>
+
+        <fieldset>
+          <legend>Policy</legend>
+          <div class="form-row">
+            <label class="check">
+              <input type="radio" name="backend" checked={!openai} onChange={() => edit((c) => (c.policy = { ...c.policy, backend: "builtin", base_url: undefined, model: undefined, api_key_env: undefined }))} />
+              built-in (CPU, offline)
+            </label>
+            <label class="check">
+              <input type="radio" name="backend" checked={openai} onChange={() => edit((c) => (c.policy = { ...c.policy, backend: "openai", base_url: c.policy.base_url ?? "http://127.0.0.1:8000/v1", model: c.policy.model ?? "" }))} />
+              OpenAI-compatible endpoint
+            </label>
+          </div>
+          {openai && <Endpoint config={config} edit={edit} />}
+          <div class="form-row">
+            <NumField name="temperature" label="temperature" step={0.1} value={p.temperature} onChange={(v) => edit((c) => (c.policy.temperature = v))} />
+            {!openai && <NumField name="learning_rate" label="learning rate" step={0.1} value={p.learning_rate} onChange={(v) => edit((c) => (c.policy.learning_rate = v))} />}
+            {!openai && <NumField name="warm_start_demos" label="warm-start demos" value={p.warm_start_demos} onChange={(v) => edit((c) => (c.policy.warm_start_demos = v))} />}
+          </div>
+        </fieldset>
+
+        <fieldset>
+          <legend>Arms</legend>
+          <div class="arms">
+            {ARMS.map((a) => (
+              <label key={a.arm} class="check arm-check" title={a.what}>
+                <input
+                  type="checkbox"
+                  name="arm"
+                  value={a.arm}
+                  checked={config.arms.includes(a.arm)}
+                  onChange={(e) =>
+                    edit((c) => {
+                      const on = (e.target as HTMLInputElement).checked;
+                      c.arms = on ? ARMS.map((x) => x.arm).filter((x) => x === a.arm || c.arms.includes(x)) : c.arms.filter((x) => x !== a.arm);
+                    })
+                  }
+                />
+                <ArmName arm={a.arm} /> <small class="muted">{a.what}</small>
+              </label>
+            ))}
+          </div>
+        </fieldset>
+
+        <fieldset>
+          <legend>Budgets</legend>
+          <div class="form-row">
+            <NumField name="base_tries" label="n base tries" hint="base-harness tries per training task" min={1} value={config.budget.base_tries} onChange={(v) => edit((c) => (c.budget.base_tries = v))} />
+            <NumField name="rescue_siblings" label="k siblings" hint="siblings per all-fail task" value={config.budget.rescue_siblings} onChange={(v) => edit((c) => (c.budget.rescue_siblings = v))} />
+            <NumField name="rescue_tries" label="m rollouts" hint="tries under each chosen sibling" value={config.budget.rescue_tries} onChange={(v) => edit((c) => (c.budget.rescue_tries = v))} />
+            <NumField name="batch_tasks" label="batch" hint="training tasks per iteration" min={1} value={config.budget.batch_tasks} onChange={(v) => edit((c) => (c.budget.batch_tasks = v))} />
+            <NumField name="probe_tasks" label="probe" hint="probe tasks for behaviour profiles" value={config.budget.probe_tasks} onChange={(v) => edit((c) => (c.budget.probe_tasks = v))} />
+          </div>
+        </fieldset>
+
+        <fieldset>
+          <legend>Schedule</legend>
+          <div class="form-row">
+            <NumField name="iterations" label="iterations" min={1} value={config.iterations} onChange={(v) => edit((c) => (c.iterations = v))} />
+            <NumField name="reanchor_every" label="R re-anchor every" min={1} value={config.reanchor_every} onChange={(v) => edit((c) => (c.reanchor_every = v))} />
+            <NumField name="eval_every" label="E evaluate every" min={1} value={config.eval_every} onChange={(v) => edit((c) => (c.eval_every = v))} />
+            <NumField
+              name="eval_train_tasks"
+              label="eval train tasks"
+              hint="training-family tasks per evaluation (0 = all)"
+              value={config.eval?.train_tasks ?? 0}
+              onChange={(v) => edit((c) => (c.eval = { ...(c.eval ?? {}), train_tasks: v }))}
+            />
+            <label class="field" title="comma-separated seeds; every arm runs with each">
+              <span>seeds</span>
+              <input
+                name="seeds"
+                value={config.seeds.join(", ")}
+                onChange={(e) =>
+                  edit((c) => {
+                    c.seeds = (e.target as HTMLInputElement).value
+                      .split(/[\s,]+/)
+                      .filter(Boolean)
+                      .map(Number)
+                      .filter((n) => Number.isInteger(n) && n >= 0);
+                  })
+                }
+              />
+            </label>
+          </div>
+        </fieldset>
+
+        <div class="form-row actions-row">
+          <label class="field grow">
+            <span>Save as</span>
+            <input name="save_path" value={savePath} onInput={(e) => setSavePath((e.target as HTMLInputElement).value)} />
+          </label>
+          <button onClick={save} id="save-config">
+            Save
+          </button>
+          <button class="primary" onClick={start} disabled={starting || !!tomlError} id="start-experiment">
+            {starting ? "Starting…" : "▶ Start"}
+          </button>
+        </div>
+        {saved && <div class="note ok">Saved {saved}</div>}
+        <div class="muted small">
+          {config.arms.length} arm{config.arms.length === 1 ? "" : "s"} × {config.seeds.length} seed{config.seeds.length === 1 ? "" : "s"} × {config.iterations} iterations; up to{" "}
+          {config.budget.batch_tasks * (config.budget.base_tries + config.budget.rescue_siblings * config.budget.rescue_tries)} rollouts per arm and iteration before evaluation.
+        </div>
+      </div>
+      <div class="builder-toml">
+        <div class="row">
+          <h3>Experiment file (TOML)</h3>
+          <span class="spacer" />
+          <span class="muted small">editable; checked as you type</span>
+        </div>
+        <textarea
+          id="toml"
+          spellcheck={false}
+          value={toml}
+          class={tomlError ? "invalid" : ""}
+          onInput={(e) => {
+            source.current = "toml";
+            setSaved(null);
+            setToml((e.target as HTMLTextAreaElement).value);
+          }}
+        />
+        {tomlError && (
+          <div class="error-text" id="toml-error">
+            {tomlError.line != null ? `line ${tomlError.line}: ` : ""}
+            {tomlError.error}
+          </div>
+        )}
+      </div>
+    </section>
+  );
+}
+
+function Endpoint({ config, edit }: { config: ExperimentConfig; edit: (f: (c: ExperimentConfig) => void) => void }) {
+  const [result, setResult] = useState<{ ok: boolean; models: string[]; error: string | null } | null>(null);
+  const [busy, setBusy] = useState(false);
+  const p = config.policy;
+  async function test() {
+    setBusy(true);
+    setResult(null);
+    try {
+      setResult(await call("test_connection", { base_url: p.base_url ?? "", model: p.model || undefined, api_key_env: p.api_key_env || undefined }));
+    } catch (e) {
+      showError(e);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <div class="endpoint">
+      <div class="form-row">
+        <label class="field grow">
+          <span>base URL</span>
+          <input name="base_url" value={p.base_url ?? ""} placeholder="http://127.0.0.1:8000/v1" onInput={(e) => edit((c) => (c.policy.base_url = (e.target as HTMLInputElement).value))} />
+        </label>
+        <label class="field">
+          <span>model</span>
+          <input name="model" value={p.model ?? ""} onInput={(e) => edit((c) => (c.policy.model = (e.target as HTMLInputElement).value))} />
+        </label>
+        <label class="field" title="name of the environment variable holding the API key (the key itself is never stored)">
+          <span>API key env var</span>
+          <input name="api_key_env" value={p.api_key_env ?? ""} placeholder="OPENAI_API_KEY" onInput={(e) => edit((c) => (c.policy.api_key_env = (e.target as HTMLInputElement).value || undefined))} />
+        </label>
+        <button onClick={test} disabled={busy || !p.base_url} id="test-connection">
+          {busy ? "Testing…" : "Test connection"}
+        </button>
+      </div>
+      {result && result.ok && (
+        <div class="note ok">
+          Connected. Models:{" "}
+          {result.models.length === 0
+            ? "none listed"
+            : result.models.map((m) => (
+                <button key={m} class="chip" onClick={() => edit((c) => (c.policy.model = m))}>
+                  {m}
+                </button>
+              ))}
+        </div>
+      )}
+      {result && !result.ok && <div class="error-text">Connection failed: {result.error}</div>}
+    </div>
+  );
+}
+
+function RunsPanel({ focus }: { focus: number | null }) {
+  const all = useStore(runs);
+  const exps = useLoad(() => call<ExperimentRow[]>("experiments"), [all.size, [...all.values()].filter((r) => r.status !== "running").length]);
+  const list = [...all.values()].sort((a, b) => b.run_id - a.run_id);
+  const shownIds = new Set(list.map((r) => r.run_id));
+  const resumable = (exps.data ?? []).filter((e) => !shownIds.has(e.id) && (e.status === "cancelled" || e.status === "failed" || e.status === "running"));
+  return (
+    <section class="runs">
+      <h2>Runs</h2>
+      {list.length === 0 && resumable.length === 0 && <p class="muted">Nothing running. Started experiments show their progress here per arm and seed.</p>}
+      {list.map((r) => (
+        <RunCard key={r.run_id} r={r} open={focus === null ? r.status === "running" : focus === r.run_id} />
+      ))}
+      {resumable.length > 0 && (
+        <table class="table compact">
+          <thead>
+            <tr>
+              <th>run</th>
+              <th>name</th>
+              <th>status</th>
+              <th>created</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {resumable.map((e) => (
+              <tr key={e.id}>
+                <td class="num">{e.id}</td>
+                <td>{e.name}</td>
+                <td>
+                  <StatusTag status={e.status} />
+                </td>
+                <td class="muted">{e.created_at}</td>
+                <td class="actions">
+                  <ResumeButton id={e.id} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+function ResumeButton({ id }: { id: number }) {
+  return (
+    <button
+      onClick={async () => {
+        try {
+          const r = await call<{ run_id: number }>("experiment_resume", { run_id: id });
+          await refreshJobs();
+          navigate("experiments", { run: r.run_id });
+        } catch (e) {
+          showError(e);
+        }
+      }}
+    >
+      Resume
+    </button>
+  );
+}
+
+function RunCard({ r, open }: { r: RunProgress; open: boolean }) {
+  const units = [...r.units.values()].sort((a, b) => a.suite.localeCompare(b.suite) || a.arm.localeCompare(b.arm) || a.seed - b.seed);
+  const running = r.status === "running";
+  return (
+    <details class={`run-card status-${r.status}`} open={open} data-run={r.run_id}>
+      <summary>
+        <span class="num">#{r.run_id}</span>
+        <b>{r.name}</b>
+        <StatusTag status={r.status} />
+        <Progress done={r.done} total={r.total} status={r.status} />
+        <span class="num">
+          {r.done}/{r.total || "?"}
+        </span>
+        <span>success {pct(r.success_rate)}</span>
+        {running && <span>ETA {duration(r.eta_s)}</span>}
+        <span class="spacer" />
+        {running && (
+          <button
+            class="danger"
+            onClick={async (e) => {
+              e.preventDefault();
+              try {
+                await call("experiment_cancel", { run_id: r.run_id });
+                await refreshJobs();
+              } catch (err) {
+                showError(err);
+              }
+            }}
+          >
+            Cancel
+          </button>
+        )}
+        {(r.status === "cancelled" || r.status === "failed") && <ResumeButton id={r.run_id} />}
+        {!running && (
+          <>
+            <a href={`#/results?id=${r.run_id}`}>results</a>
+            <a href={`#/inspector?run=${r.run_id}`}>trajectories</a>
+          </>
+        )}
+      </summary>
+      {r.error && <div class="error-text">{r.error}</div>}
+      {r.label && running && <div class="muted small">now: {r.label}</div>}
+      {units.length > 0 && (
+        <table class="table compact units">
+          <thead>
+            <tr>
+              <th>suite</th>
+              <th>arm</th>
+              <th class="num">seed</th>
+              <th>iteration</th>
+              <th class="num">rollouts</th>
+              <th class="num">current success</th>
+            </tr>
+          </thead>
+          <tbody>
+            {units.map((u) => (
+              <tr key={`${u.suite}-${u.arm}-${u.seed}`}>
+                <td>{u.suite}</td>
+                <td>
+                  <ArmName arm={u.arm} />
+                </td>
+                <td class="num">{u.seed}</td>
+                <td>
+                  <span class="iter">
+                    <Progress done={u.iteration} total={u.iterations} /> {u.iteration}/{u.iterations}
+                  </span>
+                </td>
+                <td class="num">{u.rollouts}</td>
+                <td class="num">{pct(u.success)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {r.messages.length > 0 && (
+        <ul class="messages small muted">
+          {r.messages.slice(-5).map((m, i) => (
+            <li key={i}>{m}</li>
+          ))}
+        </ul>
+      )}
+    </details>
+  );
+}

@@ -1,0 +1,211 @@
+// Harnesses: the base and its siblings, each sibling as its difference from base, with its
+// behaviour profile (paired outcomes against base, by family and failure signature).
+
+import { useEffect } from "preact/hooks";
+import { call } from "../client";
+import { navigate, useLoad } from "../store";
+import type { Counts, Harness, Suite } from "../types";
+import { Empty, Loading } from "../ui";
+
+function isBase(h: Harness): boolean {
+  return h.base === true || (!h.extends && h.base !== false);
+}
+
+export function CountsBar({ c }: { c: Counts }) {
+  const total = c.fix + c.regress + c.both_pass + c.both_fail;
+  if (!total) return <span class="muted">no paired tries</span>;
+  const seg = (n: number, cls: string, label: string) =>
+    n > 0 ? <span class={`seg ${cls}`} style={{ flexGrow: n }} title={`${label}: ${n}`} /> : null;
+  return (
+    <span class="countsbar" title={`fix ${c.fix} · regress ${c.regress} · both pass ${c.both_pass} · both fail ${c.both_fail}`}>
+      {seg(c.fix, "fix", "fix")}
+      {seg(c.regress, "regress", "regress")}
+      {seg(c.both_pass, "both-pass", "both pass")}
+      {seg(c.both_fail, "both-fail", "both fail")}
+    </span>
+  );
+}
+
+export function Harnesses({ params }: { params: URLSearchParams }) {
+  const suites = useLoad(() => call<Suite[]>("suites"), []);
+  const suite = params.get("suite") ?? suites.data?.[0]?.name ?? "";
+  const list = useLoad(() => (suite ? call<Harness[]>("harnesses", { suite }) : Promise.resolve([])), [suite]);
+  const ordered = [...(list.data ?? [])].sort((a, b) => Number(isBase(b)) - Number(isBase(a)));
+  const name = params.get("h") ?? ordered[0]?.name ?? "";
+  const h = ordered.find((x) => x.name === name);
+  const idx = ordered.findIndex((x) => x.name === name);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const t = e.target as HTMLElement;
+      if (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT") return;
+      const d = e.key === "j" || e.key === "ArrowDown" ? 1 : e.key === "k" || e.key === "ArrowUp" ? -1 : 0;
+      if (!d || !ordered.length) return;
+      e.preventDefault();
+      const i = Math.max(0, Math.min(ordered.length - 1, idx + d));
+      navigate("harnesses", { suite, h: ordered[i].name });
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [ordered.length, idx, suite]);
+
+  return (
+    <div class="view harnesses">
+      <header class="view-head">
+        <h1>Harnesses</h1>
+        <div class="tabs">
+          {suites.data?.map((s) => (
+            <button key={s.name} class={s.name === suite ? "tab active" : "tab"} onClick={() => navigate("harnesses", { suite: s.name })}>
+              {s.name}
+            </button>
+          ))}
+        </div>
+        <div class="legend">
+          <span>
+            <i class="swatch fix" /> fix (sibling passes, base fails)
+          </span>
+          <span>
+            <i class="swatch regress" /> regress
+          </span>
+          <span>
+            <i class="swatch both-pass" /> both pass
+          </span>
+          <span>
+            <i class="swatch both-fail" /> both fail
+          </span>
+        </div>
+      </header>
+      {list.loading && <Loading />}
+      <div class="cols-2">
+        <aside class="pane harness-list">
+          {ordered.map((x) => (
+            <button key={x.name} class={`harness-row ${x.name === name ? "selected" : ""}`} onClick={() => navigate("harnesses", { suite, h: x.name })}>
+              <div class="row">
+                <b>{x.name}</b>
+                {isBase(x) ? <span class="tag base">base</span> : <span class="muted small">+{x.diff.filter((d) => d.op === "+").length} −{x.diff.filter((d) => d.op === "-").length}</span>}
+              </div>
+              <div class="muted small clamp">{x.description}</div>
+              {x.profile && (
+                <div class="row small">
+                  <CountsBar c={x.profile} />
+                  <span class="fixnum">+{x.profile.fix}</span>
+                  <span class="regnum">−{x.profile.regress}</span>
+                </div>
+              )}
+            </button>
+          ))}
+        </aside>
+        <section class="pane harness-detail">
+          {!h && !list.loading && <Empty>No harnesses for this suite.</Empty>}
+          {h && <HarnessDetail h={h} />}
+        </section>
+      </div>
+    </div>
+  );
+}
+
+function HarnessDetail({ h }: { h: Harness }) {
+  const base = isBase(h);
+  return (
+    <div>
+      <h2>
+        {h.name} {base ? <span class="tag base">base harness</span> : <span class="muted small">extends {h.extends ?? "base"}</span>}
+      </h2>
+      <p>{h.description}</p>
+      {!base && (
+        <>
+          <h3>Difference from base</h3>
+          <pre class="diff" aria-label="difference from base">
+            {h.diff.map((d, i) => (
+              <div key={i} class={d.op === "+" ? "add" : d.op === "-" ? "del" : "ctx"}>
+                <span class="op">{d.op}</span>
+                {d.line}
+              </div>
+            ))}
+          </pre>
+        </>
+      )}
+      {base && (
+        <>
+          <h3>Spec</h3>
+          <pre class="code">{h.spec}</pre>
+        </>
+      )}
+      <h3>Behaviour profile</h3>
+      {!h.profile && <p class="muted">{base ? "Profiles are measured for siblings against this base." : "Not measured yet: an experiment with the harness-s arm measures it at each re-anchor."}</p>}
+      {h.profile && (
+        <div class="profile">
+          <div class="muted small">
+            Measured in <a href={`#/results?id=${h.profile.run_id}`}>run {h.profile.run_id}</a> with policy version {String(h.profile.policy_version)}
+          </div>
+          <div class="profile-counts">
+            <div class="count fix">
+              <b>{h.profile.fix}</b> fix
+            </div>
+            <div class="count regress">
+              <b>{h.profile.regress}</b> regress
+            </div>
+            <div class="count both-pass">
+              <b>{h.profile.both_pass}</b> both pass
+            </div>
+            <div class="count both-fail">
+              <b>{h.profile.both_fail}</b> both fail
+            </div>
+            <CountsBar c={h.profile} />
+          </div>
+          {h.profile.evidence.length > 0 && (
+            <>
+              <h4>Evidence</h4>
+              <ul class="evidence">
+                {h.profile.evidence.map((e, i) => (
+                  <li key={i}>{e}</li>
+                ))}
+              </ul>
+            </>
+          )}
+          {h.profile.buckets.length > 0 && (
+            <>
+              <h4>By family and failure signature</h4>
+              <table class="table compact">
+                <thead>
+                  <tr>
+                    <th>family</th>
+                    <th>failure signature</th>
+                    <th class="num">fix</th>
+                    <th class="num">regress</th>
+                    <th class="num">both pass</th>
+                    <th class="num">both fail</th>
+                    <th />
+                  </tr>
+                </thead>
+                <tbody>
+                  {h.profile.buckets.map((b, i) => (
+                    <tr key={i}>
+                      <td>{b.family}</td>
+                      <td>
+                        <code>{b.signature}</code>
+                      </td>
+                      <td class="num fixnum">{b.fix}</td>
+                      <td class="num regnum">{b.regress}</td>
+                      <td class="num">{b.both_pass}</td>
+                      <td class="num">{b.both_fail}</td>
+                      <td class="barcell">
+                        <CountsBar c={b} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
+          )}
+        </div>
+      )}
+      {!base && (
+        <details>
+          <summary>Full spec</summary>
+          <pre class="code">{h.spec}</pre>
+        </details>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,406 @@
+// Trajectories: episodes of an experiment filtered on the server and paged into a virtualised
+// list; one episode as a step timeline; a rescued task as base failure, sibling rescue and the
+// distilled base-context example side by side.
+
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { call } from "../client";
+import { navigate, showError, useLoad } from "../store";
+import type { EpisodeRecord, EpisodeRow, ExperimentDetail, ExperimentRow, Harness, Rescue, Suite } from "../types";
+import { ArmName, Empty, Loading, ms, Outcome, VirtualList } from "../ui";
+import { ExampleView, Timeline } from "./Timeline";
+
+const PAGE = 200;
+const ROW_H = 26;
+const FILTERS = ["arm", "suite", "family", "harness", "phase", "split", "success", "rescued"] as const;
+type FilterKey = (typeof FILTERS)[number];
+
+const episodeCache = new Map<number, Promise<EpisodeRecord>>();
+function loadEpisode(id: number): Promise<EpisodeRecord> {
+  let p = episodeCache.get(id);
+  if (!p) {
+    p = call<EpisodeRecord>("episode", { id });
+    p.catch(() => episodeCache.delete(id));
+    episodeCache.set(id, p);
+    if (episodeCache.size > 60) episodeCache.delete(episodeCache.keys().next().value!);
+  }
+  return p;
+}
+
+function useEpisode(id: number | null) {
+  const [rec, setRec] = useState<EpisodeRecord | null>(null);
+  useEffect(() => {
+    let live = true;
+    setRec(null);
+    if (id != null) loadEpisode(id).then((r) => live && setRec(r), (e) => live && showError(e));
+    return () => {
+      live = false;
+    };
+  }, [id]);
+  return rec;
+}
+
+function typing(e: KeyboardEvent) {
+  const t = e.target as HTMLElement;
+  return t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT";
+}
+
+export function Inspector({ params }: { params: URLSearchParams }) {
+  const exps = useLoad(() => call<ExperimentRow[]>("experiments"), []);
+  const runParam = params.get("run");
+  const runId = runParam ? Number(runParam) : exps.data?.find((e) => e.status === "finished")?.id ?? exps.data?.[0]?.id ?? null;
+  const filters: Record<FilterKey, string> = Object.fromEntries(FILTERS.map((k) => [k, params.get(k) ?? ""])) as Record<FilterKey, string>;
+  const text = params.get("text") ?? "";
+  const setParam = (p: Record<string, string | number | undefined>) => navigate("inspector", { run: runId ?? undefined, ...filters, text, ...p });
+
+  const exp = useLoad(() => (runId != null ? call<ExperimentDetail>("experiment", { id: runId }) : Promise.resolve(null)), [runId]);
+  const suites = useLoad(() => call<Suite[]>("suites"), []);
+  const suiteNames = exp.data?.config?.suites ?? suites.data?.map((s) => s.name) ?? [];
+  const harnessSuite = filters.suite || suiteNames[0] || "";
+  const harnesses = useLoad(() => (harnessSuite ? call<Harness[]>("harnesses", { suite: harnessSuite }) : Promise.resolve([])), [harnessSuite]);
+  const families = (suites.data ?? []).filter((s) => suiteNames.includes(s.name) && (!filters.suite || s.name === filters.suite)).flatMap((s) => s.families.map((f) => f.family));
+
+  // ---- the paged list ----
+  const query = useMemo(() => {
+    const q: Record<string, unknown> = { run_id: runId };
+    for (const k of FILTERS) if (filters[k]) q[k] = k === "success" || k === "rescued" ? filters[k] === "true" : filters[k];
+    if (text) q.text = text;
+    return q;
+  }, [runId, text, ...FILTERS.map((k) => filters[k])]);
+  const qkey = JSON.stringify(query);
+  const [total, setTotal] = useState<number | null>(null);
+  const pages = useRef(new Map<number, EpisodeRow[]>());
+  const pending = useRef(new Set<number>());
+  const [, setTick] = useState(0);
+  const [sel, setSel] = useState(0);
+  const [selectedId, setSelectedId] = useState<number | null>(params.get("ep") ? Number(params.get("ep")) : null);
+
+  function fetchPage(p: number, key: string) {
+    if (pages.current.has(p) || pending.current.has(p) || runId == null) return;
+    pending.current.add(p);
+    call<{ total: number; rows: EpisodeRow[] }>("episodes", { ...query, limit: PAGE, offset: p * PAGE }).then(
+      (r) => {
+        if (key !== qkeyRef.current) return;
+        pending.current.delete(p);
+        pages.current.set(p, r.rows);
+        setTotal(r.total);
+        setTick((t) => t + 1);
+      },
+      (e) => {
+        pending.current.delete(p);
+        showError(e);
+      },
+    );
+  }
+  const qkeyRef = useRef(qkey);
+  useEffect(() => {
+    qkeyRef.current = qkey;
+    pages.current = new Map();
+    pending.current = new Set();
+    setTotal(null);
+    setSel(0);
+    fetchPage(0, qkey);
+  }, [qkey]);
+
+  const rowAt = (i: number): EpisodeRow | undefined => pages.current.get(Math.floor(i / PAGE))?.[i % PAGE];
+  const selRow = rowAt(sel);
+  // The list selection drives the episode shown (a deep link's episode is kept until the list moves).
+  const deepLink = useRef(selectedId != null);
+  useEffect(() => {
+    if (deepLink.current) return;
+    if (selRow) setSelectedId(selRow.id);
+  }, [selRow?.id]);
+
+  // ---- focus: the list, or the steps of the open episode ----
+  const [zone, setZone] = useState<"list" | "steps">("list");
+  const [step, setStep] = useState(-1);
+  const [mode, setMode] = useState<"timeline" | "rescue">(params.get("mode") === "rescue" ? "rescue" : "timeline");
+  const rec = useEpisode(selectedId);
+  useEffect(() => {
+    setStep(zone === "steps" ? 0 : -1);
+  }, [selectedId]);
+
+  const stateRef = useRef({ sel, total, zone, step, rec, mode });
+  stateRef.current = { sel, total, zone, step, rec, mode };
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (typing(e) || e.ctrlKey || e.metaKey || e.altKey) return;
+      const s = stateRef.current;
+      const down = e.key === "j" || e.key === "ArrowDown";
+      const up = e.key === "k" || e.key === "ArrowUp";
+      if (down || up) {
+        e.preventDefault();
+        if (s.zone === "list") {
+          deepLink.current = false;
+          const n = s.total ?? 0;
+          setSel(Math.max(0, Math.min(n - 1, s.sel + (down ? 1 : -1))));
+        } else if (s.rec) {
+          const n = s.rec.episode.steps.length;
+          setStep(Math.max(0, Math.min(n - 1, s.step + (down ? 1 : -1))));
+        }
+      } else if (e.key === "ArrowRight" || e.key === "l" || e.key === "Enter") {
+        if (s.rec && s.mode === "timeline") {
+          e.preventDefault();
+          setZone("steps");
+          setStep((x) => (x < 0 ? 0 : x));
+        }
+      } else if (e.key === "ArrowLeft" || e.key === "h") {
+        e.preventDefault();
+        setZone("list");
+        setStep(-1);
+      } else if (e.key === "r") {
+        setMode((m) => (m === "rescue" ? "timeline" : "rescue"));
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
+
+  const [textDraft, setTextDraft] = useState(text);
+  useEffect(() => setTextDraft(text), [text]);
+  useEffect(() => {
+    if (textDraft === text) return;
+    const t = setTimeout(() => setParam({ text: textDraft }), 300);
+    return () => clearTimeout(t);
+  }, [textDraft]);
+
+  const select = (name: FilterKey, options: string[], label?: string) => (
+    <label class="field inline" key={name}>
+      <span>{label ?? name}</span>
+      <select name={name} value={filters[name]} onChange={(e) => setParam({ [name]: (e.target as HTMLSelectElement).value })}>
+        <option value="">any</option>
+        {options.map((o) => (
+          <option key={o} value={o}>
+            {o}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+
+  return (
+    <div class="view inspector">
+      <header class="view-head filters">
+        <h1>Trajectories</h1>
+        <label class="field inline">
+          <span>experiment</span>
+          <select name="run" value={runId ?? ""} onChange={(e) => navigate("inspector", { run: (e.target as HTMLSelectElement).value })}>
+            {exps.data?.map((x) => (
+              <option key={x.id} value={x.id}>
+                #{x.id} {x.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        {select("arm", exp.data?.config?.arms ?? [])}
+        {select("suite", suiteNames)}
+        {select("family", families)}
+        {select("harness", harnesses.data?.map((h) => h.name) ?? [])}
+        {select("phase", ["train", "rescue", "resample", "eval", "probe", "rank1", "demo"])}
+        {select("split", ["train", "heldout"])}
+        <label class="field inline">
+          <span>outcome</span>
+          <select name="success" value={filters.success} onChange={(e) => setParam({ success: (e.target as HTMLSelectElement).value })}>
+            <option value="">any</option>
+            <option value="true">pass</option>
+            <option value="false">fail</option>
+          </select>
+        </label>
+        <label class="field inline">
+          <span>rescued</span>
+          <select name="rescued" value={filters.rescued} onChange={(e) => setParam({ rescued: (e.target as HTMLSelectElement).value })}>
+            <option value="">any</option>
+            <option value="true">rescued tasks</option>
+            <option value="false">not rescued</option>
+          </select>
+        </label>
+        <input data-search class="search" name="text" placeholder="Search text  ( / )" value={textDraft} onInput={(e) => setTextDraft((e.target as HTMLInputElement).value)} />
+        {(FILTERS.some((k) => filters[k]) || text) && (
+          <button class="link" onClick={() => navigate("inspector", { run: runId ?? undefined })}>
+            clear
+          </button>
+        )}
+      </header>
+      {runId == null && exps.data && <Empty>No experiments yet.</Empty>}
+      {runId != null && (
+        <div class="inspector-body">
+          <section class={`pane episodes ${zone === "list" ? "focused" : ""}`}>
+            <div class="list-head">
+              <span id="episode-count">{total === null ? "…" : `${total.toLocaleString()} episodes`}</span>
+              <span class="muted small">j/k move · → steps · r rescue</span>
+            </div>
+            <div class="ep-row ep-header">
+              <span>id</span>
+              <span />
+              <span>arm</span>
+              <span>phase</span>
+              <span>task</span>
+              <span>harness</span>
+              <span class="num">steps</span>
+            </div>
+            <VirtualListRows
+              key={qkey}
+              count={total ?? 0}
+              sel={sel}
+              rowAt={rowAt}
+              onRange={(a, b) => {
+                for (let p = Math.floor(a / PAGE); p <= Math.floor(b / PAGE); p++) fetchPage(p, qkey);
+              }}
+              onPick={(i) => {
+                deepLink.current = false;
+                setSel(i);
+                setZone("list");
+                const r = rowAt(i);
+                if (r) setSelectedId(r.id);
+              }}
+            />
+          </section>
+          <section class={`pane episode ${zone === "steps" ? "focused" : ""}`}>
+            {!rec && selectedId != null && <Loading />}
+            {!rec && selectedId == null && <Empty>{total === 0 ? "No episode matches these filters." : "Pick an episode."}</Empty>}
+            {rec && <EpisodePane rec={rec} mode={mode} setMode={setMode} step={zone === "steps" ? step : -1} onStep={(i) => (setZone("steps"), setStep(i))} />}
+          </section>
+        </div>
+      )}
+    </div>
+  );
+}
+
+
+function VirtualListRows(props: { count: number; sel: number; rowAt: (i: number) => EpisodeRow | undefined; onRange: (a: number, b: number) => void; onPick: (i: number) => void }) {
+  return (
+    <VirtualList
+      count={props.count}
+      rowHeight={ROW_H}
+      selected={props.sel}
+      onRange={props.onRange}
+      class="episode-list"
+      row={(i) => {
+        const r = props.rowAt(i);
+        if (!r) return <div class="ep-row placeholder">…</div>;
+        return (
+          <button class={`ep-row ${i === props.sel ? "selected" : ""}`} onClick={() => props.onPick(i)} data-episode={r.id} title={`${r.task_id} · ${r.family} · ${r.harness}`}>
+            <span class="num muted">{r.id}</span>
+            <span>
+              <Outcome success={r.success} status={r.status} />
+              {r.rescued && (
+                <span class="tag rescued" title="a task rescued by a sibling">
+                  R
+                </span>
+              )}
+            </span>
+            <span>
+              <ArmName arm={r.arm} />
+            </span>
+            <span class="muted">
+              {r.phase}
+              {r.split === "heldout" ? " ·H" : ""}
+            </span>
+            <span class="ellipsis">{r.task_id}</span>
+            <span class="ellipsis">{r.harness}</span>
+            <span class="num">
+              {r.n_steps}
+              {r.n_interventions > 0 && <small class="ivn"> ⚑{r.n_interventions}</small>}
+            </span>
+          </button>
+        );
+      }}
+    />
+  );
+}
+
+function EpisodePane({ rec, mode, setMode, step, onStep }: { rec: EpisodeRecord; mode: "timeline" | "rescue"; setMode: (m: "timeline" | "rescue") => void; step: number; onStep: (i: number) => void }) {
+  const r = rec.row;
+  const canRescue = r.rescued || r.phase === "rescue";
+  return (
+    <div class="episode-view">
+      <header class="ep-head">
+        <h2>
+          <Outcome success={r.success} status={r.status} /> {r.task_id} <span class="chip">{r.family}</span>
+        </h2>
+        <div class="ep-meta">
+          <span>
+            episode <b>{r.id}</b>
+          </span>
+          <ArmName arm={r.arm} />
+          <span>
+            harness <b>{r.harness}</b>
+          </span>
+          <span>
+            {r.phase}
+            {r.split ? ` · ${r.split}` : ""}
+          </span>
+          <span>
+            seed {r.seed_index} · it {r.iteration}
+          </span>
+          <span>reward {r.reward.toFixed(2)}</span>
+          <span>{r.n_steps} steps</span>
+          <span>{r.n_interventions} interventions</span>
+          <span>
+            {r.prompt_tokens}/{r.completion_tokens} tok
+          </span>
+          <span>{ms(r.duration_ms)}</span>
+          <span class="muted">{r.status}</span>
+        </div>
+        <div class="tabs">
+          <button class={mode === "timeline" ? "tab active" : "tab"} onClick={() => setMode("timeline")}>
+            Timeline
+          </button>
+          <button class={mode === "rescue" ? "tab active" : "tab"} onClick={() => setMode("rescue")} disabled={!canRescue} title={canRescue ? "r" : "this task was not rescued"} id="rescue-tab">
+            Rescue: base · sibling · distilled
+          </button>
+        </div>
+      </header>
+      {mode === "timeline" || !canRescue ? <Timeline ep={rec.episode} current={step} onCurrent={onStep} /> : <RescueView episodeId={r.id} />}
+    </div>
+  );
+}
+
+function RescueView({ episodeId }: { episodeId: number }) {
+  const rescue = useLoad(() => call<Rescue>("rescue", { episode_id: episodeId }), [episodeId]);
+  const [fail, setFail] = useState(0);
+  const d = rescue.data;
+  const baseId = d?.base_failures[fail] ?? null;
+  const base = useEpisode(baseId);
+  const sib = useEpisode(d?.rescue ?? null);
+  if (rescue.loading) return <Loading />;
+  if (!d) return <Empty>No rescue recorded for this episode.</Empty>;
+  return (
+    <div class="rescue">
+      <div class="muted small rescue-meta">
+        task <b>{d.task_id}</b> · <ArmName arm={d.arm} /> · seed {d.seed_index} · iteration {d.iteration} · rescued by <b>{d.sibling}</b> · distilled with <code>{d.distilled.mode}</code>
+      </div>
+      <div class="three-cols">
+        <div class="col" data-col="base">
+          <h3>
+            Base failure
+            {d.base_failures.length > 1 && (
+              <select value={fail} onChange={(e) => setFail(Number((e.target as HTMLSelectElement).value))} aria-label="base try">
+                {d.base_failures.map((id, i) => (
+                  <option key={id} value={i}>
+                    try {i + 1} of {d.base_failures.length} (episode {id})
+                  </option>
+                ))}
+              </select>
+            )}
+          </h3>
+          {base ? <Timeline ep={base.episode} compact /> : d.base_failures.length ? <Loading /> : <Empty>No base tries recorded.</Empty>}
+        </div>
+        <div class="col" data-col="rescue">
+          <h3>
+            Sibling rescue <span class="muted small">{d.sibling}</span>
+          </h3>
+          {sib ? <Timeline ep={sib.episode} compact /> : <Loading />}
+        </div>
+        <div class="col" data-col="distilled">
+          <h3>
+            Distilled base-context example <span class="muted small">{d.distilled.examples.length} examples</span>
+          </h3>
+          {d.distilled.examples.map((ex, i) => (
+            <ExampleView key={i} ex={ex} n={i + 1} />
+          ))}
+          {d.distilled.examples.length === 0 && <Empty>No examples were distilled.</Empty>}
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,229 @@
+// Results: one experiment's report (headline, charts, final table), or two side by side, and
+// the report's export.
+
+import { useState } from "preact/hooks";
+import { call, inTauri, saveReport, type ReportFormat } from "../client";
+import { navigate, showError, useLoad } from "../store";
+import type { ExperimentRow, FinalRow, Report } from "../types";
+import { ArmName, ci, Empty, Loading, pct, signedPts, StatusTag } from "../ui";
+
+const SPLIT_LABEL: Record<string, string> = { train: "training families", heldout: "held-out families" };
+
+export function Results({ params }: { params: URLSearchParams }) {
+  const exps = useLoad(() => call<ExperimentRow[]>("experiments"), []);
+  const list = exps.data ?? [];
+  const idParam = params.get("id");
+  const id = idParam ? Number(idParam) : (list.find((e) => e.status === "finished") ?? list[0])?.id;
+  const other = params.get("other") ? Number(params.get("other")) : null;
+  const report = useLoad(() => (id == null ? Promise.resolve(null) : other != null ? call<Report>("compare", { id, other }) : call<Report>("results", { id })), [id, other]);
+
+  return (
+    <div class="view results">
+      <header class="view-head">
+        <h1>Results</h1>
+        <label class="field inline">
+          <span>experiment</span>
+          <select id="result-run" value={id ?? ""} onChange={(e) => navigate("results", { id: (e.target as HTMLSelectElement).value, other: other ?? undefined })}>
+            {list.map((e) => (
+              <option key={e.id} value={e.id}>
+                #{e.id} {e.name} ({e.status})
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="field inline">
+          <span>compare with</span>
+          <select id="compare-run" value={other ?? ""} onChange={(e) => navigate("results", { id: id ?? undefined, other: (e.target as HTMLSelectElement).value || undefined })}>
+            <option value="">— none —</option>
+            {list
+              .filter((e) => e.id !== id)
+              .map((e) => (
+                <option key={e.id} value={e.id}>
+                  #{e.id} {e.name} ({e.status})
+                </option>
+              ))}
+          </select>
+        </label>
+        <span class="spacer" />
+        {id != null && <ExportButtons id={id} other={other} />}
+      </header>
+      {exps.data && list.length === 0 && <Empty>No experiments yet. Run the demo from the Workspace (1) or start one under Experiments (4).</Empty>}
+      {report.loading && id != null && <Loading />}
+      {report.data && !report.loading && <ReportView r={report.data} />}
+    </div>
+  );
+}
+
+function ExportButtons({ id, other }: { id: number; other: number | null }) {
+  const [note, setNote] = useState<string | null>(null);
+  async function go(f: ReportFormat) {
+    try {
+      const n = await saveReport(id, other, f);
+      if (n) setNote(n);
+    } catch (e) {
+      showError(e);
+    }
+  }
+  return (
+    <div class="export" aria-label="export">
+      <span class="muted small">Export{other != null ? " comparison" : ""}:</span>
+      {inTauri ? (
+        <button onClick={() => go("html")} id="export-report">
+          Save report folder…
+        </button>
+      ) : (
+        (["html", "json", "csv"] as ReportFormat[]).map((f) => (
+          <button key={f} onClick={() => go(f)} id={`export-${f}`}>
+            {f.toUpperCase()}
+          </button>
+        ))
+      )}
+      {note && <span class="muted small">{note}</span>}
+    </div>
+  );
+}
+
+function ReportView({ r }: { r: Report }) {
+  const hasCmp = r.comparison != null;
+  return (
+    <div class="report">
+      <div class="report-head">
+        <h2>
+          #{r.run.id} {r.run.name} <StatusTag status={r.status} />
+        </h2>
+        <div class="muted small">
+          arms: {r.arms.join(", ")} · suites: {r.suites.join(", ")} · base harness <code>{r.base_harness}</code> · created {r.run.created_at}
+          {r.run.finished_at && ` · finished ${r.run.finished_at}`}
+        </div>
+        {!r.finished && <div class="banner warn">This run is {r.status}: the numbers are as far as it got, not final.</div>}
+      </div>
+      {r.headline.length > 0 && (
+        <div class="headlines">
+          {r.headline.map((h, i) => (
+            <div key={i} class={`headline ${h.covers_zero ? "flat" : h.delta.mean > 0 ? "up" : "down"}`}>
+              <div class="big-num">{signedPts(h.delta.mean)}</div>
+              <div>
+                <div>{h.sentence}</div>
+                <div class="muted small">
+                  {h.suite}, {SPLIT_LABEL[h.split] ?? h.split}, iteration {h.iteration}: {h.delta.arm} {pct(h.arm_success)} vs {h.delta.baseline} {pct(h.baseline_success)}, 95% CI{" "}
+                  {ci(h.delta.ci95)} over {h.delta.tasks} tasks × {h.delta.seeds} seeds
+                </div>
+              </div>
+            </div>
+          ))}
+        </div>
+      )}
+      {hasCmp && <ComparisonTable r={r} />}
+      <h3>Final table</h3>
+      <FinalTable rows={r.final_table.rows} baseline={r.final_table.baseline} />
+      <h3>Charts</h3>
+      <div class="charts">
+        {r.charts.map((c) => (
+          <figure key={c.id} class="chart" data-chart={c.id}>
+            <figcaption>{c.title}</figcaption>
+            <div class="svg" dangerouslySetInnerHTML={{ __html: c.svg }} />
+          </figure>
+        ))}
+      </div>
+      {r.notes.length > 0 && (
+        <>
+          <h3>Notes</h3>
+          <ul class="notes">
+            {r.notes.map((n, i) => (
+              <li key={i}>{n}</li>
+            ))}
+          </ul>
+        </>
+      )}
+    </div>
+  );
+}
+
+function FinalTable({ rows, baseline }: { rows: FinalRow[]; baseline: string }) {
+  if (!rows.length) return <p class="muted">No evaluation yet.</p>;
+  return (
+    <table class="table final-table">
+      <thead>
+        <tr>
+          <th>suite</th>
+          <th>arm</th>
+          <th>split</th>
+          <th class="num">iteration</th>
+          <th class="num">tasks</th>
+          <th class="num">seeds</th>
+          <th class="num">success</th>
+          <th>95% CI</th>
+          <th class="num">Δ vs {baseline}</th>
+          <th>Δ 95% CI</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r, i) => (
+          <tr key={i}>
+            <td>{r.suite}</td>
+            <td>
+              <ArmName arm={r.arm} />
+            </td>
+            <td>{SPLIT_LABEL[r.split] ?? r.split}</td>
+            <td class="num">{r.iteration}</td>
+            <td class="num">{r.tasks}</td>
+            <td class="num">{r.seeds.length}</td>
+            <td class="num">
+              <b>{pct(r.success)}</b>
+            </td>
+            <td class="muted">{ci(r.ci95)}</td>
+            <td class={`num ${r.delta ? (r.delta.ci95[0] > 0 ? "pos" : r.delta.ci95[1] < 0 ? "neg" : "") : ""}`}>{r.delta ? signedPts(r.delta.mean) : ""}</td>
+            <td class="muted">{r.delta ? ci(r.delta.ci95) : ""}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function ComparisonTable({ r }: { r: Report }) {
+  const c = r.comparison!;
+  return (
+    <div class="comparison">
+      <h3>
+        Compared with #{c.other_run.id} {c.other_run.name} <StatusTag status={c.other_run.status} />
+      </h3>
+      <table class="table compare-table">
+        <thead>
+          <tr>
+            <th>suite</th>
+            <th>arm</th>
+            <th>split</th>
+            <th class="num">#{r.run.id}</th>
+            <th class="num">#{c.other_run.id}</th>
+            <th class="num">difference</th>
+            <th class="num">paired Δ</th>
+            <th>paired 95% CI</th>
+            <th class="num">shared tasks</th>
+          </tr>
+        </thead>
+        <tbody>
+          {c.rows.map((x, i) => (
+            <tr key={i}>
+              <td>{x.suite}</td>
+              <td>
+                <ArmName arm={x.arm} />
+              </td>
+              <td>{SPLIT_LABEL[x.split] ?? x.split}</td>
+              <td class="num">
+                {pct(x.this)} <small class="muted">{ci(x.this_ci95)}</small>
+              </td>
+              <td class="num">
+                {pct(x.other)} <small class="muted">{ci(x.other_ci95)}</small>
+              </td>
+              <td class="num">{signedPts(x.difference)}</td>
+              <td class={`num ${x.paired ? (x.paired.ci95[0] > 0 ? "pos" : x.paired.ci95[1] < 0 ? "neg" : "") : ""}`}>{x.paired ? signedPts(x.paired.mean) : "–"}</td>
+              <td class="muted">{x.paired ? ci(x.paired.ci95) : ""}</td>
+              <td class="num">{x.paired?.tasks ?? ""}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,271 @@
+// One episode as a step timeline: context (collapsed by default), policy output, action,
+// observation, tokens and time, with every harness intervention marked by the hook that fired.
+// Steps are rendered in batches as they scroll into view, so a 500-step episode opens at once.
+
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { callText, Contexts, fromHook, originLabel } from "../trajectory";
+import type { AssistantTurn, Intervention, Message, StoredEpisode, StoredStep, TrainExample } from "../types";
+import { ms } from "../ui";
+
+const BATCH = 30;
+
+export function Clip({ text, max = 1200 }: { text: string; max?: number }) {
+  const [open, setOpen] = useState(false);
+  if (text.length <= max || open) return <pre class="text">{text}</pre>;
+  return (
+    <pre class="text">
+      {text.slice(0, max)}
+      <button class="link more" onClick={() => setOpen(true)}>
+        … {text.length - max} more characters
+      </button>
+    </pre>
+  );
+}
+
+export function MessageView({ m, fresh }: { m: Message; fresh?: boolean }) {
+  const hook = fromHook(m);
+  return (
+    <div class={`msg role-${m.role} ${hook ? "from-hook" : ""} ${fresh ? "fresh" : ""}`}>
+      <div class="msg-head">
+        <span class="role">{m.role}</span>
+        {m.origin && <span class={`origin ${hook ? "hook" : ""}`}>{originLabel(m)}</span>}
+        {fresh && <span class="tag new">new</span>}
+      </div>
+      {m.content && <Clip text={m.content} />}
+      {m.tool_calls?.map((c, i) => (
+        <div key={i} class="toolcall">
+          → <code>{callText(c)}</code>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function InterventionView({ iv }: { iv: Intervention }) {
+  return (
+    <div class={`intervention effect-${iv.effect}`}>
+      <div class="iv-head">
+        <span class="hook-name">⚑ {iv.hook}</span>
+        <span class="tag">{iv.kind}</span>
+        <span class="tag effect">{iv.effect}</span>
+        {iv.when.length > 0 && <span class="muted small">when {iv.when.join(" ∧ ")}</span>}
+      </div>
+      {iv.effect === "inject" && iv.text && <Clip text={iv.text} max={600} />}
+      {iv.effect === "block" && iv.message && (
+        <div>
+          blocked: <Clip text={iv.message} max={600} />
+        </div>
+      )}
+      {iv.effect === "rewrite" && iv.from && iv.to && (
+        <div class="rewrite">
+          <code class="del">{callText(iv.from)}</code>
+          <span> ⇒ </span>
+          <code class="add">{callText(iv.to)}</code>
+        </div>
+      )}
+      {iv.effect === "call" && (
+        <details>
+          <summary>
+            extra {iv.call_kind} call: <span class="muted">{(iv.output ?? "").slice(0, 120)}</span>
+          </summary>
+          {iv.prompt && (
+            <>
+              <div class="muted small">prompt</div>
+              <Clip text={iv.prompt} max={600} />
+            </>
+          )}
+          <div class="muted small">output</div>
+          <Clip text={iv.output ?? ""} max={1200} />
+        </details>
+      )}
+    </div>
+  );
+}
+
+function TurnView({ t }: { t: AssistantTurn }) {
+  return (
+    <div class="turn">
+      {t.content && <Clip text={t.content} max={800} />}
+      {t.tool_calls.map((c, i) => (
+        <div key={i} class="toolcall">
+          <code>{callText(c)}</code>
+        </div>
+      ))}
+      {!t.content && t.tool_calls.length === 0 && <span class="muted">(empty reply)</span>}
+    </div>
+  );
+}
+
+function ContextView({ ctx, i, open, onToggle }: { ctx: Contexts; i: number; open: boolean; onToggle: () => void }) {
+  // Only the summary is computed until the context is opened.
+  const added = ctx.addedAt(i);
+  return (
+    <div class="context">
+      <button class="link ctx-toggle" onClick={onToggle} aria-expanded={open}>
+        {open ? "▾" : "▸"} context{open ? `: ${ctx.messagesAt(i).length} messages` : ""} ({added} new)
+      </button>
+      {open && <ContextMessages messages={ctx.messagesAt(i)} added={added} tools={ctx.toolsAt(i).map((t) => t.name)} />}
+    </div>
+  );
+}
+
+export function ContextMessages({ messages, added, tools }: { messages: Message[]; added: number; tools: string[] }) {
+  return (
+    <div class="ctx-messages">
+      {tools.length > 0 && <div class="muted small">tools: {tools.join(", ")}</div>}
+      {messages.map((m, k) => (
+        <MessageView key={k} m={m} fresh={k >= messages.length - added} />
+      ))}
+    </div>
+  );
+}
+
+function StepView(props: { s: StoredStep; i: number; ctx: Contexts; current: boolean; open: boolean; onToggle: () => void; onSelect: () => void }) {
+  const { s, i, ctx, current, open } = props;
+  const ivs = s.interventions ?? [];
+  return (
+    <article class={`step ${current ? "current" : ""} ${ivs.length ? "has-iv" : ""}`} data-step={i} onClick={props.onSelect}>
+      <header class="step-head">
+        <b>step {s.index}</b>
+        {ivs.map((iv, k) => (
+          <span key={k} class="tag hook" title={`${iv.kind} · ${iv.effect}`}>
+            ⚑ {iv.hook}
+          </span>
+        ))}
+        <span class="spacer" />
+        <span class="muted small" title="prompt / completion tokens">
+          {s.output.prompt_tokens ?? 0}/{s.output.completion_tokens ?? 0} tok
+        </span>
+        <span class="muted small" title="policy time · environment time">
+          {ms(s.policy_ms)} · {ms(s.env_ms)}
+        </span>
+      </header>
+      <ContextView ctx={ctx} i={i} open={open} onToggle={props.onToggle} />
+      {ivs
+        .filter((iv) => iv.effect === "call" || iv.effect === "inject")
+        .map((iv, k) => (
+          <InterventionView key={`a${k}`} iv={iv} />
+        ))}
+      <div class="lbl">policy output</div>
+      <TurnView t={s.output} />
+      {ivs
+        .filter((iv) => iv.effect === "block" || iv.effect === "rewrite")
+        .map((iv, k) => (
+          <InterventionView key={`b${k}`} iv={iv} />
+        ))}
+      {s.calls.map((c, k) => (
+        <div key={k} class="call">
+          <div class="lbl">
+            action{" "}
+            {c.executed === null ? (
+              <span class="tag fail">blocked</span>
+            ) : JSON.stringify(c.executed) !== JSON.stringify(c.proposed) ? (
+              <span class="tag warn">rewritten</span>
+            ) : null}
+            <span class="muted small"> {ms(c.duration_ms)}</span>
+          </div>
+          <code class="action">{callText(c.executed ?? c.proposed)}</code>
+          <div class="lbl">observation</div>
+          <Clip text={c.observation} max={800} />
+        </div>
+      ))}
+    </article>
+  );
+}
+
+/**
+ * The timeline of one episode. `current` is the step the keyboard is on (or −1); the list grows
+ * in batches as it scrolls, and jumps ahead when the current step is beyond what is rendered.
+ */
+export function Timeline({ ep, current = -1, onCurrent, compact }: { ep: StoredEpisode; current?: number; onCurrent?: (i: number) => void; compact?: boolean }) {
+  const ctx = useMemo(() => new Contexts(ep.steps), [ep]);
+  const [shown, setShown] = useState(BATCH);
+  const [open, setOpen] = useState<Set<number>>(new Set());
+  const sentinel = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    setShown(BATCH);
+    setOpen(new Set());
+  }, [ep]);
+  useEffect(() => {
+    if (current >= shown) setShown(Math.min(ep.steps.length, current + BATCH));
+    if (current >= 0) document.querySelector(`.timeline.active [data-step="${current}"]`)?.scrollIntoView({ block: "nearest" });
+  }, [current]);
+  useEffect(() => {
+    const el = sentinel.current;
+    if (!el) return;
+    const io = new IntersectionObserver((es) => {
+      if (es.some((e) => e.isIntersecting)) setShown((n) => Math.min(ep.steps.length, n + BATCH));
+    });
+    io.observe(el);
+    return () => io.disconnect();
+  }, [ep, shown]);
+  // `c` opens or closes the current step's context.
+  useEffect(() => {
+    if (current < 0) return;
+    const onKey = (e: KeyboardEvent) => {
+      const t = e.target as HTMLElement;
+      if (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT") return;
+      if (e.key === "c") toggle(current);
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [current, open]);
+  function toggle(i: number) {
+    setOpen((o) => {
+      const n = new Set(o);
+      if (n.has(i)) n.delete(i);
+      else n.add(i);
+      return n;
+    });
+  }
+  const steps = ep.steps.slice(0, shown);
+  return (
+    <div class={`timeline ${compact ? "compact" : ""} ${current >= 0 ? "active" : ""}`}>
+      {ep.steps.length === 0 && <div class="muted">No steps.</div>}
+      {steps.map((s, i) => (
+        <StepView key={i} s={s} i={i} ctx={ctx} current={i === current} open={open.has(i)} onToggle={() => toggle(i)} onSelect={() => onCurrent?.(i)} />
+      ))}
+      {shown < ep.steps.length && (
+        <div ref={sentinel} class="more-steps muted">
+          {ep.steps.length - shown} more steps…
+        </div>
+      )}
+      {ep.score && (
+        <div class={`final-score ${ep.score.success ? "ok" : "fail"}`}>
+          {ep.score.success ? "✓ success" : "✗ failure"} · reward {ep.score.reward.toFixed(2)}
+          <details>
+            <summary>score details</summary>
+            <pre class="code">{JSON.stringify(ep.score.details, null, 2)}</pre>
+          </details>
+        </div>
+      )}
+      {ep.infra_error && <div class="error-text">infrastructure error: {ep.infra_error}</div>}
+    </div>
+  );
+}
+
+/** A distilled training example: the base-harness context (collapsed but for its tail) and the target. */
+export function ExampleView({ ex, n }: { ex: TrainExample; n: number }) {
+  const [open, setOpen] = useState(false);
+  const msgs = ex.context.messages;
+  const tail = open ? msgs : msgs.slice(-2);
+  return (
+    <article class="step example">
+      <header class="step-head">
+        <b>example {n}</b>
+        <span class="spacer" />
+        <span class="muted small">weight {ex.weight}</span>
+      </header>
+      <button class="link ctx-toggle" onClick={() => setOpen(!open)}>
+        {open ? "▾" : "▸"} base context: {msgs.length} messages {open ? "" : "(last 2 shown)"}
+      </button>
+      <div class="ctx-messages">
+        {tail.map((m, k) => (
+          <MessageView key={k} m={m} />
+        ))}
+      </div>
+      <div class="lbl">target (trained on)</div>
+      <TurnView t={ex.target} />
+    </article>
+  );
+}

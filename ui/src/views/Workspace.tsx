@@ -1,0 +1,158 @@
+// The first page: where the workspace is, the bundled suites, and the demo.
+
+import { useEffect, useState } from "preact/hooks";
+import { call } from "../client";
+import { finished, navigate, runs, showError, useLoad, useStore } from "../store";
+import type { ExperimentRow, Suite, Workspace as WorkspaceInfo } from "../types";
+import { duration, Loading, pct, Progress, StatusTag } from "../ui";
+
+export function Workspace() {
+  const ws = useLoad(() => call<WorkspaceInfo>("workspace"), []);
+  const suites = useLoad(() => call<Suite[]>("suites"), []);
+  const exps = useLoad(() => call<ExperimentRow[]>("experiments"), []);
+  const [demoRun, setDemoRun] = useState<number | null>(null);
+  const [starting, setStarting] = useState(false);
+  const all = useStore(runs);
+  const done = useStore(finished);
+
+  // A demo started here (or still running from before) is followed until it lands on its results.
+  const demoId = demoRun ?? (ws.data?.demo_run_id != null && ws.data.running.includes(ws.data.demo_run_id) ? ws.data.demo_run_id : null);
+  const progress = demoId != null ? all.get(demoId) : undefined;
+  useEffect(() => {
+    if (demoRun != null && done?.run_id === demoRun) {
+      if (done.status === "finished") navigate("results", { id: demoRun });
+      else ws.reload();
+    }
+  }, [done, demoRun]);
+  useEffect(() => {
+    if (demoRun != null && progress && progress.status === "finished") navigate("results", { id: demoRun });
+  }, [progress?.status]);
+
+  async function runDemo() {
+    setStarting(true);
+    try {
+      const r = await call<{ run_id: number }>("run_demo");
+      setDemoRun(r.run_id);
+    } catch (e) {
+      showError(e);
+    } finally {
+      setStarting(false);
+    }
+  }
+
+  const demoFinished = ws.data?.demo_run_id != null ? exps.data?.find((e) => e.id === ws.data!.demo_run_id && e.status === "finished") : undefined;
+  const running = progress && progress.status === "running";
+
+  return (
+    <div class="view workspace">
+      <header class="view-head">
+        <h1>Workspace</h1>
+        {ws.data && (
+          <div class="meta">
+            <span title="run store">{ws.data.db}</span>
+            <span title="workspace folder">{ws.data.workspace_dir}</span>
+            <span>v{ws.data.version}</span>
+          </div>
+        )}
+      </header>
+
+      <section class="hero">
+        <div class="hero-text">
+          <h2>Learning from sibling harnesses</h2>
+          <p>
+            When every try under the base harness fails, the router sends the task to sibling harnesses (base plus one repair specialty), and their successes are
+            distilled back into the policy as base-context examples. The demo trains the built-in CPU policy on the bundled DBBench with every arm, offline, and
+            opens its report.
+          </p>
+        </div>
+        <div class="hero-action">
+          <button class="primary big" id="run-demo" onClick={runDemo} disabled={starting || !!running}>
+            {running ? "Demo running…" : starting ? "Starting…" : "▶ Run demo"}
+          </button>
+          {demoFinished && !running && (
+            <button class="link" onClick={() => navigate("results", { id: demoFinished.id })}>
+              Open the last demo's results (run {demoFinished.id})
+            </button>
+          )}
+        </div>
+        {progress && (
+          <div class="demo-progress" id="demo-progress">
+            <div class="row">
+              <StatusTag status={progress.status} />
+              <span>{progress.label || "starting"}</span>
+              <span class="spacer" />
+              <span>
+                {progress.done} / {progress.total || "?"} rollouts
+              </span>
+              <span>success {pct(progress.success_rate)}</span>
+              <span>ETA {duration(progress.eta_s)}</span>
+            </div>
+            <Progress done={progress.done} total={progress.total} status={progress.status} />
+            {progress.messages.length > 0 && <div class="muted small">{progress.messages[progress.messages.length - 1]}</div>}
+            {progress.status === "failed" && progress.error && <div class="error-text">{progress.error}</div>}
+          </div>
+        )}
+      </section>
+
+      <section>
+        <h2>Bundled suites</h2>
+        {suites.loading && <Loading />}
+        <div class="cards">
+          {suites.data?.map((s) => (
+            <a class="card" key={s.name} href={`#/suites?suite=${encodeURIComponent(s.name)}`}>
+              <h3>{s.name}</h3>
+              <p>{s.description}</p>
+              <div class="muted">
+                {s.tasks} tasks · {s.families.length} families
+                {s.datasets.length > 0 && ` · ${s.datasets.length} imported dataset${s.datasets.length > 1 ? "s" : ""}`}
+              </div>
+              <div class="chips">
+                {s.families.slice(0, 14).map((f) => (
+                  <span class="chip" key={f.family}>
+                    {f.family} <small>{f.tasks}</small>
+                  </span>
+                ))}
+                {s.families.length > 14 && <span class="chip">+{s.families.length - 14}</span>}
+              </div>
+            </a>
+          ))}
+        </div>
+      </section>
+
+      <section>
+        <h2>Recent experiments</h2>
+        {exps.data && exps.data.length === 0 && <p class="muted">No experiments yet: run the demo, or build one under Experiments (4).</p>}
+        {exps.data && exps.data.length > 0 && (
+          <table class="table">
+            <thead>
+              <tr>
+                <th>run</th>
+                <th>name</th>
+                <th>status</th>
+                <th>suites</th>
+                <th>created</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {exps.data.slice(0, 8).map((e) => (
+                <tr key={e.id}>
+                  <td class="num">{e.id}</td>
+                  <td>{e.name}</td>
+                  <td>
+                    <StatusTag status={e.status} />
+                  </td>
+                  <td>{e.suites.join(", ")}</td>
+                  <td class="muted">{e.created_at}</td>
+                  <td class="actions">
+                    <a href={`#/results?id=${e.id}`}>results</a> <a href={`#/inspector?run=${e.id}`}>trajectories</a>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </div>
+  );
+}

@@ -1,0 +1,107 @@
+// Test support: start the real `harness-s serve` on a fresh database and a headless Chromium
+// (Debian's, never a downloaded one) pointed at it. Loopback only.
+
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const uiDir = path.resolve(here, "..");
+export const artifacts = path.join(uiDir, "test-artifacts");
+export const CHROMIUM = "/usr/bin/chromium";
+
+export function binary() {
+  return path.resolve(uiDir, process.env.HARNESS_S_BIN ?? "../target/debug/harness-s");
+}
+
+/** Why the browser tests cannot run here, or null. */
+export function skipReason() {
+  if (!existsSync(CHROMIUM)) return `${CHROMIUM} is absent: install Debian's chromium to run the browser tests`;
+  if (!existsSync(binary())) return `no harness-s binary at ${binary()} (set HARNESS_S_BIN)`;
+  if (!existsSync(path.join(uiDir, "dist", "index.html"))) return "ui/dist is missing: run `npm run build` first";
+  return null;
+}
+
+/** Start `harness-s serve --port 0 --db <temp>`; resolves with its address once it prints it. */
+export async function startServer() {
+  const dir = mkdtempSync(path.join(tmpdir(), "harness-s-ui-"));
+  const db = path.join(dir, "workbench.db");
+  const child = spawn(binary(), ["serve", "--port", "0", "--db", db], { cwd: dir, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, HARNESS_S_UI_DIR: path.join(uiDir, "dist") } });
+  let log = "";
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`harness-s serve printed no address in 30 s:\n${log}`)), 30_000);
+    const onData = (b) => {
+      log += b.toString();
+      const m = log.match(/serving (http:\/\/127\.0\.0\.1:\d+\/\?token=([A-Za-z0-9_\-]+))/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", (b) => (log += b.toString()));
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`harness-s serve exited with ${code}:\n${log}`));
+    });
+  });
+  const u = new URL(url);
+  return {
+    url,
+    origin: u.origin,
+    token: u.searchParams.get("token"),
+    dir,
+    log: () => log,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill("SIGTERM");
+        await new Promise((r) => {
+          const t = setTimeout(() => {
+            child.kill("SIGKILL");
+            r();
+          }, 5000);
+          child.once("exit", () => {
+            clearTimeout(t);
+            r();
+          });
+        });
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A headless Chromium with a fresh profile. */
+export async function startBrowser() {
+  const { chromium } = await import("playwright-core");
+  const profile = mkdtempSync(path.join(tmpdir(), "harness-s-chromium-"));
+  mkdirSync(artifacts, { recursive: true });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    acceptDownloads: true,
+    viewport: { width: 1440, height: 900 },
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  return {
+    context,
+    async stop() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Call a command over HTTP the way the UI does. */
+export async function api(server, command, args = {}) {
+  const res = await fetch(`${server.origin}/api/${command}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Authorization: `Bearer ${server.token}` },
+    body: JSON.stringify(args),
+  });
+  const body = await res.json();
+  if (!res.ok) throw new Error(`${command}: ${res.status} ${JSON.stringify(body)}`);
+  return body;
+}

@@ -1,0 +1,243 @@
+// End-to-end: the real `harness-s serve` and the built UI in headless Chromium. Builds and runs
+// two small experiments in the builder, then checks results, comparison, export, the
+// trajectory inspector (filters, search, a rescue's three columns) and the access token.
+// Screenshots of every view go to ui/test-artifacts/.
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { api, artifacts, skipReason, startBrowser, startServer } from "./serve.mjs";
+
+const reason = skipReason();
+if (reason) console.log(`# skipping the browser tests: ${reason}`);
+
+describe("workbench UI", { skip: reason ?? false }, () => {
+  let server;
+  let browser;
+  let page;
+  const runs = {};
+
+  const shot = (name) => page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: false });
+  const go = async (hash) => {
+    await page.evaluate((h) => (window.location.hash = h), hash);
+  };
+
+  before(async () => {
+    server = await startServer();
+    browser = await startBrowser();
+    page = await browser.context.newPage();
+    page.on("pageerror", (e) => console.log(`# page error: ${e.message}`));
+    await page.goto(server.url);
+  });
+
+  after(async () => {
+    await browser?.stop();
+    await server?.stop();
+  });
+
+  test("the API refuses requests without the token", async () => {
+    const bare = await fetch(`${server.origin}/api/experiments`);
+    assert.equal(bare.status, 401);
+    const body = await bare.json();
+    assert.ok(typeof body.error === "string" && body.error.length > 0);
+    const wrong = await fetch(`${server.origin}/api/experiments`, { headers: { Authorization: "Bearer nope" } });
+    assert.equal(wrong.status, 401);
+    const ok = await fetch(`${server.origin}/api/experiments`, { headers: { Authorization: `Bearer ${server.token}` } });
+    assert.equal(ok.status, 200);
+  });
+
+  test("opens on the workspace with the bundled suites and the demo action", async () => {
+    await page.waitForSelector(".workspace .card h3");
+    assert.match(await page.locator(".card h3").first().innerText(), /dbbench/);
+    assert.ok(await page.locator("#run-demo").isEnabled());
+    // The token left the address bar but the page still reaches the API.
+    assert.ok(!page.url().includes("token="));
+    await shot("1-workspace");
+  });
+
+  test("suites: families, a task preview, and import errors by line", async () => {
+    await page.keyboard.press("2");
+    await page.waitForSelector(".suites .facet");
+    const family = page.locator(".facet").nth(1);
+    const famName = (await family.innerText()).split(/\s/)[0];
+    await family.click();
+    await page.waitForSelector(".task-row");
+    const first = page.locator(".task-row").first();
+    await first.click();
+    await page.waitForSelector(".task-detail h2");
+    assert.match(await page.locator(".task-detail .chip").innerText(), new RegExp(famName));
+    // j moves to the next task.
+    const before = await page.locator(".task-detail h2").innerText();
+    await page.keyboard.press("j");
+    await page.waitForFunction((b) => document.querySelector(".task-detail h2")?.textContent !== b, before);
+    // A broken dataset file: the problems come back by line.
+    await page.setInputFiles("#import-file", { name: "broken.jsonl", mimeType: "application/json", buffer: Buffer.from('{"description": "ok?"\nnot json at all\n') });
+    await page.waitForSelector(".import-errors td.num");
+    const lines = await page.locator(".import-errors td.num").allInnerTexts();
+    assert.ok(lines.some((l) => /^\d+$/.test(l.trim())), `line numbers shown: ${lines}`);
+    await shot("2-suites");
+  });
+
+  test("harnesses: siblings as their difference from base", async () => {
+    await page.keyboard.press("3");
+    await page.waitForSelector(".harness-row");
+    assert.match(await page.locator(".harness-row").first().innerText(), /base/);
+    await page.locator(".harness-row").nth(1).click();
+    await page.waitForSelector(".diff .add");
+    assert.ok((await page.locator(".diff .add").count()) > 0);
+    await shot("3-harnesses");
+  });
+
+  async function buildAndStart(name, seeds) {
+    await go("#/experiments");
+    await page.waitForSelector("#toml");
+    await page.waitForFunction(() => document.querySelector("#toml")?.value.includes("name ="));
+    await page.fill("input[name=name]", name);
+    for (const arm of ["policy-only", "harness-s", "random-rescue", "base-resample", "keep-scaffold", "all-siblings"]) {
+      const box = page.locator(`input[name=arm][value="${arm}"]`);
+      const want = arm === "policy-only" || arm === "harness-s" || arm === "random-rescue";
+      if ((await box.isChecked()) !== want) await box.click();
+    }
+    const nums = { iterations: 2, eval_every: 1, reanchor_every: 2, base_tries: 2, rescue_siblings: 2, rescue_tries: 1, batch_tasks: 8, probe_tasks: 8, warm_start_demos: 10, eval_train_tasks: 20 };
+    for (const [k, v] of Object.entries(nums)) await page.fill(`input[name=${k}]`, String(v));
+    await page.fill("input[name=seeds]", seeds);
+    await page.press("input[name=seeds]", "Tab");
+    // The TOML follows the form.
+    await page.waitForFunction(
+      ({ name }) => {
+        const t = document.querySelector("#toml")?.value ?? "";
+        return t.includes(`"${name}"`) && /iterations = 2/.test(t) && /warm_start_demos = 10/.test(t) && /train_tasks = 20/.test(t) && !t.includes("keep-scaffold");
+      },
+      { name },
+      { timeout: 10_000 },
+    );
+    await page.click("#start-experiment");
+    await page.waitForFunction(() => /#\/experiments\?run=\d+/.test(window.location.hash));
+    return Number(new URL(page.url()).hash.match(/run=(\d+)/)[1]);
+  }
+
+  test("builder: builds, saves and runs two small experiments to completion with live progress", async () => {
+    runs.a = await buildAndStart("ui-small-a", "1");
+    // Saving writes the experiment file (checked first).
+    await page.fill("input[name=save_path]", path.join(server.dir, "ui-small.toml"));
+    await page.click("#save-config");
+    await page.waitForSelector(".builder .note.ok");
+    assert.match(readFileSync(path.join(server.dir, "ui-small.toml"), "utf8"), /iterations = 2/);
+    // Live progress for the first run while the second starts.
+    await page.waitForSelector(`[data-run="${runs.a}"] .units tbody tr`, { timeout: 30_000 });
+    await shot("4-experiments-running");
+    runs.b = await buildAndStart("ui-small-b", "2");
+    assert.notEqual(runs.a, runs.b);
+    for (const id of [runs.a, runs.b]) {
+      await page.waitForSelector(`[data-run="${id}"] summary .status-finished`, { timeout: 110_000 });
+    }
+    const units = await page.locator(`[data-run="${runs.b}"] .units tbody tr`).count();
+    assert.ok(units >= 3, `one progress row per arm and seed, got ${units}`);
+    await page.locator(`[data-run="${runs.b}"] summary`).scrollIntoViewIfNeeded();
+    await shot("4-experiments");
+  });
+
+  test("results: charts and the final table; two experiments compared", async () => {
+    await go(`#/results?id=${runs.a}`);
+    await page.waitForSelector(".final-table tbody tr", { timeout: 30_000 });
+    assert.ok((await page.locator(".chart svg").count()) >= 1, "charts drawn inline");
+    const arms = await page.locator(".final-table tbody tr td:nth-child(2)").allInnerTexts();
+    assert.ok(arms.some((a) => a.includes("harness-s")) && arms.some((a) => a.includes("policy-only")));
+    await shot("5-results");
+    await page.selectOption("#compare-run", String(runs.b));
+    await page.waitForSelector(".compare-table tbody tr", { timeout: 30_000 });
+    assert.match(await page.locator(".comparison h3").innerText(), new RegExp(`#${runs.b}`));
+    await shot("5-results-compare");
+  });
+
+  test("export: the report downloads as HTML, JSON and CSV", async () => {
+    await go(`#/results?id=${runs.a}`);
+    await page.waitForSelector(".final-table tbody tr");
+    const html = await download("#export-html");
+    assert.match(html.text, /<html/i);
+    assert.match(html.text, /ui-small-a/);
+    assert.match(html.name, /\.html$/);
+    const json = await download("#export-json");
+    const report = JSON.parse(json.text);
+    assert.equal(report.run.id, runs.a);
+    assert.ok(Array.isArray(report.final_table.rows) && report.final_table.rows.length > 0);
+    const csv = await download("#export-csv");
+    assert.match(csv.name, /\.csv$/);
+    assert.ok(csv.text.split("\n").length > 1 && csv.text.includes(","));
+  });
+
+  async function download(button) {
+    const [d] = await Promise.all([page.waitForEvent("download"), page.click(button)]);
+    const file = await d.path();
+    return { name: d.suggestedFilename(), text: readFileSync(file, "utf8") };
+  }
+
+  test("trajectories: filters, search, steps and keyboard", async () => {
+    await go(`#/inspector?run=${runs.a}`);
+    await page.waitForSelector(".ep-row[data-episode]");
+    const total = Number((await page.locator("#episode-count").innerText()).replace(/\D/g, ""));
+    const all = await api(server, "episodes", { run_id: runs.a, limit: 1 });
+    assert.equal(total, all.total);
+    // Outcome filter: the count is the server's for that filter, and every row shown passes.
+    await page.selectOption("select[name=success]", "true");
+    const passed = await api(server, "episodes", { run_id: runs.a, success: true, limit: 1 });
+    await page.waitForFunction((n) => document.querySelector("#episode-count")?.textContent?.replace(/\D/g, "") === String(n), passed.total);
+    assert.ok(passed.total < total);
+    const outcomes = await page.locator(".ep-row[data-episode] .tag.ok, .ep-row[data-episode] .tag.fail").allInnerTexts();
+    assert.ok(outcomes.length > 0 && outcomes.every((o) => o.includes("pass")));
+    // Text search, focused with '/'.
+    await page.selectOption("select[name=success]", "");
+    const rows = await api(server, "episodes", { run_id: runs.a, limit: 1 });
+    const term = rows.rows[0].task_id;
+    await page.keyboard.press("/");
+    await page.keyboard.type(term);
+    const found = await api(server, "episodes", { run_id: runs.a, text: term, limit: 1 });
+    await page.waitForFunction((n) => document.querySelector("#episode-count")?.textContent?.replace(/\D/g, "") === String(n), found.total);
+    assert.ok(found.total >= 1 && found.total < total);
+    await page.keyboard.press("Escape");
+    // An episode opens as a timeline; j moves to the next episode, → into the steps.
+    await page.locator(".ep-row[data-episode]").first().click();
+    await page.waitForSelector(".timeline .step");
+    const firstId = await page.locator(".ep-head b").first().innerText();
+    if (found.total > 1) {
+      await page.keyboard.press("j");
+      await page.waitForFunction((id) => document.querySelector(".ep-head b")?.textContent !== id, firstId);
+    }
+    await page.keyboard.press("ArrowRight");
+    await page.waitForSelector(".step.current");
+    await page.keyboard.press("c");
+    await page.waitForSelector(".step.current .ctx-messages .msg");
+    await shot("6-trajectories");
+  });
+
+  test("a rescued task: base failure, sibling rescue and the distilled example side by side", async () => {
+    const rescues = await api(server, "episodes", { run_id: runs.a, arm: "harness-s", phase: "rescue", success: true, limit: 5 });
+    assert.ok(rescues.total > 0, "the harness-s arm rescued at least one task");
+    const ep = rescues.rows[0];
+    await go(`#/inspector?run=${runs.a}&arm=harness-s&phase=rescue&success=true`);
+    await page.waitForSelector(`.ep-row[data-episode="${ep.id}"]`);
+    await page.click(`.ep-row[data-episode="${ep.id}"]`);
+    await page.waitForSelector("#rescue-tab:not([disabled])");
+    await page.click("#rescue-tab");
+    await page.waitForSelector('.col[data-col="base"] .step');
+    await page.waitForSelector('.col[data-col="rescue"] .step');
+    await page.waitForSelector('.col[data-col="distilled"] .step.example');
+    const r = await api(server, "rescue", { episode_id: ep.id });
+    assert.match(await page.locator('.col[data-col="rescue"] h3').innerText(), new RegExp(r.sibling));
+    assert.equal(await page.locator('.col[data-col="distilled"] .step.example').count(), r.distilled.examples.length);
+    // The base failure's outcome is a failure, the rescue's a success.
+    assert.match(await page.locator('.col[data-col="base"] .final-score').innerText(), /failure/);
+    assert.match(await page.locator('.col[data-col="rescue"] .final-score').innerText(), /success/);
+    await shot("6-rescue");
+  });
+
+  test("server errors are shown in a banner with the server's text", async () => {
+    await go("#/results?id=987654");
+    await page.waitForSelector(".banner.error");
+    const text = await page.locator(".banner.error").first().innerText();
+    assert.match(text, /987654/);
+    await shot("error-banner");
+    await page.keyboard.press("Escape");
+  });
+});
