@@ -2,6 +2,7 @@
 // observation, tokens and time, with every harness intervention marked by the hook that fired.
 // Steps are rendered in batches as they scroll into view, so a 500-step episode opens at once.
 
+import { Fragment } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { callText, Contexts, fromHook, originLabel } from "../trajectory";
 import type { AssistantTurn, Intervention, Message, StoredEpisode, StoredStep, TrainExample } from "../types";
@@ -109,12 +110,28 @@ function ContextView({ ctx, i, open, onToggle }: { ctx: Contexts; i: number; ope
   );
 }
 
+const CONTEXT_HEAD = 2;
+const CONTEXT_TAIL = 12;
+
+/** A context: its first messages (system, task) and its newest ones; the middle folds when long. */
 export function ContextMessages({ messages, added, tools }: { messages: Message[]; added: number; tools: string[] }) {
+  const [all, setAll] = useState(false);
+  const tail = Math.max(CONTEXT_TAIL, added);
+  const fold = !all && messages.length > CONTEXT_HEAD + tail + 1;
+  const hidden = fold ? messages.length - CONTEXT_HEAD - tail : 0;
+  const shown = fold ? [...messages.slice(0, CONTEXT_HEAD).map((m, k) => [m, k] as const), ...messages.slice(-tail).map((m, k) => [m, messages.length - tail + k] as const)] : messages.map((m, k) => [m, k] as const);
   return (
     <div class="ctx-messages">
       {tools.length > 0 && <div class="muted small">tools: {tools.join(", ")}</div>}
-      {messages.map((m, k) => (
-        <MessageView key={k} m={m} fresh={k >= messages.length - added} />
+      {shown.map(([m, k], j) => (
+        <Fragment key={k}>
+          {fold && j === CONTEXT_HEAD && (
+            <button class="link fold" onClick={() => setAll(true)}>
+              ⋯ {hidden} earlier messages (show all)
+            </button>
+          )}
+          <MessageView m={m} fresh={k >= messages.length - added} />
+        </Fragment>
       ))}
     </div>
   );
@@ -123,6 +140,9 @@ export function ContextMessages({ messages, added, tools }: { messages: Message[
 function StepView(props: { s: StoredStep; i: number; ctx: Contexts; current: boolean; open: boolean; onToggle: () => void; onSelect: () => void }) {
   const { s, i, ctx, current, open } = props;
   const ivs = s.interventions ?? [];
+  // Tool calls the environment ran as proposed are shown once, as the action.
+  const asProposed = (c: StoredStep["calls"][number]) => c.executed !== null && JSON.stringify(c.executed) === JSON.stringify(c.proposed);
+  const shownCalls = s.output.tool_calls.filter((tc) => !s.calls.some((c) => asProposed(c) && c.proposed.id === tc.id));
   return (
     <article class={`step ${current ? "current" : ""} ${ivs.length ? "has-iv" : ""}`} data-step={i} onClick={props.onSelect}>
       <header class="step-head">
@@ -137,7 +157,7 @@ function StepView(props: { s: StoredStep; i: number; ctx: Contexts; current: boo
           {s.output.prompt_tokens ?? 0}/{s.output.completion_tokens ?? 0} tok
         </span>
         <span class="muted small" title="policy time · environment time">
-          {ms(s.policy_ms)} · {ms(s.env_ms)}
+          policy {ms(s.policy_ms)} · env {ms(s.env_ms)}
         </span>
       </header>
       <ContextView ctx={ctx} i={i} open={open} onToggle={props.onToggle} />
@@ -146,25 +166,27 @@ function StepView(props: { s: StoredStep; i: number; ctx: Contexts; current: boo
         .map((iv, k) => (
           <InterventionView key={`a${k}`} iv={iv} />
         ))}
-      <div class="lbl">policy output</div>
-      <TurnView t={s.output} />
+      <div class="kv">
+        {(s.output.content || shownCalls.length > 0 || s.calls.length === 0) && (
+          <>
+            <div class="lbl">policy</div>
+            <TurnView t={{ ...s.output, tool_calls: shownCalls }} />
+          </>
+        )}
+      </div>
       {ivs
         .filter((iv) => iv.effect === "block" || iv.effect === "rewrite")
         .map((iv, k) => (
           <InterventionView key={`b${k}`} iv={iv} />
         ))}
       {s.calls.map((c, k) => (
-        <div key={k} class="call">
-          <div class="lbl">
-            action{" "}
-            {c.executed === null ? (
-              <span class="tag fail">blocked</span>
-            ) : JSON.stringify(c.executed) !== JSON.stringify(c.proposed) ? (
-              <span class="tag warn">rewritten</span>
-            ) : null}
+        <div key={k} class="kv call">
+          <div class="lbl">action</div>
+          <div>
+            <code class="action">{callText(c.executed ?? c.proposed)}</code>{" "}
+            {c.executed === null ? <span class="tag fail">blocked</span> : !asProposed(c) ? <span class="tag warn">rewritten</span> : null}
             <span class="muted small"> {ms(c.duration_ms)}</span>
           </div>
-          <code class="action">{callText(c.executed ?? c.proposed)}</code>
           <div class="lbl">observation</div>
           <Clip text={c.observation} max={800} />
         </div>
