@@ -131,6 +131,7 @@ pub fn run_eval(
                     total,
                     success_rate: successes.load(Ordering::SeqCst) as f64 / d as f64,
                     eta_s: eta,
+                    unit: None,
                 });
                 results.lock().unwrap_or_else(|p| p.into_inner()).push(ep);
             });

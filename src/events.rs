@@ -8,9 +8,34 @@ use serde::Serialize;
 pub enum Event {
     RunStarted { run_id: i64, total: usize, label: String },
     EpisodeFinished { run_id: i64, task_id: String, harness: String, success: bool, infra_error: bool, done: usize, total: usize },
-    Progress { run_id: i64, label: String, done: usize, total: usize, success_rate: f64, eta_s: Option<f64> },
+    Progress {
+        run_id: i64,
+        label: String,
+        done: usize,
+        total: usize,
+        success_rate: f64,
+        eta_s: Option<f64>,
+        /// The experiment job (suite, arm, seed) this progress belongs to; `None` for plain evaluations.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit: Option<ProgressUnit>,
+    },
     Message { run_id: i64, text: String },
     RunFinished { run_id: i64, status: String },
+}
+
+/// Where one (suite, arm, seed) job of an experiment stands.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ProgressUnit {
+    pub suite: String,
+    pub arm: String,
+    pub seed: u64,
+    /// Iterations completed (0 = warm start and first evaluation done).
+    pub iteration: usize,
+    pub iterations: usize,
+    /// Executor rollouts spent so far by this job.
+    pub rollouts: u64,
+    /// The latest base-harness success rate on the training split.
+    pub success: f64,
 }
 
 pub trait EventSink: Send + Sync {

@@ -18,3 +18,4 @@ pub mod route;
 pub mod store;
 pub mod suite;
 pub mod task;
+pub mod workbench;

@@ -1,6 +1,8 @@
 //! `harness-s`: the command-line face of the workbench. CLI definition and glue only; the work
 //! is done by the core library.
 
+mod serve;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -102,6 +104,19 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Serve the workbench UI and its command set over HTTP on 127.0.0.1 (for a workbench on a
+    /// remote GPU box: reach it through an SSH tunnel). Prints the URL with its access token.
+    Serve {
+        /// Port on 127.0.0.1 (0 = any free port; the URL printed names it).
+        #[arg(long, default_value_t = 8765)]
+        port: u16,
+        /// The run store (SQLite file path, or a postgres:// URL).
+        #[arg(long, env = "HARNESS_S_DB", default_value = "harness-s.db")]
+        db: String,
+        /// The built UI directory (default: ui/dist).
+        #[arg(long)]
+        ui: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -195,6 +210,20 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Coverage { suite, file, family, max_paths, json } => cmd_coverage(&suite, file.as_deref(), family.as_deref(), max_paths, json),
         Command::Experiment { command: ExperimentCommand::Run { config, db, json } } => cmd_experiment_run(&config, &db, json),
         Command::Report { experiment, db, compare, out } => cmd_report(&experiment, &db, compare.as_deref(), &out),
+        Command::Serve { port, db, ui } => serve::serve(port, &db, ui.as_deref()),
+    }
+}
+
+/// The workspace directory of a store: beside the SQLite file (imported datasets and saved
+/// experiment files go there); the working directory for a database URL.
+fn workspace_for(db: &str) -> PathBuf {
+    if db.contains("://") {
+        return PathBuf::from(".");
+    }
+    let p = std::path::Path::new(db.strip_prefix("sqlite:").unwrap_or(db));
+    match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
     }
 }
 

@@ -79,6 +79,15 @@ pub struct PolicyConfig {
     /// Generated demonstrations for the warm start (at most 50).
     #[serde(default = "default_demos")]
     pub warm_start_demos: usize,
+    /// `openai` back-end: the endpoint's API root (e.g. `http://127.0.0.1:8000/v1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// `openai` back-end: the model name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// `openai` back-end: the environment variable holding the API key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -206,7 +215,15 @@ fn default_weight() -> f32 {
 
 impl Default for PolicyConfig {
     fn default() -> Self {
-        PolicyConfig { backend: default_backend(), temperature: default_temperature(), learning_rate: default_lr(), warm_start_demos: default_demos() }
+        PolicyConfig {
+            backend: default_backend(),
+            temperature: default_temperature(),
+            learning_rate: default_lr(),
+            warm_start_demos: default_demos(),
+            base_url: None,
+            model: None,
+            api_key_env: None,
+        }
     }
 }
 impl Default for BudgetConfig {
@@ -297,8 +314,17 @@ impl ExperimentConfig {
         if self.reanchor_every == 0 {
             return err("reanchor_every", "must be at least 1".into());
         }
-        if self.policy.backend != "builtin" {
-            return err("policy.backend", format!("`{}` cannot be trained in process (allowed: builtin)", self.policy.backend));
+        match self.policy.backend.as_str() {
+            "builtin" => {}
+            "openai" => {
+                if self.policy.base_url.as_deref().is_none_or(|u| u.trim().is_empty()) {
+                    return err("policy.base_url", "the `openai` back-end needs the endpoint's API root, e.g. \"http://127.0.0.1:8000/v1\"".into());
+                }
+                if self.policy.model.as_deref().is_none_or(|m| m.trim().is_empty()) {
+                    return err("policy.model", "the `openai` back-end needs a model name".into());
+                }
+            }
+            other => return err("policy.backend", format!("unknown back-end `{other}` (allowed: builtin, openai)")),
         }
         if self.policy.warm_start_demos > 50 {
             return err("policy.warm_start_demos", format!("at most 50 demonstrations, got {}", self.policy.warm_start_demos));

@@ -26,7 +26,7 @@ use super::stats::{bootstrap_ci, mean};
 use crate::distil::{distil, DistillMode};
 use crate::episode::Episode;
 use crate::eval::hash_str;
-use crate::events::{Event, EventSink};
+use crate::events::{Event, EventSink, ProgressUnit};
 use crate::harness::{run_episode, EpisodeRequest, HarnessLibrary, HarnessSpec};
 use crate::policy::builtin::model::{SparseModel, SplitMix};
 use crate::policy::builtin::{BuiltinPolicy, TrainExample};
@@ -229,6 +229,14 @@ pub fn run_experiment(
     cancel: &AtomicBool,
 ) -> Result<ExperimentOutcome, ExperimentError> {
     let started = Instant::now();
+    if cfg.policy.backend != "builtin" {
+        // Rollouts through an endpoint work (`harness-s eval`); updating its weights from the
+        // recipe's gradients needs a trainer on the serving side, which the runner does not drive.
+        return Err(ExperimentError::Setup(format!(
+            "policy.backend: `{}` cannot be trained by the experiment runner (it trains the built-in policy); evaluate an endpoint with `harness-s eval --policy openai`",
+            cfg.policy.backend
+        )));
+    }
     let lib = match &cfg.harness.dir {
         Some(d) => HarnessLibrary::with_dir(std::path::Path::new(d)),
         None => HarnessLibrary::builtin(),
@@ -449,6 +457,15 @@ impl Job<'_> {
             total,
             success_rate: success,
             eta_s: eta,
+            unit: Some(ProgressUnit {
+                suite: self.suite_name.clone(),
+                arm: self.arm.to_string(),
+                seed: self.seed,
+                iteration: st.iterations_done,
+                iterations: self.sh.cfg.iterations,
+                rollouts: st.rollouts.total(),
+                success,
+            }),
         });
     }
 

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::analysis::{analyse, Analysis, AnalysisError};
-use crate::chart::{charts, ChartError};
+use crate::chart::{charts, Chart, ChartError};
 use crate::store::{BlockingStore, RunRow, StoreError, KIND_EXPERIMENT};
 
 pub use compare::Comparison;
@@ -76,6 +76,8 @@ struct ChartIndex<'a> {
     title: &'a str,
     file: String,
     series: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    svg: Option<&'a str>,
 }
 
 fn describe(runs: &[RunRow]) -> String {
@@ -108,43 +110,82 @@ fn write(path: PathBuf, bytes: &[u8]) -> Result<PathBuf, ReportError> {
     Ok(path)
 }
 
+/// One experiment's report, computed once and rendered as HTML, JSON, CSV or charts.
+pub struct ReportBundle {
+    pub run: RunRow,
+    pub other: Option<RunRow>,
+    pub analysis: Analysis,
+    pub comparison: Option<Comparison>,
+    pub charts: Vec<Chart>,
+}
+
+impl ReportBundle {
+    /// Analyse experiment `experiment` (a run id or `latest`), side by side with `compare` when given.
+    pub fn build(store: &BlockingStore, experiment: &str, compare: Option<&str>) -> Result<ReportBundle, ReportError> {
+        let run = resolve_experiment(store, experiment)?;
+        let other = compare.map(|c| resolve_experiment(store, c)).transpose()?;
+        let analysis = analyse(store, run.id)?;
+        let comparison = match &other {
+            Some(o) => Some(compare::compare(&analysis, &analyse(store, o.id)?)),
+            None => None,
+        };
+        let charts = charts(&analysis)?;
+        Ok(ReportBundle { run, other, analysis, comparison, charts })
+    }
+
+    /// `report.json`: the analysis, the comparison and the chart index; with `inline_svg` each
+    /// chart also carries its SVG (the app shows them without touching files).
+    pub fn json(&self, inline_svg: bool) -> serde_json::Value {
+        let json = ReportJson {
+            analysis: &self.analysis,
+            comparison: self.comparison.as_ref(),
+            charts: self
+                .charts
+                .iter()
+                .map(|c| ChartIndex { id: &c.id, title: &c.title, file: format!("charts/{}.svg", c.id), series: &c.series, svg: inline_svg.then_some(c.svg.as_str()) })
+                .collect(),
+        };
+        serde_json::to_value(&json).unwrap_or_default()
+    }
+
+    pub fn html(&self) -> String {
+        html::render(&self.analysis, &self.charts, self.comparison.as_ref())
+    }
+
+    pub fn csv(&self) -> Vec<csv::Csv> {
+        csv::tables(&self.analysis, self.comparison.as_ref())
+    }
+
+    /// Write every file of the report into `out_dir` (created if missing).
+    pub fn write(&self, out_dir: &Path) -> Result<ReportPaths, ReportError> {
+        std::fs::create_dir_all(out_dir.join("charts")).map_err(|source| ReportError::Io { path: out_dir.join("charts"), source })?;
+        let mut chart_paths = Vec::new();
+        for c in &self.charts {
+            chart_paths.push(write(out_dir.join("charts").join(format!("{}.svg", c.id)), c.svg.as_bytes())?);
+        }
+        let mut csv_paths = Vec::new();
+        for t in self.csv() {
+            csv_paths.push(write(out_dir.join(t.file), t.render().as_bytes())?);
+        }
+        let json_text = serde_json::to_string_pretty(&self.json(false)).map_err(|e| ReportError::Io { path: out_dir.join("report.json"), source: std::io::Error::other(e) })?;
+        let json_path = write(out_dir.join("report.json"), json_text.as_bytes())?;
+        let html_path = write(out_dir.join("report.html"), self.html().as_bytes())?;
+        Ok(ReportPaths {
+            dir: out_dir.to_path_buf(),
+            html: html_path,
+            json: json_path,
+            csv: csv_paths,
+            charts: chart_paths,
+            run_id: self.run.id,
+            compare_run_id: self.other.as_ref().map(|o| o.id),
+            status: self.analysis.status.clone(),
+        })
+    }
+}
+
 /// Write the report of experiment `experiment` (a run id or `latest`) into `out_dir` (created
 /// if missing), side by side with `compare` when given. An unfinished run is reported as far as
 /// it got and marked as such in the HTML title, the summary and the JSON (`"status"`).
 pub fn write_report(store: &BlockingStore, experiment: &str, compare: Option<&str>, out_dir: &Path) -> Result<ReportPaths, ReportError> {
-    let run = resolve_experiment(store, experiment)?;
-    let other = compare.map(|c| resolve_experiment(store, c)).transpose()?;
-    let analysis = analyse(store, run.id)?;
-    let comparison = match &other {
-        Some(o) => Some(compare::compare(&analysis, &analyse(store, o.id)?)),
-        None => None,
-    };
-    let drawn = charts(&analysis)?;
-    std::fs::create_dir_all(out_dir.join("charts")).map_err(|source| ReportError::Io { path: out_dir.join("charts"), source })?;
-    let mut chart_paths = Vec::new();
-    for c in &drawn {
-        chart_paths.push(write(out_dir.join("charts").join(format!("{}.svg", c.id)), c.svg.as_bytes())?);
-    }
-    let mut csv_paths = Vec::new();
-    for t in csv::tables(&analysis, comparison.as_ref()) {
-        csv_paths.push(write(out_dir.join(t.file), t.render().as_bytes())?);
-    }
-    let json = ReportJson {
-        analysis: &analysis,
-        comparison: comparison.as_ref(),
-        charts: drawn.iter().map(|c| ChartIndex { id: &c.id, title: &c.title, file: format!("charts/{}.svg", c.id), series: &c.series }).collect(),
-    };
-    let json_text = serde_json::to_string_pretty(&json).map_err(|e| ReportError::Io { path: out_dir.join("report.json"), source: std::io::Error::other(e) })?;
-    let json_path = write(out_dir.join("report.json"), json_text.as_bytes())?;
-    let html_path = write(out_dir.join("report.html"), html::render(&analysis, &drawn, comparison.as_ref()).as_bytes())?;
-    Ok(ReportPaths {
-        dir: out_dir.to_path_buf(),
-        html: html_path,
-        json: json_path,
-        csv: csv_paths,
-        charts: chart_paths,
-        run_id: run.id,
-        compare_run_id: other.map(|o| o.id),
-        status: analysis.status.clone(),
-    })
+    ReportBundle::build(store, experiment, compare)?.write(out_dir)
 }

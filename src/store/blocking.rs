@@ -119,6 +119,10 @@ impl BlockingStore {
         self.handle.block_on(self.store.episode(id))
     }
 
+    pub fn episode_row(&self, id: i64) -> Result<Option<EpisodeRow>, StoreError> {
+        self.handle.block_on(self.store.episode_row(id))
+    }
+
     pub fn episode_rows(&self, filter: &EpisodeFilter) -> Result<Vec<EpisodeRow>, StoreError> {
         self.handle.block_on(self.store.episode_rows(filter))
     }
@@ -149,6 +153,10 @@ impl BlockingStore {
 
     pub fn records(&self, run_id: i64, kind: &str) -> Result<Vec<(String, Value)>, StoreError> {
         self.handle.block_on(self.store.records(run_id, kind))
+    }
+
+    pub fn records_with_prefix(&self, run_id: i64, kind: &str, prefix: &str) -> Result<Vec<(String, Value)>, StoreError> {
+        self.handle.block_on(self.store.records_with_prefix(run_id, kind, prefix))
     }
 
     pub fn record(&self, run_id: i64, kind: &str, key: &str) -> Result<Option<Value>, StoreError> {

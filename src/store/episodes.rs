@@ -257,12 +257,20 @@ impl Store {
         row.map(|(json,)| serde_json::from_str(&json).map_err(|e| self.json_error(&op, e))).transpose()
     }
 
+    /// The summary row of one episode, if present.
+    pub async fn episode_row(&self, id: i64) -> Result<Option<EpisodeRow>, StoreError> {
+        let op = "read episode row";
+        let sql = format!("SELECT {ROW_COLUMNS} FROM episodes WHERE id = $1");
+        let raw: Option<RawEpisodeRow> = self.fetch_optional(op, sqlx::AssertSqlSafe(sql), args![id]).await?;
+        raw.map(|r| self.episode_row_from(op, r)).transpose()
+    }
+
     /// Summary rows (no trajectories) of the episodes the filter selects, in insertion order.
     pub async fn episode_rows(&self, filter: &EpisodeFilter) -> Result<Vec<EpisodeRow>, StoreError> {
         let op = "list episodes";
         let (sql, args) = self.select_sql(ROW_COLUMNS, filter, true);
         let raw: Vec<RawEpisodeRow> = self.fetch_all(op, sqlx::AssertSqlSafe(sql), args).await?;
-        raw.into_iter().map(|r| self.episode_row(op, r)).collect()
+        raw.into_iter().map(|r| self.episode_row_from(op, r)).collect()
     }
 
     /// Full episodes the filter selects, with their ids, in insertion order.
@@ -346,7 +354,7 @@ impl Store {
         (sql, c.args)
     }
 
-    fn episode_row(&self, op: &str, r: RawEpisodeRow) -> Result<EpisodeRow, StoreError> {
+    fn episode_row_from(&self, op: &str, r: RawEpisodeRow) -> Result<EpisodeRow, StoreError> {
         let id = r.id;
         let bad = |what: &str, v: i64| self.corrupt(op, format!("episode {id}: {what} out of range: {v}"));
         let u32_of = |what: &str, v: i64| u32::try_from(v).map_err(|_| bad(what, v));

@@ -38,6 +38,22 @@ impl Store {
             .collect()
     }
 
+    /// The records of `kind` in run `run_id` whose key starts with `prefix`, in the order first put.
+    pub async fn records_with_prefix(&self, run_id: i64, kind: &str, prefix: &str) -> Result<Vec<(String, Value)>, StoreError> {
+        let op = format!("read {kind} records `{prefix}*` of run {run_id}");
+        // substr instead of LIKE: exact and case-sensitive on both back-ends, nothing to escape.
+        let rows: Vec<(String, String)> = self
+            .fetch_all(
+                &op,
+                "SELECT key, body FROM records WHERE run_id = $1 AND kind = $2 AND substr(key, 1, length($3)) = $3 ORDER BY id",
+                args![run_id, kind, prefix],
+            )
+            .await?;
+        rows.into_iter()
+            .map(|(k, v)| serde_json::from_str(&v).map(|v| (k, v)).map_err(|e| self.json_error(&op, e)))
+            .collect()
+    }
+
     /// One record, if present.
     pub async fn record(&self, run_id: i64, kind: &str, key: &str) -> Result<Option<Value>, StoreError> {
         let op = format!("read {kind} record `{key}` of run {run_id}");

@@ -1,0 +1,209 @@
+//! `harness-s serve`: the workbench UI at `/` and the command set under `/api/` over HTTP, with
+//! server-sent events, for a workbench on a remote GPU box. A thin adapter: every `/api/<command>`
+//! goes to [`Workbench::call`]. Bound to 127.0.0.1; every API request needs the access token
+//! printed at start (reach it remotely through an SSH tunnel).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use axum::body::Bytes;
+use axum::extract::{Path as UrlPath, Query, State};
+use axum::http::{header, HeaderMap, StatusCode, Uri};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use serde_json::{json, Value};
+use tokio_stream::StreamExt;
+
+use harness_s::workbench::{CommandError, Workbench};
+
+struct App {
+    workbench: Arc<Workbench>,
+    token: String,
+    ui_dir: Option<PathBuf>,
+}
+
+/// A fresh random token: 128 bits as hex.
+fn new_token() -> String {
+    use rand::RngCore;
+    let mut b = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Where the built UI is: `--ui`, else `HARNESS_S_UI_DIR`, else `ui/dist` beside the source tree
+/// the binary was built from, else `ui/dist` under the working directory.
+pub fn find_ui_dir(explicit: Option<&Path>) -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(p) = explicit {
+        candidates.push(p.to_path_buf());
+    }
+    if let Ok(p) = std::env::var("HARNESS_S_UI_DIR") {
+        candidates.push(PathBuf::from(p));
+    }
+    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/dist"));
+    candidates.push(PathBuf::from("ui/dist"));
+    candidates.into_iter().find(|p| p.join("index.html").is_file())
+}
+
+fn authorized(app: &App, headers: &HeaderMap, query: &HashMap<String, String>) -> bool {
+    let bearer = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")).map(str::trim);
+    let given = bearer.or(query.get("token").map(String::as_str));
+    match given {
+        // Same length and a full comparison, so the time taken says nothing about the prefix.
+        Some(t) => t.len() == app.token.len() && t.bytes().zip(app.token.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0,
+        None => false,
+    }
+}
+
+fn error_reply(status: StatusCode, message: String) -> Response {
+    (status, axum::Json(json!({"error": message}))).into_response()
+}
+
+fn unauthorized() -> Response {
+    error_reply(StatusCode::UNAUTHORIZED, "missing or wrong access token: send `Authorization: Bearer <token>` (printed when `harness-s serve` started) or `?token=<token>`".into())
+}
+
+/// Query-string values as JSON: numbers, booleans and null as such, the rest as strings.
+fn query_args(query: &HashMap<String, String>) -> Value {
+    let mut m = serde_json::Map::new();
+    for (k, v) in query {
+        if k == "token" {
+            continue;
+        }
+        let parsed = match serde_json::from_str::<Value>(v) {
+            Ok(x @ (Value::Number(_) | Value::Bool(_) | Value::Null)) => x,
+            _ => Value::String(v.clone()),
+        };
+        m.insert(k.clone(), parsed);
+    }
+    Value::Object(m)
+}
+
+async fn run_command(app: Arc<App>, command: String, args: Value) -> Response {
+    let wb = app.workbench.clone();
+    let result = tokio::task::spawn_blocking(move || wb.call(&command, args)).await;
+    match result {
+        Ok(Ok(v)) => axum::Json(v).into_response(),
+        Ok(Err(CommandError::BadArguments(m))) => error_reply(StatusCode::BAD_REQUEST, m),
+        Ok(Err(CommandError::NotFound(m))) => error_reply(StatusCode::NOT_FOUND, m),
+        Ok(Err(CommandError::Internal(m))) => error_reply(StatusCode::INTERNAL_SERVER_ERROR, m),
+        Err(e) => error_reply(StatusCode::INTERNAL_SERVER_ERROR, format!("the command failed: {e}")),
+    }
+}
+
+async fn api_get(State(app): State<Arc<App>>, UrlPath(command): UrlPath<String>, Query(query): Query<HashMap<String, String>>, headers: HeaderMap) -> Response {
+    if !authorized(&app, &headers, &query) {
+        return unauthorized();
+    }
+    if command == "events" {
+        return events(app).await;
+    }
+    let args = query_args(&query);
+    run_command(app, command, args).await
+}
+
+async fn api_post(State(app): State<Arc<App>>, UrlPath(command): UrlPath<String>, Query(query): Query<HashMap<String, String>>, headers: HeaderMap, body: Bytes) -> Response {
+    if !authorized(&app, &headers, &query) {
+        return unauthorized();
+    }
+    let args = if body.iter().all(|b| b.is_ascii_whitespace()) {
+        query_args(&query)
+    } else {
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(v) => v,
+            Err(e) => return error_reply(StatusCode::BAD_REQUEST, format!("{command}: the request body is not JSON: {e}")),
+        }
+    };
+    run_command(app, command, args).await
+}
+
+/// Server-sent events: every workbench event as one `data:` line of JSON.
+async fn events(app: Arc<App>) -> Response {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Value>();
+    let sub = app.workbench.subscribe(move |v| {
+        let _ = tx.send(v.clone());
+    });
+    let stream = tokio_stream::wrappers::UnboundedReceiverStream::new(rx).map(move |v| {
+        // The subscription lives as long as the stream: the client going away drops both.
+        let _keep = &sub;
+        Ok::<_, std::convert::Infallible>(SseEvent::default().data(v.to_string()))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default()).into_response()
+}
+
+fn mime(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "html" => "text/html; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "ico" => "image/x-icon",
+        "json" => "application/json",
+        "woff2" => "font/woff2",
+        _ => "application/octet-stream",
+    }
+}
+
+/// The built UI; unknown paths get `index.html` so the UI's own routes load directly.
+async fn static_file(State(app): State<Arc<App>>, uri: Uri) -> Response {
+    let Some(dir) = &app.ui_dir else {
+        return (
+            StatusCode::NOT_FOUND,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "The workbench UI is not built: run `npm --prefix ui ci && npm --prefix ui run build` (or ./scripts/start), or pass --ui DIR. The API is at /api/.",
+        )
+            .into_response();
+    };
+    let rel = uri.path().trim_start_matches('/');
+    let safe = !rel.split('/').any(|seg| seg == ".." || seg.starts_with('.'));
+    let mut path = if rel.is_empty() || !safe { dir.join("index.html") } else { dir.join(rel) };
+    if !path.is_file() {
+        path = dir.join("index.html");
+    }
+    match tokio::fs::read(&path).await {
+        Ok(bytes) => ([(header::CONTENT_TYPE, mime(&path)), (header::CACHE_CONTROL, "no-cache")], bytes).into_response(),
+        Err(e) => error_reply(StatusCode::INTERNAL_SERVER_ERROR, format!("reading {}: {e}", path.display())),
+    }
+}
+
+/// Serve until Ctrl-C; running experiments are stopped cleanly (resumable) on the way out.
+pub fn serve(port: u16, db: &str, ui: Option<&Path>) -> Result<()> {
+    let workspace = super::workspace_for(db);
+    let workbench = Arc::new(Workbench::open(db, &workspace).map_err(|e| anyhow::anyhow!("{e}"))?);
+    let ui_dir = find_ui_dir(ui);
+    let token = std::env::var("HARNESS_S_SERVE_TOKEN").ok().filter(|t| t.len() >= 16).unwrap_or_else(new_token);
+    let app = Arc::new(App { workbench: workbench.clone(), token: token.clone(), ui_dir: ui_dir.clone() });
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the server runtime")?;
+    rt.block_on(async move {
+        let router = Router::new()
+            .route("/api/{command}", get(api_get).post(api_post))
+            .fallback(static_file)
+            .with_state(app);
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding 127.0.0.1:{port}"))?;
+        let local = listener.local_addr()?;
+        println!("serving http://{local}/?token={token}");
+        match &ui_dir {
+            Some(d) => eprintln!("ui: {}", d.display()),
+            None => eprintln!("ui: not built (the API is served; build it with `npm --prefix ui run build`)"),
+        }
+        eprintln!("store: {db}   workspace: {}", workspace.display());
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        // Not a graceful shutdown: open event streams never end by themselves.
+        tokio::select! {
+            r = axum::serve(listener, router) => r.context("serving")?,
+            _ = tokio::signal::ctrl_c() => eprintln!("stopping: running experiments stop after the work in flight and can be resumed"),
+        }
+        Ok::<_, anyhow::Error>(())
+    })?;
+    let wb = workbench.clone();
+    wb.shutdown();
+    Ok(())
+}

@@ -1,0 +1,440 @@
+//! Read-side commands: suites and tasks, harnesses with their profiles, experiments, results,
+//! episodes and rescues, report export.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::{line_diff, Args, CommandError, CommandResult, Workbench};
+use crate::harness::HarnessLibrary;
+use crate::report::{ReportBundle, ReportError};
+use crate::store::{EpisodeFilter, EpisodeRow, RunRow, RunStatus, KIND_EXPERIMENT};
+use crate::suite::{self, Suite};
+use crate::task::Task;
+
+fn suite_named(name: &str) -> Result<Box<dyn Suite>, CommandError> {
+    suite::by_name(name).ok_or_else(|| {
+        let known: Vec<&str> = suite::registry().iter().map(|s| s.name()).collect();
+        CommandError::NotFound(format!("no suite `{name}` (suites: {})", known.join(", ")))
+    })
+}
+
+fn families(tasks: &[Task]) -> Vec<Value> {
+    let mut by: BTreeMap<&str, usize> = BTreeMap::new();
+    for t in tasks {
+        *by.entry(t.family.as_str()).or_default() += 1;
+    }
+    by.into_iter().map(|(f, n)| json!({"family": f, "tasks": n})).collect()
+}
+
+fn report_error(e: ReportError) -> CommandError {
+    match e {
+        ReportError::NoExperiment { .. } | ReportError::NotAnExperiment { .. } => CommandError::NotFound(e.to_string()),
+        ReportError::BadSelector(_) => CommandError::BadArguments(e.to_string()),
+        other => CommandError::Internal(other.to_string()),
+    }
+}
+
+/// A dataset name is a plain file name: it becomes a file in the workspace.
+fn dataset_name(name: &str) -> Result<&str, CommandError> {
+    let ok = !name.is_empty() && name.len() <= 120 && !name.starts_with('.') && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    if ok {
+        Ok(name)
+    } else {
+        Err(CommandError::BadArguments(format!("dataset name `{name}`: use letters, digits, `.`, `_` and `-` only (a file name such as dev.jsonl)")))
+    }
+}
+
+fn row_json(r: &EpisodeRow) -> Value {
+    json!({
+        "id": r.id,
+        "run_id": r.run_id,
+        "task_id": r.task_id,
+        "suite": r.suite,
+        "family": r.family,
+        "harness": r.harness,
+        "policy": r.policy,
+        "sample": r.sample,
+        "arm": r.context.arm,
+        "seed_index": r.context.seed_index,
+        "iteration": r.context.iteration,
+        "phase": r.context.phase,
+        "split": r.context.split,
+        "success": r.success,
+        "reward": r.reward,
+        "status": r.status,
+        "infra_error": r.infra_error,
+        "n_steps": r.n_steps,
+        "n_interventions": r.n_interventions,
+        "prompt_tokens": r.prompt_tokens,
+        "completion_tokens": r.completion_tokens,
+        "duration_ms": r.duration_ms,
+        "rescued": r.context.phase.as_deref() == Some("rescue") && r.success,
+        "created_at": r.created_at,
+    })
+}
+
+fn run_json(r: &RunRow) -> Value {
+    json!({
+        "id": r.id,
+        "name": r.name,
+        "status": r.status.as_str(),
+        "created_at": r.created_at,
+        "finished_at": r.finished_at,
+        "suites": r.suite,
+        "policy": r.policy,
+        "summary": r.summary,
+    })
+}
+
+impl Workbench {
+    pub(super) fn dataset_path(&self, suite: &str, name: &str) -> Result<PathBuf, CommandError> {
+        Ok(self.workspace.join("datasets").join(suite).join(dataset_name(name)?))
+    }
+
+    fn load_tasks(&self, s: &dyn Suite, dataset: Option<&str>) -> Result<Vec<Task>, CommandError> {
+        match dataset {
+            None => s.bundled_tasks().map_err(|e| CommandError::Internal(e.to_string())),
+            Some(name) => {
+                let path = self.dataset_path(s.name(), name)?;
+                if !path.exists() {
+                    return Err(CommandError::NotFound(format!("no imported dataset `{name}` for suite `{}` (looked for {})", s.name(), path.display())));
+                }
+                s.load_file(&path).map_err(|e| CommandError::BadArguments(e.to_string()))
+            }
+        }
+    }
+
+    fn imported(&self, suite: &str) -> Vec<Value> {
+        let dir = self.workspace.join("datasets").join(suite);
+        let mut out = Vec::new();
+        let Ok(rd) = std::fs::read_dir(&dir) else { return out };
+        let mut names: Vec<String> = rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().to_string()).collect();
+        names.sort();
+        let s = suite::by_name(suite);
+        for name in names {
+            let tasks = s.as_ref().and_then(|s| s.load_file(&dir.join(&name)).ok()).map(|t| t.len());
+            out.push(json!({"name": name, "tasks": tasks, "path": dir.join(&name).display().to_string()}));
+        }
+        out
+    }
+
+    pub(super) fn suites(&self) -> CommandResult {
+        let mut out = Vec::new();
+        for s in suite::registry() {
+            let tasks = s.bundled_tasks().map_err(|e| CommandError::Internal(e.to_string()))?;
+            out.push(json!({
+                "name": s.name(),
+                "description": s.description(),
+                "tasks": tasks.len(),
+                "families": families(&tasks),
+                "datasets": self.imported(s.name()),
+            }));
+        }
+        Ok(Value::Array(out))
+    }
+
+    pub(super) fn tasks(&self, a: &Args) -> CommandResult {
+        let s = suite_named(a.str("suite")?)?;
+        let family = a.opt_str("family")?;
+        let tasks = self.load_tasks(s.as_ref(), a.opt_str("dataset")?)?;
+        Ok(Value::Array(
+            tasks.iter().filter(|t| family.is_none_or(|f| t.family == f)).map(|t| json!({"id": t.id, "family": t.family, "instruction": t.instruction})).collect(),
+        ))
+    }
+
+    pub(super) fn task(&self, a: &Args) -> CommandResult {
+        let s = suite_named(a.str("suite")?)?;
+        let id = a.str("id")?;
+        let tasks = self.load_tasks(s.as_ref(), a.opt_str("dataset")?)?;
+        let t = tasks.iter().find(|t| t.id == id).ok_or_else(|| CommandError::NotFound(format!("suite `{}` has no task `{id}`", s.name())))?;
+        // The prompt exactly as an episode presents it (the environment renders it).
+        let prompt = s.make_env(t).map(|e| e.task_prompt()).unwrap_or_else(|e| format!("(the environment could not start: {e})"));
+        Ok(json!({"id": t.id, "family": t.family, "instruction": t.instruction, "prompt": prompt, "payload": t.payload}))
+    }
+
+    /// Check an uploaded dataset with the suite's official loader and keep it in the workspace.
+    pub(super) fn import_dataset(&self, a: &Args) -> CommandResult {
+        let s = suite_named(a.str("suite")?)?;
+        let name = dataset_name(a.str("name")?)?;
+        let text = a.str("text")?;
+        let dir = self.workspace.join("datasets").join(s.name());
+        std::fs::create_dir_all(&dir).map_err(|e| CommandError::Internal(format!("creating {}: {e}", dir.display())))?;
+        // Parse from a scratch file first, so a bad upload never replaces a good dataset.
+        let scratch = dir.join(format!(".{name}.importing"));
+        std::fs::write(&scratch, text).map_err(|e| CommandError::Internal(format!("writing {}: {e}", scratch.display())))?;
+        let loaded = s.load_file(&scratch);
+        match loaded {
+            Err(e) => {
+                let _ = std::fs::remove_file(&scratch);
+                Ok(json!({"ok": false, "errors": [{"line": e.line, "message": e.message}]}))
+            }
+            Ok(tasks) if tasks.is_empty() => {
+                let _ = std::fs::remove_file(&scratch);
+                Ok(json!({"ok": false, "errors": [{"line": 0, "message": "the file holds no tasks"}]}))
+            }
+            Ok(tasks) => {
+                let path = dir.join(name);
+                std::fs::rename(&scratch, &path).map_err(|e| CommandError::Internal(format!("saving {}: {e}", path.display())))?;
+                Ok(json!({"ok": true, "name": name, "path": path.display().to_string(), "tasks": tasks.len(), "families": families(&tasks)}))
+            }
+        }
+    }
+
+    pub(super) fn harnesses(&self, a: &Args) -> CommandResult {
+        let s = suite_named(a.str("suite")?)?;
+        let lib = HarnessLibrary::builtin().map_err(|e| CommandError::Internal(e.to_string()))?;
+        let entries = lib.for_suite(s.name());
+        let profiles = self.latest_profiles(s.name())?;
+        let render = |spec: &crate::harness::HarnessSpec| {
+            // Compare resolved specs without their names and lineage, so the diff shows behaviour.
+            let mut v = serde_json::to_value(spec).unwrap_or_default();
+            if let Some(o) = v.as_object_mut() {
+                for k in ["name", "lineage", "description", "specialty"] {
+                    o.remove(k);
+                }
+            }
+            toml::to_string_pretty(&v).unwrap_or_default()
+        };
+        let base = entries.iter().find(|e| e.spec.lineage.len() <= 1);
+        let base_text = base.map(|b| render(&b.spec)).unwrap_or_default();
+        let mut out = Vec::new();
+        for e in &entries {
+            let is_base = e.spec.lineage.len() <= 1;
+            let diff: Vec<Value> = if is_base { Vec::new() } else { line_diff(&base_text, &render(&e.spec)).into_iter().map(|l| json!({"op": l.op, "line": l.line})).collect() };
+            out.push(json!({
+                "name": e.spec.name,
+                "description": e.spec.description,
+                "specialty": e.spec.specialty,
+                "base": is_base,
+                "extends": if e.spec.lineage.len() >= 2 { Some(e.spec.lineage[e.spec.lineage.len() - 2].clone()) } else { None },
+                "file": e.file,
+                "spec": e.source,
+                "diff": diff,
+                "hooks": e.spec.hooks.iter().map(|h| json!({"id": h.id, "kind": h.kind})).collect::<Vec<_>>(),
+                "profile": profiles.get(&e.spec.name),
+            }));
+        }
+        Ok(Value::Array(out))
+    }
+
+    /// The newest measured profile of every sibling of `suite`: from the newest experiment run
+    /// that has profiles, the harness-s arm (else the first arm found), first seed, last anchor.
+    fn latest_profiles(&self, suite: &str) -> Result<BTreeMap<String, Value>, CommandError> {
+        let mut runs: Vec<RunRow> = self.store.runs()?.into_iter().filter(|r| r.kind == KIND_EXPERIMENT).collect();
+        runs.sort_by_key(|r| std::cmp::Reverse(r.id));
+        for r in runs {
+            let recs = self.store.records_with_prefix(r.id, "profile", &format!("{suite}/"))?;
+            if recs.is_empty() {
+                continue;
+            }
+            // key: suite/arm/seed/anchor/sibling
+            let parsed: Vec<(Vec<&str>, &Value)> = recs.iter().map(|(k, v)| (k.split('/').collect::<Vec<_>>(), v)).filter(|(p, _)| p.len() == 5).collect();
+            let arm = if parsed.iter().any(|(p, _)| p[1] == "harness-s") { "harness-s" } else { parsed.first().map(|(p, _)| p[1]).unwrap_or("") };
+            let seed = parsed.iter().filter(|(p, _)| p[1] == arm).map(|(p, _)| p[2]).min().unwrap_or("0");
+            let mut best: BTreeMap<String, (u64, &Value)> = BTreeMap::new();
+            for (p, v) in &parsed {
+                if p[1] != arm || p[2] != seed {
+                    continue;
+                }
+                let anchor: u64 = p[3].parse().unwrap_or(0);
+                let e = best.entry(p[4].to_string()).or_insert((anchor, v));
+                if anchor >= e.0 {
+                    *e = (anchor, v);
+                }
+            }
+            return Ok(best
+                .into_iter()
+                .map(|(sib, (anchor, v))| {
+                    let total = &v["total"];
+                    let buckets: Vec<Value> = v["by_bucket"]
+                        .as_object()
+                        .map(|m| {
+                            m.iter()
+                                .map(|(k, c)| {
+                                    let (family, signature) = k.split_once('|').unwrap_or((k.as_str(), ""));
+                                    json!({"family": family, "signature": signature, "fix": c["fix"], "regress": c["regress"], "both_pass": c["both_pass"], "both_fail": c["both_fail"]})
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let profile = json!({
+                        "run_id": r.id,
+                        "arm": arm,
+                        "anchor": anchor,
+                        "policy_version": v["policy_version"],
+                        "fix": total["fix"], "regress": total["regress"], "both_pass": total["both_pass"], "both_fail": total["both_fail"],
+                        "buckets": buckets,
+                        "evidence": v["evidence"],
+                    });
+                    (sib, profile)
+                })
+                .collect());
+        }
+        Ok(BTreeMap::new())
+    }
+
+    pub(super) fn experiments(&self) -> CommandResult {
+        let mut runs: Vec<RunRow> = self.store.runs()?.into_iter().filter(|r| r.kind == KIND_EXPERIMENT).collect();
+        runs.sort_by_key(|r| std::cmp::Reverse(r.id));
+        Ok(Value::Array(runs.iter().map(run_json).collect()))
+    }
+
+    fn experiment_run(&self, id: i64) -> Result<RunRow, CommandError> {
+        match self.store.run(id)? {
+            Some(r) if r.kind == KIND_EXPERIMENT => Ok(r),
+            Some(r) => Err(CommandError::NotFound(format!("run {id} is a `{}` run, not an experiment", r.kind))),
+            None => Err(CommandError::NotFound(format!("no experiment run {id}"))),
+        }
+    }
+
+    pub(super) fn experiment(&self, a: &Args) -> CommandResult {
+        let r = self.experiment_run(a.i64("id")?)?;
+        let toml = super::jobs::render_toml(&r.config).unwrap_or_default();
+        let mut v = run_json(&r);
+        v["config"] = r.config.clone();
+        v["config_toml"] = Value::String(toml);
+        Ok(v)
+    }
+
+    fn bundle(&self, id: i64, other: Option<i64>) -> Result<ReportBundle, CommandError> {
+        let other_s = other.map(|o| o.to_string());
+        ReportBundle::build(&self.store, &id.to_string(), other_s.as_deref()).map_err(report_error)
+    }
+
+    pub(super) fn results(&self, id: i64, other: Option<i64>) -> CommandResult {
+        if let Some(v) = self.reports.lock().unwrap_or_else(|p| p.into_inner()).get(&(id, other)) {
+            return Ok((**v).clone());
+        }
+        let b = self.bundle(id, other)?;
+        let mut v = b.json(true);
+        v["run"] = run_json(&b.run);
+        v["other"] = b.other.as_ref().map(run_json).unwrap_or(Value::Null);
+        let finished = b.run.status == RunStatus::Finished && b.other.as_ref().is_none_or(|o| o.status == RunStatus::Finished);
+        if finished {
+            self.reports.lock().unwrap_or_else(|p| p.into_inner()).insert((id, other), Arc::new(v.clone()));
+        }
+        Ok(v)
+    }
+
+    pub(super) fn episodes(&self, a: &Args) -> CommandResult {
+        let mut f = EpisodeFilter::run(a.i64("run_id")?);
+        f.suite = a.opt_str("suite")?.map(String::from);
+        f.arm = a.opt_str("arm")?.map(String::from);
+        f.family = a.opt_str("family")?.map(String::from);
+        f.harness = a.opt_str("harness")?.map(String::from);
+        f.phase = a.opt_str("phase")?.map(String::from);
+        f.split = a.opt_str("split")?.map(String::from);
+        f.task_id = a.opt_str("task_id")?.map(String::from);
+        f.success = a.opt_bool("success")?;
+        f.text = a.opt_str("text")?.map(String::from);
+        // Rescued: a successful sibling rollout; not rescued: a sibling rollout that failed.
+        if let Some(rescued) = a.opt_bool("rescued")? {
+            if f.phase.as_deref().is_some_and(|p| p != "rescue") {
+                return Err(CommandError::BadArguments(format!("episodes: `rescued` selects rescue rollouts, but `phase` is `{}`", f.phase.unwrap_or_default())));
+            }
+            f.phase = Some("rescue".into());
+            if f.success.is_some_and(|s| s != rescued) {
+                return Err(CommandError::BadArguments("episodes: `rescued` and `success` contradict each other".into()));
+            }
+            f.success = Some(rescued);
+        }
+        let total = self.store.count_episodes(&f)?;
+        let limit = a.opt_i64("limit")?.unwrap_or(100).clamp(1, 1000);
+        let offset = a.opt_i64("offset")?.unwrap_or(0).max(0);
+        f.limit = Some(limit as u32);
+        f.offset = Some(offset as u32);
+        let rows = self.store.episode_rows(&f)?;
+        Ok(json!({"total": total, "offset": offset, "rows": rows.iter().map(row_json).collect::<Vec<_>>()}))
+    }
+
+    pub(super) fn episode(&self, a: &Args) -> CommandResult {
+        let id = a.i64("id")?;
+        let row = self.store.episode_row(id)?.ok_or_else(|| CommandError::NotFound(format!("no episode {id}")))?;
+        let ep = self.store.episode(id)?.ok_or_else(|| CommandError::NotFound(format!("no episode {id}")))?;
+        Ok(json!({"id": id, "run_id": row.run_id, "row": row_json(&row), "episode": ep}))
+    }
+
+    /// The three sides of a rescue: the base failures, the sibling's success, the distilled
+    /// base-context example.
+    pub(super) fn rescue(&self, a: &Args) -> CommandResult {
+        let id = a.i64("episode_id")?;
+        let row = self.store.episode_row(id)?.ok_or_else(|| CommandError::NotFound(format!("no episode {id}")))?;
+        let c = &row.context;
+        let (Some(arm), Some(seed), Some(it)) = (c.arm.as_deref(), c.seed_index, c.iteration) else {
+            return Err(CommandError::NotFound(format!("episode {id} is not part of an experiment's training")));
+        };
+        let prefix = format!("{}/{}/{}/{}/{}/", row.suite, arm, seed, it, row.task_id);
+        let records = self.store.records_with_prefix(row.run_id, "distilled", &prefix)?;
+        let pick = records.iter().find(|(_, v)| v["rescue_episode"].as_i64() == Some(id)).or_else(|| records.first());
+        let Some((_, rec)) = pick else {
+            return Err(CommandError::NotFound(format!("task `{}` was not rescued in iteration {it} of {arm} seed {seed} (episode {id})", row.task_id)));
+        };
+        let mut f = EpisodeFilter::run(row.run_id);
+        f.task_id = Some(row.task_id.clone());
+        f.arm = Some(arm.to_string());
+        f.seed_index = Some(seed);
+        f.iteration = Some(it);
+        f.phase = Some("train".into());
+        f.suite = Some(row.suite.clone());
+        let base: Vec<i64> = self.store.episode_rows(&f)?.into_iter().filter(|r| !r.success).map(|r| r.id).collect();
+        let mut rf = f.clone();
+        rf.phase = Some("rescue".into());
+        let attempts: Vec<Value> = self.store.episode_rows(&rf)?.iter().map(|r| json!({"id": r.id, "harness": r.harness, "success": r.success})).collect();
+        Ok(json!({
+            "task_id": row.task_id,
+            "suite": row.suite,
+            "family": row.family,
+            "arm": arm,
+            "seed_index": seed,
+            "iteration": it,
+            "sibling": rec["sibling"],
+            "base_failures": base,
+            "rescue": rec["rescue_episode"],
+            "attempts": attempts,
+            "distilled": rec["distilled"],
+        }))
+    }
+
+    pub(super) fn export_report(&self, a: &Args) -> CommandResult {
+        let b = self.bundle(a.i64("id")?, a.opt_i64("compare")?)?;
+        let out = Path::new(a.str("out_dir")?);
+        let p = b.write(out).map_err(report_error)?;
+        let s = |p: &Path| p.display().to_string();
+        Ok(json!({"dir": s(&p.dir), "html": s(&p.html), "json": s(&p.json), "csv": p.csv.iter().map(|x| s(x)).collect::<Vec<_>>(), "charts": p.charts.iter().map(|x| s(x)).collect::<Vec<_>>()}))
+    }
+
+    /// One report file's text, for a browser download.
+    pub(super) fn report_file(&self, a: &Args) -> CommandResult {
+        let id = a.i64("id")?;
+        let b = self.bundle(id, a.opt_i64("compare")?)?;
+        let stem = match &b.other {
+            Some(o) => format!("report-{id}-vs-{}", o.id),
+            None => format!("report-{id}"),
+        };
+        match a.str("format")? {
+            "html" => Ok(json!({"file_name": format!("{stem}.html"), "mime": "text/html", "text": b.html()})),
+            "json" => Ok(json!({"file_name": format!("{stem}.json"), "mime": "application/json", "text": serde_json::to_string_pretty(&b.json(false)).unwrap_or_default()})),
+            "csv" => {
+                let tables = b.csv();
+                let wanted = a.opt_str("table")?;
+                match wanted {
+                    Some(t) => {
+                        let c = tables.iter().find(|c| c.file == t).ok_or_else(|| {
+                            CommandError::NotFound(format!("no CSV table `{t}` (tables: {})", tables.iter().map(|c| c.file).collect::<Vec<_>>().join(", ")))
+                        })?;
+                        Ok(json!({"file_name": c.file, "mime": "text/csv", "text": c.render()}))
+                    }
+                    // All tables in one file, each under a `# file` line.
+                    None => {
+                        let text: String = tables.iter().map(|c| format!("# {}\n{}\n", c.file, c.render())).collect();
+                        Ok(json!({"file_name": format!("{stem}.csv"), "mime": "text/csv", "text": text, "tables": tables.iter().map(|c| c.file).collect::<Vec<_>>()}))
+                    }
+                }
+            }
+            other => Err(CommandError::BadArguments(format!("report_file: `format` must be html, json or csv, not `{other}`"))),
+        }
+    }
+}

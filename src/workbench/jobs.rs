@@ -1,0 +1,337 @@
+//! Experiment files and running experiments: check, render and save the TOML the CLI reads;
+//! start, cancel and resume experiments in the background with live progress per arm and seed.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{Args, CommandError, CommandResult, Hub};
+use crate::events::{Event, EventSink};
+use crate::experiment::{run_experiment, ExperimentConfig};
+use crate::store::{BlockingStore, RunStatus};
+
+/// What the UI shows for one running (or just ended) experiment.
+#[derive(Default)]
+struct JobView {
+    name: String,
+    status: String,
+    error: Option<String>,
+    done: usize,
+    total: usize,
+    eta_s: Option<f64>,
+    success_rate: f64,
+    /// (suite, arm, seed) -> unit progress
+    units: BTreeMap<(String, String, u64), Value>,
+    messages: Vec<String>,
+}
+
+struct Job {
+    cancel: Arc<AtomicBool>,
+    view: Arc<Mutex<JobView>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+pub(super) struct Jobs {
+    store: Arc<BlockingStore>,
+    hub: Arc<Hub>,
+    jobs: Mutex<BTreeMap<i64, Job>>,
+}
+
+/// Forwards the runner's events to the subscribers and keeps the job's view current.
+struct JobSink {
+    hub: Arc<Hub>,
+    view: Arc<Mutex<JobView>>,
+    started: Mutex<Option<mpsc::Sender<Result<i64, String>>>>,
+}
+
+impl EventSink for JobSink {
+    fn emit(&self, event: Event) {
+        {
+            let mut v = self.view.lock().unwrap_or_else(|p| p.into_inner());
+            match &event {
+                Event::RunStarted { run_id, total, .. } => {
+                    v.total = *total;
+                    v.status = "running".into();
+                    if let Some(tx) = self.started.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                        let _ = tx.send(Ok(*run_id));
+                    }
+                }
+                Event::Progress { done, total, eta_s, success_rate, unit, .. } => {
+                    v.done = *done;
+                    v.total = *total;
+                    v.eta_s = *eta_s;
+                    v.success_rate = *success_rate;
+                    if let Some(u) = unit {
+                        v.units.insert((u.suite.clone(), u.arm.clone(), u.seed), serde_json::to_value(u).unwrap_or_default());
+                    }
+                }
+                Event::Message { text, .. } => v.messages.push(text.clone()),
+                Event::RunFinished { status, .. } => v.status = status.clone(),
+                Event::EpisodeFinished { .. } => {}
+            }
+        }
+        self.hub.publish(&serde_json::to_value(&event).unwrap_or_default());
+    }
+}
+
+impl Jobs {
+    pub(super) fn new(store: Arc<BlockingStore>, hub: Arc<Hub>) -> Jobs {
+        Jobs { store, hub, jobs: Mutex::new(BTreeMap::new()) }
+    }
+
+    pub(super) fn start_toml(&self, toml_text: &str, _workspace: &Path) -> CommandResult {
+        let cfg = ExperimentConfig::parse("experiment file", toml_text).map_err(|e| CommandError::BadArguments(e.to_string()))?;
+        self.start(cfg)
+    }
+
+    /// Start `cfg` in the background (the runner resumes an unfinished run of the same
+    /// configuration) and return its run id once the run exists.
+    fn start(&self, cfg: ExperimentConfig) -> CommandResult {
+        {
+            let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+            for (id, j) in jobs.iter() {
+                let v = j.view.lock().unwrap_or_else(|p| p.into_inner());
+                if v.status == "running" && v.name == cfg.name {
+                    return Err(CommandError::BadArguments(format!("experiment `{}` is already running (run {id})", cfg.name)));
+                }
+            }
+        }
+        let cancel = Arc::new(AtomicBool::new(false));
+        let view = Arc::new(Mutex::new(JobView { name: cfg.name.clone(), status: "starting".into(), ..Default::default() }));
+        let (tx, rx) = mpsc::channel();
+        let sink = Arc::new(JobSink { hub: self.hub.clone(), view: view.clone(), started: Mutex::new(Some(tx.clone())) });
+        let store = self.store.clone();
+        let hub = self.hub.clone();
+        let c = cancel.clone();
+        let v = view.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("experiment {}", cfg.name))
+            .spawn(move || {
+                let result = run_experiment(&cfg, &store, sink.as_ref(), &c);
+                if let Err(e) = result {
+                    let msg = e.to_string();
+                    let mut view = v.lock().unwrap_or_else(|p| p.into_inner());
+                    let was_started = view.status != "starting";
+                    view.status = "failed".into();
+                    view.error = Some(msg.clone());
+                    drop(view);
+                    if let Some(tx) = sink.started.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                        let _ = tx.send(Err(msg.clone()));
+                    }
+                    if was_started {
+                        // The runner marks the run failed in the store; tell the UI too.
+                        if let Some(run_id) = store.runs().ok().and_then(|rs| rs.into_iter().find(|r| r.name == cfg.name && r.status == RunStatus::Failed).map(|r| r.id)) {
+                            hub.publish(&json!({"event": "run_finished", "run_id": run_id, "status": "failed", "error": msg}));
+                        }
+                    }
+                }
+            })
+            .map_err(|e| CommandError::Internal(format!("starting the experiment thread: {e}")))?;
+        drop(tx);
+        // Setting up (loading tasks, checking harnesses) takes well under a second; the wait is
+        // bounded anyway so a stuck store cannot hang the caller.
+        match rx.recv_timeout(Duration::from_secs(120)) {
+            Ok(Ok(run_id)) => {
+                self.jobs.lock().unwrap_or_else(|p| p.into_inner()).insert(run_id, Job { cancel, view, thread: Some(thread) });
+                Ok(json!({"run_id": run_id}))
+            }
+            Ok(Err(msg)) => {
+                let _ = thread.join();
+                Err(CommandError::BadArguments(msg))
+            }
+            Err(_) => {
+                cancel.store(true, Ordering::SeqCst);
+                Err(CommandError::Internal("the experiment did not start within 120 s".into()))
+            }
+        }
+    }
+
+    pub(super) fn cancel(&self, run_id: i64) -> CommandResult {
+        let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        match jobs.get(&run_id) {
+            Some(j) => {
+                j.cancel.store(true, Ordering::SeqCst);
+                j.view.lock().unwrap_or_else(|p| p.into_inner()).messages.push("cancelling after the work in flight".into());
+                Ok(json!({"ok": true}))
+            }
+            None => Err(CommandError::NotFound(format!("experiment run {run_id} is not running here"))),
+        }
+    }
+
+    /// Resume a cancelled, failed or interrupted run from its checkpoints.
+    pub(super) fn resume(&self, run_id: i64) -> CommandResult {
+        let run = self.store.run(run_id)?.ok_or_else(|| CommandError::NotFound(format!("no experiment run {run_id}")))?;
+        if run.status == RunStatus::Finished {
+            return Err(CommandError::BadArguments(format!("experiment run {run_id} is finished; nothing to resume")));
+        }
+        if let Some(j) = self.jobs.lock().unwrap_or_else(|p| p.into_inner()).get(&run_id) {
+            if j.view.lock().unwrap_or_else(|p| p.into_inner()).status == "running" {
+                return Err(CommandError::BadArguments(format!("experiment run {run_id} is running")));
+            }
+        }
+        let cfg: ExperimentConfig = serde_json::from_value(run.config.clone())
+            .map_err(|e| CommandError::BadArguments(format!("run {run_id}: its stored configuration is not an experiment file: {e}")))?;
+        if let Some(mut old) = self.jobs.lock().unwrap_or_else(|p| p.into_inner()).remove(&run_id) {
+            if let Some(t) = old.thread.take() {
+                let _ = t.join();
+            }
+        }
+        let v = self.start(cfg)?;
+        if v["run_id"].as_i64() != Some(run_id) {
+            // A newer unfinished run of the same configuration exists; the runner resumed that one.
+            return Ok(json!({"run_id": v["run_id"], "note": format!("resumed run {} (the newest unfinished run of this configuration)", v["run_id"])}));
+        }
+        Ok(v)
+    }
+
+    pub(super) fn list(&self) -> Value {
+        let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        Value::Array(
+            jobs.iter()
+                .rev()
+                .map(|(id, j)| {
+                    let v = j.view.lock().unwrap_or_else(|p| p.into_inner());
+                    json!({
+                        "run_id": id,
+                        "name": v.name,
+                        "status": v.status,
+                        "error": v.error,
+                        "done": v.done,
+                        "total": v.total,
+                        "eta_s": v.eta_s,
+                        "success_rate": v.success_rate,
+                        "units": v.units.values().cloned().collect::<Vec<_>>(),
+                        "messages": v.messages,
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    pub(super) fn running(&self) -> Vec<i64> {
+        let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        jobs.iter().filter(|(_, j)| j.view.lock().unwrap_or_else(|p| p.into_inner()).status == "running").map(|(id, _)| *id).collect()
+    }
+
+    pub(super) fn cancel_all_and_wait(&self) {
+        let mut jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        for j in jobs.values() {
+            j.cancel.store(true, Ordering::SeqCst);
+        }
+        for j in jobs.values_mut() {
+            if let Some(t) = j.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+/// Floats of an experiment file are short decimals (0.6, 2.0); f32 fields would otherwise be
+/// written with their binary expansion (0.6000000238418579).
+fn tidy_floats(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64() {
+                let short: f64 = (f as f32).to_string().parse().unwrap_or(f);
+                if let Some(m) = serde_json::Number::from_f64(short) {
+                    *n = m;
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(tidy_floats),
+        Value::Object(o) => o.values_mut().for_each(tidy_floats),
+        _ => {}
+    }
+}
+
+/// The experiment file for a configuration given as JSON (checked first).
+pub(super) fn render_toml(config: &Value) -> Result<String, CommandError> {
+    let cfg: ExperimentConfig = serde_json::from_value(config.clone()).map_err(|e| CommandError::BadArguments(format!("config: {e}")))?;
+    let mut v = serde_json::to_value(&cfg).map_err(|e| CommandError::Internal(e.to_string()))?;
+    tidy_floats(&mut v);
+    toml::to_string(&v).map_err(|e| CommandError::Internal(format!("writing the experiment file: {e}")))
+}
+
+pub(super) fn config_check(a: &Args) -> CommandResult {
+    let text = a.str("toml")?;
+    match ExperimentConfig::parse("experiment file", text) {
+        Ok(cfg) => {
+            let mut v = serde_json::to_value(&cfg).map_err(|e| CommandError::Internal(e.to_string()))?;
+            tidy_floats(&mut v);
+            Ok(json!({"ok": true, "config": v}))
+        }
+        Err(e) => {
+            let line = e.message.strip_prefix("line ").and_then(|r| r.split(':').next()).and_then(|n| n.parse::<u64>().ok());
+            Ok(json!({"ok": false, "error": e.to_string(), "key": e.key, "line": line}))
+        }
+    }
+}
+
+pub(super) fn config_render(a: &Args) -> CommandResult {
+    let config = a.value("config")?;
+    let toml = render_toml(config)?;
+    // What is rendered must also pass the checks `experiment run` makes.
+    ExperimentConfig::parse("experiment file", &toml).map_err(|e| CommandError::BadArguments(e.to_string()))?;
+    Ok(json!({"toml": toml}))
+}
+
+/// Save an experiment file. A relative path is taken inside the workspace; the text is checked
+/// first so a saved file always runs.
+pub(super) fn config_save(a: &Args, workspace: &Path) -> CommandResult {
+    let text = a.str("toml")?;
+    let path = Path::new(a.str("path")?);
+    let path = if path.is_absolute() { path.to_path_buf() } else { workspace.join("experiments").join(path) };
+    ExperimentConfig::parse(&path.display().to_string(), text).map_err(|e| CommandError::BadArguments(e.to_string()))?;
+    if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+        return Err(CommandError::BadArguments(format!("config_save: `{}` should end in .toml", path.display())));
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| CommandError::Internal(format!("creating {}: {e}", dir.display())))?;
+    }
+    std::fs::write(&path, text).map_err(|e| CommandError::Internal(format!("writing {}: {e}", path.display())))?;
+    Ok(json!({"path": path.display().to_string()}))
+}
+
+/// List the endpoint's models (`GET {base_url}/models`) and check the model is among them.
+pub(super) fn test_connection(a: &Args) -> CommandResult {
+    use crate::policy::openai::{OpenAiConfig, OpenAiPolicy};
+    let base_url = a.str("base_url")?;
+    let model = a.opt_str("model")?.unwrap_or("");
+    let mut cfg = OpenAiConfig::new(base_url, if model.is_empty() { "(none)" } else { model });
+    cfg.api_key_env = a.opt_str("api_key_env")?.map(String::from);
+    cfg.timeout = Duration::from_secs(10);
+    cfg.max_retries = 0;
+    let policy = match OpenAiPolicy::new(cfg) {
+        Ok(p) => p,
+        Err(e) => return Ok(json!({"ok": false, "models": [], "error": e.to_string()})),
+    };
+    match policy.list_models() {
+        Ok(models) => {
+            if !model.is_empty() && !models.iter().any(|m| m == model) {
+                let error = format!("connected, but the endpoint does not serve model `{model}` (it serves: {})", models.join(", "));
+                return Ok(json!({"ok": false, "models": models, "error": error}));
+            }
+            Ok(json!({"ok": true, "models": models, "error": null}))
+        }
+        Err(e) => Ok(json!({"ok": false, "models": [], "error": e.to_string()})),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rendered_experiment_files_round_trip_with_short_floats() {
+        let cfg = ExperimentConfig::parse("demo", super::super::DEMO_CONFIG).unwrap();
+        let v = serde_json::to_value(&cfg).unwrap();
+        let text = render_toml(&v).unwrap();
+        assert!(text.contains("temperature = 0.6\n"), "{text}");
+        assert_eq!(ExperimentConfig::parse("rendered", &text).unwrap(), cfg);
+    }
+}

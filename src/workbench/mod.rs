@@ -1,0 +1,196 @@
+//! The workbench command set: every view of the app and of `harness-s serve` is a command here,
+//! taking JSON arguments and returning JSON (shapes in `docs/api.md`). The desktop shell and the
+//! HTTP server are thin adapters that forward a command name and its arguments to
+//! [`Workbench::call`] and forward [`Workbench::subscribe`]'s events; nothing here knows of
+//! either.
+
+mod args;
+mod browse;
+mod diff;
+mod jobs;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+use crate::store::{BlockingStore, StoreError};
+
+pub use args::Args;
+pub use diff::{line_diff, DiffLine};
+
+/// The demo experiment the first run offers (the same file `experiments/demo.toml` the CLI runs).
+pub const DEMO_CONFIG: &str = include_str!("../../experiments/demo.toml");
+
+/// Why a command failed; adapters map the kinds onto their own error forms (HTTP status codes).
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum CommandError {
+    /// A missing or malformed argument, or input that does not parse.
+    #[error("{0}")]
+    BadArguments(String),
+    /// The command, or the object it names, does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// Anything else: the store, the file system, a failed analysis.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl From<StoreError> for CommandError {
+    fn from(e: StoreError) -> Self {
+        CommandError::Internal(e.to_string())
+    }
+}
+
+pub type CommandResult = Result<Value, CommandError>;
+
+type Listener = Box<dyn Fn(&Value) + Send + Sync>;
+
+/// Fan-out of events to every subscriber (the desktop window, each SSE stream).
+#[derive(Default)]
+pub(crate) struct Hub {
+    next: Mutex<u64>,
+    listeners: Mutex<Vec<(u64, Listener)>>,
+}
+
+impl Hub {
+    pub(crate) fn publish(&self, event: &Value) {
+        let ls = self.listeners.lock().unwrap_or_else(|p| p.into_inner());
+        for (_, l) in ls.iter() {
+            l(event);
+        }
+    }
+}
+
+/// A subscription; dropping it unsubscribes.
+pub struct Subscription {
+    hub: Arc<Hub>,
+    id: u64,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.hub.listeners.lock().unwrap_or_else(|p| p.into_inner()).retain(|(i, _)| *i != self.id);
+    }
+}
+
+/// One workspace: a run store and a directory for imported datasets and saved experiment files.
+pub struct Workbench {
+    store: Arc<BlockingStore>,
+    workspace: PathBuf,
+    hub: Arc<Hub>,
+    jobs: jobs::Jobs,
+    /// Reports of finished runs, by (run, compared run): they cannot change any more.
+    reports: Mutex<HashMap<(i64, Option<i64>), Arc<Value>>>,
+}
+
+impl Workbench {
+    /// Open the store at `db` (a file path or a database URL) with `workspace` for imported
+    /// datasets and saved experiment files (created when needed).
+    pub fn open(db: &str, workspace: &Path) -> Result<Workbench, CommandError> {
+        let store = BlockingStore::open(db).map_err(|e| CommandError::Internal(format!("opening the store {db}: {e}")))?;
+        let hub = Arc::new(Hub::default());
+        let store = Arc::new(store);
+        let jobs = jobs::Jobs::new(store.clone(), hub.clone());
+        Ok(Workbench { store, workspace: workspace.to_path_buf(), hub, jobs, reports: Mutex::new(HashMap::new()) })
+    }
+
+    pub fn store(&self) -> &BlockingStore {
+        &self.store
+    }
+
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// Receive every event (progress, run started/finished) as JSON.
+    pub fn subscribe(&self, listener: impl Fn(&Value) + Send + Sync + 'static) -> Subscription {
+        let id = {
+            let mut n = self.hub.next.lock().unwrap_or_else(|p| p.into_inner());
+            *n += 1;
+            *n
+        };
+        self.hub.listeners.lock().unwrap_or_else(|p| p.into_inner()).push((id, Box::new(listener)));
+        Subscription { hub: self.hub.clone(), id }
+    }
+
+    /// Every command's name, for adapters that route by name and for `404` messages.
+    pub const COMMANDS: &'static [&'static str] = &[
+        "workspace",
+        "suites",
+        "tasks",
+        "task",
+        "import_dataset",
+        "harnesses",
+        "config_template",
+        "config_check",
+        "config_render",
+        "config_save",
+        "test_connection",
+        "experiment_start",
+        "experiment_cancel",
+        "experiment_resume",
+        "run_demo",
+        "jobs",
+        "experiments",
+        "experiment",
+        "results",
+        "compare",
+        "episodes",
+        "episode",
+        "rescue",
+        "export_report",
+        "report_file",
+    ];
+
+    /// Run one command. Blocking: adapters on an async runtime call it from a blocking thread.
+    pub fn call(&self, command: &str, args: Value) -> CommandResult {
+        let a = Args::new(command, args)?;
+        match command {
+            "workspace" => self.workspace_info(),
+            "suites" => self.suites(),
+            "tasks" => self.tasks(&a),
+            "task" => self.task(&a),
+            "import_dataset" => self.import_dataset(&a),
+            "harnesses" => self.harnesses(&a),
+            "config_template" => Ok(json!({"toml": DEMO_CONFIG})),
+            "config_check" => jobs::config_check(&a),
+            "config_render" => jobs::config_render(&a),
+            "config_save" => jobs::config_save(&a, &self.workspace),
+            "test_connection" => jobs::test_connection(&a),
+            "experiment_start" => self.jobs.start_toml(a.str("toml")?, &self.workspace),
+            "experiment_cancel" => self.jobs.cancel(a.i64("run_id")?),
+            "experiment_resume" => self.jobs.resume(a.i64("run_id")?),
+            "run_demo" => self.jobs.start_toml(DEMO_CONFIG, &self.workspace),
+            "jobs" => Ok(self.jobs.list()),
+            "experiments" => self.experiments(),
+            "experiment" => self.experiment(&a),
+            "results" => self.results(a.i64("id")?, None),
+            "compare" => self.results(a.i64("id")?, Some(a.i64("other")?)),
+            "episodes" => self.episodes(&a),
+            "episode" => self.episode(&a),
+            "rescue" => self.rescue(&a),
+            "export_report" => self.export_report(&a),
+            "report_file" => self.report_file(&a),
+            other => Err(CommandError::NotFound(format!("no command `{other}` (commands: {})", Self::COMMANDS.join(", ")))),
+        }
+    }
+
+    /// Stop every running experiment cleanly (the window closes, the server shuts down) and wait
+    /// for them, so each is left resumable.
+    pub fn shutdown(&self) {
+        self.jobs.cancel_all_and_wait();
+    }
+
+    fn workspace_info(&self) -> CommandResult {
+        let demo = self.store.runs()?.into_iter().find(|r| r.kind == crate::store::KIND_EXPERIMENT && r.name == "demo" && r.status == crate::store::RunStatus::Finished).map(|r| r.id);
+        Ok(json!({
+            "db": self.store.location(),
+            "workspace_dir": self.workspace.display().to_string(),
+            "version": env!("CARGO_PKG_VERSION"),
+            "demo_run_id": demo,
+            "running": self.jobs.running(),
+        }))
+    }
+}
