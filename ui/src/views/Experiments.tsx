@@ -6,6 +6,19 @@ import { call } from "../client";
 import { navigate, refreshJobs, runs, showError, useLoad, useStore, type RunProgress } from "../store";
 import type { ConfigCheck, ExperimentConfig, ExperimentRow, Suite } from "../types";
 import { ArmName, duration, Loading, pct, Progress, StatusTag } from "../ui";
+import { toToml } from "../toml";
+
+/** The experiment file for a config: the server's rendering, or the UI's own when that fails. */
+async function render(config: ExperimentConfig): Promise<string> {
+  try {
+    return (await call<{ toml: string }>("config_render", { config })).toml;
+  } catch (e) {
+    const toml = toToml(config as Record<string, unknown>) + "\n";
+    const c = await call<ConfigCheck>("config_check", { toml });
+    if (!c.ok) throw e;
+    return toml;
+  }
+}
 
 const ARMS: { arm: string; what: string }[] = [
   { arm: "policy-only", what: "GRPO under the base harness; all-fail groups give nothing" },
@@ -87,9 +100,9 @@ function Builder() {
   const debouncedConfig = useDebounced(config, 200);
   useEffect(() => {
     if (!debouncedConfig || source.current !== "form") return;
-    call<{ toml: string }>("config_render", { config: debouncedConfig }).then(
-      (r) => {
-        setToml(r.toml);
+    render(debouncedConfig).then(
+      (t) => {
+        setToml(t);
         setTomlError(null);
       },
       (e) => setTomlError({ error: e instanceof Error ? e.message : String(e), line: null }),
@@ -129,9 +142,9 @@ function Builder() {
   async function settled(): Promise<string | null> {
     if (!config) return null;
     if (source.current === "form") {
-      const r = await call<{ toml: string }>("config_render", { config });
-      setToml(r.toml);
-      return r.toml;
+      const t = await render(config);
+      setToml(t);
+      return t;
     }
     const c = await call<ConfigCheck>("config_check", { toml });
     if (!c.ok) {
@@ -344,6 +357,7 @@ function Builder() {
         <textarea
           id="toml"
           spellcheck={false}
+          wrap="off"
           value={toml}
           class={tomlError ? "invalid" : ""}
           onInput={(e) => {

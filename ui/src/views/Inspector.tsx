@@ -46,8 +46,8 @@ function typing(e: KeyboardEvent) {
 
 export function Inspector({ params }: { params: URLSearchParams }) {
   const exps = useLoad(() => call<ExperimentRow[]>("experiments"), []);
-  const runParam = params.get("run");
-  const runId = runParam ? Number(runParam) : exps.data?.find((e) => e.status === "finished")?.id ?? exps.data?.[0]?.id ?? null;
+  const runParam = Number(params.get("run") ?? NaN);
+  const runId = Number.isInteger(runParam) ? runParam : exps.data?.find((e) => e.status === "finished")?.id ?? exps.data?.[0]?.id ?? null;
   const filters: Record<FilterKey, string> = Object.fromEntries(FILTERS.map((k) => [k, params.get(k) ?? ""])) as Record<FilterKey, string>;
   const text = params.get("text") ?? "";
   const setParam = (p: Record<string, string | number | undefined>) => navigate("inspector", { run: runId ?? undefined, ...filters, text, ...p });

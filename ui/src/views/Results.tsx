@@ -12,9 +12,10 @@ const SPLIT_LABEL: Record<string, string> = { train: "training families", heldou
 export function Results({ params }: { params: URLSearchParams }) {
   const exps = useLoad(() => call<ExperimentRow[]>("experiments"), []);
   const list = exps.data ?? [];
-  const idParam = params.get("id");
-  const id = idParam ? Number(idParam) : (list.find((e) => e.status === "finished") ?? list[0])?.id;
-  const other = params.get("other") ? Number(params.get("other")) : null;
+  const idParam = Number(params.get("id") ?? NaN);
+  const id = Number.isInteger(idParam) ? idParam : (list.find((e) => e.status === "finished") ?? list[0])?.id;
+  const otherParam = Number(params.get("other") ?? NaN);
+  const other = Number.isInteger(otherParam) ? otherParam : null;
   const report = useLoad(() => (id == null ? Promise.resolve(null) : other != null ? call<Report>("compare", { id, other }) : call<Report>("results", { id })), [id, other]);
 
   return (
