@@ -50,6 +50,8 @@ export interface Harness {
   description: string;
   base: boolean | string | null;
   extends: string | null;
+  specialty?: string | null;
+  hooks?: { id: string; kind: string }[];
   spec: string;
   diff: { op: "+" | "-" | " "; line: string }[];
   profile: Profile | null;

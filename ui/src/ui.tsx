@@ -45,6 +45,13 @@ export function duration(s: number | null | undefined): string {
   return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
 }
 
+/** An ISO timestamp as `YYYY-MM-DD HH:MM:SS` (UTC), the way the store writes it. */
+export function when(iso: string | null | undefined): string {
+  if (!iso) return "–";
+  const m = iso.match(/^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})/);
+  return m ? `${m[1]} ${m[2]}` : iso;
+}
+
 export function ms(x: number | null | undefined): string {
   if (x === null || x === undefined) return "–";
   if (x < 1) return `${x.toFixed(2)} ms`;

@@ -99,7 +99,12 @@ describe("workbench UI", { skip: reason ?? false }, () => {
       const want = arm === "policy-only" || arm === "harness-s" || arm === "random-rescue";
       if ((await box.isChecked()) !== want) await box.click();
     }
-    const nums = { iterations: 2, eval_every: 1, reanchor_every: 2, base_tries: 2, rescue_siblings: 2, rescue_tries: 1, batch_tasks: 8, probe_tasks: 8, warm_start_demos: 10, eval_train_tasks: 20 };
+    // Split: one held-out family.
+    for (const box of await page.locator("input[name=heldout]").all()) {
+      const want = (await box.getAttribute("value")) === "aggregation-AVG";
+      if ((await box.isChecked()) !== want) await box.click();
+    }
+    const nums = { iterations: 2, eval_every: 2, reanchor_every: 2, base_tries: 2, rescue_siblings: 2, rescue_tries: 1, batch_tasks: 8, probe_tasks: 8, warm_start_demos: 10, eval_train_tasks: 20 };
     for (const [k, v] of Object.entries(nums)) await page.fill(`input[name=${k}]`, String(v));
     await page.fill("input[name=seeds]", seeds);
     await page.press("input[name=seeds]", "Tab");
@@ -107,7 +112,7 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     await page.waitForFunction(
       ({ name }) => {
         const t = document.querySelector("#toml")?.value ?? "";
-        return t.includes(`"${name}"`) && /iterations = 2/.test(t) && /warm_start_demos = 10/.test(t) && /train_tasks = 20/.test(t) && !t.includes("keep-scaffold");
+        return t.includes(`"${name}"`) && /heldout_families = \["aggregation-AVG"\]/.test(t) && /iterations = 2/.test(t) && /warm_start_demos = 10/.test(t) && /train_tasks = 20/.test(t) && !t.includes("keep-scaffold");
       },
       { name },
       { timeout: 10_000 },
@@ -124,11 +129,11 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     await page.click("#save-config");
     await page.waitForSelector(".builder .note.ok");
     assert.match(readFileSync(path.join(server.dir, "ui-small.toml"), "utf8"), /iterations = 2/);
-    // Live progress for the first run while the second starts.
-    await page.waitForSelector(`[data-run="${runs.a}"] .units tbody tr`, { timeout: 30_000 });
-    await shot("4-experiments-running");
     runs.b = await buildAndStart("ui-small-b", "2");
     assert.notEqual(runs.a, runs.b);
+    // Live progress per arm and seed while they run.
+    await page.waitForSelector(`[data-run="${runs.b}"] .units tbody tr`, { timeout: 100_000 });
+    await shot("4-experiments-running");
     for (const id of [runs.a, runs.b]) {
       await page.waitForSelector(`[data-run="${id}"] summary .status-finished`, { timeout: 110_000 });
     }
@@ -149,6 +154,17 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     await page.waitForSelector(".compare-table tbody tr", { timeout: 30_000 });
     assert.match(await page.locator(".comparison h3").innerText(), new RegExp(`#${runs.b}`));
     await shot("5-results-compare");
+  });
+
+  test("harnesses: a sibling's behaviour profile from the experiment", async () => {
+    const hs = await api(server, "harnesses", { suite: "dbbench" });
+    const measured = hs.find((h) => h.profile);
+    assert.ok(measured, "the harness-s arm measured behaviour profiles");
+    await go(`#/harnesses?suite=dbbench&h=${measured.name}`);
+    await page.waitForSelector(".profile-counts");
+    assert.match(await page.locator(".count.fix").innerText(), new RegExp(`^${measured.profile.fix}\\b`));
+    if (measured.profile.evidence.length) assert.equal(await page.locator(".evidence li").count(), measured.profile.evidence.length);
+    await shot("3-harnesses-profile");
   });
 
   test("export: the report downloads as HTML, JSON and CSV", async () => {
@@ -184,8 +200,8 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     const passed = await api(server, "episodes", { run_id: runs.a, success: true, limit: 1 });
     await page.waitForFunction((n) => document.querySelector("#episode-count")?.textContent?.replace(/\D/g, "") === String(n), passed.total);
     assert.ok(passed.total < total);
-    const outcomes = await page.locator(".ep-row[data-episode] .tag.ok, .ep-row[data-episode] .tag.fail").allInnerTexts();
-    assert.ok(outcomes.length > 0 && outcomes.every((o) => o.includes("pass")));
+    const outcomes = await page.locator(".ep-row[data-episode] .outcome .tag:first-child").evaluateAll((ts) => ts.map((t) => t.className));
+    assert.ok(outcomes.length > 0 && outcomes.every((c) => c.includes("ok")), `outcomes shown: ${outcomes}`);
     // Text search, focused with '/'.
     await page.selectOption("select[name=success]", "");
     const rows = await api(server, "episodes", { run_id: runs.a, limit: 1 });

@@ -5,7 +5,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { call } from "../client";
 import { navigate, refreshJobs, runs, showError, useLoad, useStore, type RunProgress } from "../store";
 import type { ConfigCheck, ExperimentConfig, ExperimentRow, Suite } from "../types";
-import { ArmName, duration, Loading, pct, Progress, StatusTag } from "../ui";
+import { ArmName, duration, Loading, pct, Progress, StatusTag, when } from "../ui";
 import { toToml } from "../toml";
 
 /** The experiment file for a config: the server's rendering, or the UI's own when that fails. */
@@ -64,8 +64,8 @@ export function Experiments({ params }: { params: URLSearchParams }) {
       <header class="view-head">
         <h1>Experiments</h1>
       </header>
-      <Builder />
       <RunsPanel focus={focusRun} />
+      <Builder />
     </div>
   );
 }
@@ -436,8 +436,11 @@ function RunsPanel({ focus }: { focus: number | null }) {
   const resumable = (exps.data ?? []).filter((e) => !shownIds.has(e.id) && (e.status === "cancelled" || e.status === "failed" || e.status === "running"));
   return (
     <section class="runs">
-      <h2>Runs</h2>
-      {list.length === 0 && resumable.length === 0 && <p class="muted">Nothing running. Started experiments show their progress here per arm and seed.</p>}
+      {list.length === 0 && resumable.length === 0 ? (
+        <p class="muted small">Nothing running. Started experiments show their progress here, per arm and seed.</p>
+      ) : (
+        <h2>Runs</h2>
+      )}
       {list.map((r) => (
         <RunCard key={r.run_id} r={r} open={focus === null ? r.status === "running" : focus === r.run_id} />
       ))}
@@ -460,7 +463,7 @@ function RunsPanel({ focus }: { focus: number | null }) {
                 <td>
                   <StatusTag status={e.status} />
                 </td>
-                <td class="muted">{e.created_at}</td>
+                <td class="muted">{when(e.created_at)}</td>
                 <td class="actions">
                   <ResumeButton id={e.id} />
                 </td>
@@ -492,10 +495,14 @@ function ResumeButton({ id }: { id: number }) {
 }
 
 function RunCard({ r, open }: { r: RunProgress; open: boolean }) {
+  const ref = useRef<HTMLDetailsElement>(null);
+  useEffect(() => {
+    if (open) ref.current?.scrollIntoView({ block: "nearest" });
+  }, [open]);
   const units = [...r.units.values()].sort((a, b) => a.suite.localeCompare(b.suite) || a.arm.localeCompare(b.arm) || a.seed - b.seed);
   const running = r.status === "running";
   return (
-    <details class={`run-card status-${r.status}`} open={open} data-run={r.run_id}>
+    <details ref={ref} class={`run-card status-${r.status}`} open={open} data-run={r.run_id}>
       <summary>
         <span class="num">#{r.run_id}</span>
         <b>{r.name}</b>

@@ -1,7 +1,7 @@
 // Harnesses: the base and its siblings, each sibling as its difference from base, with its
 // behaviour profile (paired outcomes against base, by family and failure signature).
 
-import { useEffect } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { call } from "../client";
 import { navigate, useLoad } from "../store";
 import type { Counts, Harness, Suite } from "../types";
@@ -9,6 +9,48 @@ import { Empty, Loading } from "../ui";
 
 function isBase(h: Harness): boolean {
   return h.base === true || (!h.extends && h.base !== false);
+}
+
+/** What a harness is for: a sibling's specialty, else its description. */
+function summary(h: Harness): string {
+  return h.specialty || h.description;
+}
+
+type DiffLine = Harness["diff"][number];
+const DIFF_CONTEXT = 2;
+
+/** Unchanged runs longer than a few lines fold, so the change itself is what one sees. */
+function Diff({ lines }: { lines: DiffLine[] }) {
+  const [open, setOpen] = useState<Set<number>>(new Set());
+  const near = lines.map((_, i) => lines.slice(Math.max(0, i - DIFF_CONTEXT), i + DIFF_CONTEXT + 1).some((d) => d.op !== " "));
+  const out = [];
+  for (let i = 0; i < lines.length; ) {
+    if (near[i] || open.has(i)) {
+      const d = lines[i];
+      out.push(
+        <div key={i} class={d.op === "+" ? "add" : d.op === "-" ? "del" : "ctx"}>
+          <span class="op">{d.op}</span>
+          {d.line}
+        </div>,
+      );
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < lines.length && !near[j]) j++;
+    const start = i;
+    out.push(
+      <button key={`f${i}`} class="link fold-lines" onClick={() => setOpen((o) => new Set([...o, ...Array.from({ length: j - start }, (_, k) => start + k)]))}>
+        ⋯ {j - i} unchanged line{j - i === 1 ? "" : "s"}
+      </button>,
+    );
+    i = j;
+  }
+  return (
+    <pre class="diff" aria-label="difference from base">
+      {out}
+    </pre>
+  );
 }
 
 export function CountsBar({ c }: { c: Counts }) {
@@ -84,7 +126,7 @@ export function Harnesses({ params }: { params: URLSearchParams }) {
                 <b>{x.name}</b>
                 {isBase(x) ? <span class="tag base">base</span> : <span class="muted small">+{x.diff.filter((d) => d.op === "+").length} −{x.diff.filter((d) => d.op === "-").length}</span>}
               </div>
-              <div class="muted small clamp">{x.description}</div>
+              <div class="muted small clamp">{summary(x)}</div>
               {x.profile && (
                 <div class="row small">
                   <CountsBar c={x.profile} />
@@ -111,18 +153,20 @@ function HarnessDetail({ h }: { h: Harness }) {
       <h2>
         {h.name} {base ? <span class="tag base">base harness</span> : <span class="muted small">extends {h.extends ?? "base"}</span>}
       </h2>
-      <p>{h.description}</p>
+      <p class="specialty">{summary(h)}</p>
+      {h.hooks && h.hooks.length > 0 && (
+        <div class="chips">
+          {h.hooks.map((k) => (
+            <span key={k.id} class="tag hook" title={k.kind}>
+              ⚑ {k.id} <small>{k.kind}</small>
+            </span>
+          ))}
+        </div>
+      )}
       {!base && (
         <>
           <h3>Difference from base</h3>
-          <pre class="diff" aria-label="difference from base">
-            {h.diff.map((d, i) => (
-              <div key={i} class={d.op === "+" ? "add" : d.op === "-" ? "del" : "ctx"}>
-                <span class="op">{d.op}</span>
-                {d.line}
-              </div>
-            ))}
-          </pre>
+          <Diff key={h.name} lines={h.diff} />
         </>
       )}
       {base && (

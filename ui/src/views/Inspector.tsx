@@ -209,8 +209,8 @@ export function Inspector({ params }: { params: URLSearchParams }) {
           <span>rescued</span>
           <select name="rescued" value={filters.rescued} onChange={(e) => setParam({ rescued: (e.target as HTMLSelectElement).value })}>
             <option value="">any</option>
-            <option value="true">rescued tasks</option>
-            <option value="false">not rescued</option>
+            <option value="true">rescue succeeded</option>
+            <option value="false">rescue failed</option>
           </select>
         </label>
         <input data-search class="search" name="text" placeholder="Search text  ( / )" value={textDraft} onInput={(e) => setTextDraft((e.target as HTMLInputElement).value)} />
@@ -222,20 +222,20 @@ export function Inspector({ params }: { params: URLSearchParams }) {
       </header>
       {runId == null && exps.data && <Empty>No experiments yet.</Empty>}
       {runId != null && (
-        <div class="inspector-body">
+        <div class={`inspector-body ${mode === "rescue" && rec && (rec.row.rescued || rec.row.phase === "rescue") ? "rescue-mode" : ""}`}>
           <section class={`pane episodes ${zone === "list" ? "focused" : ""}`}>
             <div class="list-head">
               <span id="episode-count">{total === null ? "…" : `${total.toLocaleString()} episodes`}</span>
               <span class="muted small">j/k move · → steps · r rescue</span>
             </div>
             <div class="ep-row ep-header">
-              <span>id</span>
+              <span class="num">id</span>
               <span />
               <span>arm</span>
               <span>phase</span>
               <span>task</span>
               <span>harness</span>
-              <span class="num">steps</span>
+              <span class="num" title="steps (⚑ interventions)">steps</span>
             </div>
             <VirtualListRows
               key={qkey}
@@ -280,10 +280,10 @@ function VirtualListRows(props: { count: number; sel: number; rowAt: (i: number)
         return (
           <button class={`ep-row ${i === props.sel ? "selected" : ""}`} onClick={() => props.onPick(i)} data-episode={r.id} title={`${r.task_id} · ${r.family} · ${r.harness}`}>
             <span class="num muted">{r.id}</span>
-            <span>
-              <Outcome success={r.success} status={r.status} />
+            <span class="outcome">
+              {r.status === "infra_error" ? <span class="tag infra" title="infrastructure error">!</span> : r.success ? <span class="tag ok" title="pass">✓</span> : <span class="tag fail" title="fail">✗</span>}
               {r.rescued && (
-                <span class="tag rescued" title="a task rescued by a sibling">
+                <span class="tag rescued" title="a successful sibling rescue">
                   R
                 </span>
               )}
@@ -342,7 +342,7 @@ function EpisodePane({ rec, mode, setMode, step, onStep }: { rec: EpisodeRecord;
           <span class="muted">{r.status}</span>
         </div>
         <div class="tabs">
-          <button class={mode === "timeline" ? "tab active" : "tab"} onClick={() => setMode("timeline")}>
+          <button class={mode === "timeline" ? "tab active" : "tab"} onClick={() => setMode("timeline")} id="timeline-tab">
             Timeline
           </button>
           <button class={mode === "rescue" ? "tab active" : "tab"} onClick={() => setMode("rescue")} disabled={!canRescue} title={canRescue ? "r" : "this task was not rescued"} id="rescue-tab">

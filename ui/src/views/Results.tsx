@@ -5,7 +5,7 @@ import { useState } from "preact/hooks";
 import { call, inTauri, saveReport, type ReportFormat } from "../client";
 import { navigate, showError, useLoad } from "../store";
 import type { ExperimentRow, FinalRow, Report } from "../types";
-import { ArmName, ci, Empty, Loading, pct, signedPts, StatusTag } from "../ui";
+import { ArmName, ci, Empty, Loading, pct, signedPts, StatusTag, when } from "../ui";
 
 const SPLIT_LABEL: Record<string, string> = { train: "training families", heldout: "held-out families" };
 
@@ -93,8 +93,8 @@ function ReportView({ r }: { r: Report }) {
           #{r.run.id} {r.run.name} <StatusTag status={r.status} />
         </h2>
         <div class="muted small">
-          arms: {r.arms.join(", ")} · suites: {r.suites.join(", ")} · base harness <code>{r.base_harness}</code> · created {r.run.created_at}
-          {r.run.finished_at && ` · finished ${r.run.finished_at}`}
+          arms: {r.arms.join(", ")} · suites: {r.suites.join(", ")} · base harness <code>{r.base_harness}</code> · created {when(r.run.created_at)}
+          {r.run.finished_at && ` · finished ${when(r.run.finished_at)}`}
         </div>
         {!r.finished && <div class="banner warn">This run is {r.status}: the numbers are as far as it got, not final.</div>}
       </div>
@@ -121,8 +121,7 @@ function ReportView({ r }: { r: Report }) {
       <div class="charts">
         {r.charts.map((c) => (
           <figure key={c.id} class="chart" data-chart={c.id}>
-            <figcaption>{c.title}</figcaption>
-            <div class="svg" dangerouslySetInnerHTML={{ __html: c.svg }} />
+            <div class="svg" role="img" aria-label={c.title} dangerouslySetInnerHTML={{ __html: c.svg }} />
           </figure>
         ))}
       </div>

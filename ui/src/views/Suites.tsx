@@ -109,8 +109,10 @@ export function Suites({ params }: { params: URLSearchParams }) {
                   const t = shown[i];
                   return (
                     <button class={`task-row ${t.id === taskId ? "selected" : ""}`} onClick={() => go({ task: t.id })}>
-                      <span class="task-id">{t.id}</span>
-                      <span class="chip">{t.family}</span>
+                      <span class="task-head">
+                        <span class="task-id">{t.id}</span>
+                        <span class="chip">{t.family}</span>
+                      </span>
                       <span class="task-instr">{t.instruction}</span>
                     </button>
                   );
@@ -129,8 +131,9 @@ export function Suites({ params }: { params: URLSearchParams }) {
                 <p class="instruction">{detail.data.instruction}</p>
                 <h3>Prompt under the base harness</h3>
                 <pre class="code wrap">{detail.data.prompt}</pre>
+                <Tables value={detail.data.payload} />
                 <h3>Payload</h3>
-                <JsonBlock value={detail.data.payload} open />
+                <JsonBlock value={detail.data.payload} />
               </div>
             )}
           </section>
@@ -196,5 +199,58 @@ function ImportDataset({ suite, onImported }: { suite: string; onImported: (name
         </div>
       )}
     </div>
+  );
+}
+
+type Grid = { name: string; columns: string[]; rows: unknown[][] };
+
+/** Tables found in a payload (objects with `columns` and `rows`), shown as tables. */
+function findTables(v: unknown, name: string, out: Grid[], depth = 0) {
+  if (!v || typeof v !== "object" || depth > 4 || out.length > 4) return;
+  const o = v as Record<string, unknown>;
+  if (Array.isArray(o.columns) && Array.isArray(o.rows)) {
+    const columns = o.columns.map((c) => (c && typeof c === "object" && "name" in c ? String((c as { name: unknown }).name) : String(c)));
+    const rows = (o.rows as unknown[]).map((r) => (Array.isArray(r) ? r : r && typeof r === "object" ? columns.map((c) => (r as Record<string, unknown>)[c]) : [r]));
+    out.push({ name, columns, rows });
+    return;
+  }
+  for (const [k, x] of Object.entries(o)) findTables(x, typeof o.table_name === "string" ? o.table_name : k, out, depth + 1);
+}
+
+function Tables({ value }: { value: unknown }) {
+  const grids: Grid[] = [];
+  findTables(value, "table", grids);
+  if (!grids.length) return null;
+  return (
+    <>
+      {grids.map((g, i) => (
+        <div key={i} class="payload-table">
+          <h3>
+            Table <code>{g.name}</code> <span class="muted small">{g.rows.length} rows</span>
+          </h3>
+          <div class="table-scroll">
+            <table class="table compact">
+              <thead>
+                <tr>
+                  {g.columns.map((c) => (
+                    <th key={c}>{c}</th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {g.rows.slice(0, 50).map((r, j) => (
+                  <tr key={j}>
+                    {r.map((c, k) => (
+                      <td key={k}>{c === null ? <span class="muted">NULL</span> : String(c)}</td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          {g.rows.length > 50 && <div class="muted small">first 50 of {g.rows.length} rows</div>}
+        </div>
+      ))}
+    </>
   );
 }

@@ -32,7 +32,7 @@ export function MessageView({ m, fresh }: { m: Message; fresh?: boolean }) {
         {m.origin && <span class={`origin ${hook ? "hook" : ""}`}>{originLabel(m)}</span>}
         {fresh && <span class="tag new">new</span>}
       </div>
-      {m.content && <Clip text={m.content} />}
+      {m.content && <Clip text={m.content} max={m.role === "system" ? 240 : 1200} />}
       {m.tool_calls?.map((c, i) => (
         <div key={i} class="toolcall">
           → <code>{callText(c)}</code>
@@ -221,17 +221,18 @@ export function Timeline({ ep, current = -1, onCurrent, compact }: { ep: StoredE
     io.observe(el);
     return () => io.disconnect();
   }, [ep, shown]);
-  // `c` opens or closes the current step's context.
+  // `c` opens or closes the current step's context (one listener for the timeline's life).
+  const currentRef = useRef(current);
+  currentRef.current = current;
   useEffect(() => {
-    if (current < 0) return;
     const onKey = (e: KeyboardEvent) => {
       const t = e.target as HTMLElement;
-      if (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT") return;
-      if (e.key === "c") toggle(current);
+      if (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (e.key === "c" && currentRef.current >= 0) toggle(currentRef.current);
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [current, open]);
+  }, []);
   function toggle(i: number) {
     setOpen((o) => {
       const n = new Set(o);
@@ -279,7 +280,7 @@ export function ExampleView({ ex, n }: { ex: TrainExample; n: number }) {
         <span class="muted small">weight {ex.weight}</span>
       </header>
       <button class="link ctx-toggle" onClick={() => setOpen(!open)}>
-        {open ? "▾" : "▸"} base context: {msgs.length} messages {open ? "" : "(last 2 shown)"}
+        {open ? "▾" : "▸"} base context: {msgs.length} messages {open || msgs.length <= 2 ? "" : "(last 2 shown)"}
       </button>
       <div class="ctx-messages">
         {tail.map((m, k) => (

@@ -4,7 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { call } from "../client";
 import { finished, navigate, runs, showError, useLoad, useStore } from "../store";
 import type { ExperimentRow, Suite, Workspace as WorkspaceInfo } from "../types";
-import { duration, Loading, pct, Progress, StatusTag } from "../ui";
+import { duration, Loading, pct, Progress, StatusTag, when } from "../ui";
 
 export function Workspace() {
   const ws = useLoad(() => call<WorkspaceInfo>("workspace"), []);
@@ -82,7 +82,7 @@ export function Workspace() {
               <span>{progress.label || "starting"}</span>
               <span class="spacer" />
               <span>
-                {progress.done} / {progress.total || "?"} rollouts
+                {progress.done} / {progress.total || "?"} done
               </span>
               <span>success {pct(progress.success_rate)}</span>
               <span>ETA {duration(progress.eta_s)}</span>
@@ -143,7 +143,7 @@ export function Workspace() {
                     <StatusTag status={e.status} />
                   </td>
                   <td>{e.suites.join(", ")}</td>
-                  <td class="muted">{e.created_at}</td>
+                  <td class="muted">{when(e.created_at)}</td>
                   <td class="actions">
                     <a href={`#/results?id=${e.id}`}>results</a> <a href={`#/inspector?run=${e.id}`}>trajectories</a>
                   </td>
