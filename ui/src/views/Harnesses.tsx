@@ -163,18 +163,6 @@ function HarnessDetail({ h }: { h: Harness }) {
           ))}
         </div>
       )}
-      {!base && (
-        <>
-          <h3>Difference from base</h3>
-          <Diff key={h.name} lines={h.diff} />
-        </>
-      )}
-      {base && (
-        <>
-          <h3>Spec</h3>
-          <pre class="code">{h.spec}</pre>
-        </>
-      )}
       <h3>Behaviour profile</h3>
       {!h.profile && <p class="muted">{base ? "Profiles are measured for siblings against this base." : "Not measured yet: an experiment with the harness-s arm measures it at each re-anchor."}</p>}
       {h.profile && (
@@ -243,6 +231,18 @@ function HarnessDetail({ h }: { h: Harness }) {
             </>
           )}
         </div>
+      )}
+      {!base && (
+        <>
+          <h3>Difference from base</h3>
+          <Diff key={h.name} lines={h.diff} />
+        </>
+      )}
+      {base && (
+        <>
+          <h3>Spec</h3>
+          <pre class="code">{h.spec}</pre>
+        </>
       )}
       {!base && (
         <details>
