@@ -1,4 +1,4 @@
-import { render } from "preact";
+import { Component, render, type ComponentChildren } from "preact";
 import { useEffect } from "preact/hooks";
 import "./style.css";
 import { banners, dismissBanner, navigate, route, runs, useStore, VIEWS, watchRuns } from "./store";
@@ -50,6 +50,29 @@ function RunningRuns() {
       ))}
     </div>
   );
+}
+
+/** A view that fails to render shows its error instead of leaving the window blank. */
+class ViewBoundary extends Component<{ view: string; children: ComponentChildren }, { error: Error | null }> {
+  state = { error: null as Error | null };
+  componentDidCatch(error: Error) {
+    this.setState({ error });
+  }
+  componentDidUpdate(prev: { view: string }) {
+    if (prev.view !== this.props.view && this.state.error) this.setState({ error: null });
+  }
+  render() {
+    if (this.state.error)
+      return (
+        <div class="view">
+          <div class="banner error">
+            <strong>This view failed to render:</strong> <span class="banner-text">{this.state.error.message}</span>
+            <button onClick={() => this.setState({ error: null })}>Retry</button>
+          </div>
+        </div>
+      );
+    return this.props.children;
+  }
 }
 
 function App() {
@@ -119,12 +142,14 @@ function App() {
       </nav>
       <main class="main">
         <Banners />
+        <ViewBoundary view={r.view}>
         {r.view === "workspace" && <Workspace />}
         {r.view === "suites" && <Suites params={r.params} />}
         {r.view === "harnesses" && <Harnesses params={r.params} />}
         {r.view === "experiments" && <Experiments params={r.params} />}
         {r.view === "results" && <Results params={r.params} />}
         {r.view === "inspector" && <Inspector params={r.params} />}
+        </ViewBoundary>
       </main>
     </div>
   );

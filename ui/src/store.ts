@@ -183,6 +183,7 @@ export async function refreshJobs(): Promise<void> {
         for (const u of j.units) units.set(unitKey(u), u);
         r.units = units;
       }
+      if (j.messages?.length) r.messages = j.messages.slice(-20);
       next.set(j.run_id, r);
     }
     return next;

@@ -111,6 +111,7 @@ export interface Job {
   eta_s: number | null;
   success_rate: number | null;
   units: Unit[];
+  messages?: string[];
 }
 
 export interface ExperimentRow {
@@ -119,7 +120,8 @@ export interface ExperimentRow {
   status: string;
   created_at: string;
   finished_at: string | null;
-  suites: string[];
+  /** A list (or, from some servers, one comma-separated string). */
+  suites: string[] | string;
   policy: unknown;
   summary: unknown;
 }

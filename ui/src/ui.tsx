@@ -45,6 +45,12 @@ export function duration(s: number | null | undefined): string {
   return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
 }
 
+/** A list of names sent either as an array or as one comma-separated string. */
+export function names(v: string[] | string | null | undefined): string[] {
+  if (Array.isArray(v)) return v;
+  return v ? v.split(",").map((s) => s.trim()).filter(Boolean) : [];
+}
+
 /** An ISO timestamp as `YYYY-MM-DD HH:MM:SS` (UTC), the way the store writes it. */
 export function when(iso: string | null | undefined): string {
   if (!iso) return "–";

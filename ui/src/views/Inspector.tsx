@@ -231,9 +231,9 @@ export function Inspector({ params }: { params: URLSearchParams }) {
             <div class="ep-row ep-header">
               <span class="num">id</span>
               <span />
+              <span>task</span>
               <span>arm</span>
               <span>phase</span>
-              <span>task</span>
               <span>harness</span>
               <span class="num" title="steps (⚑ interventions)">steps</span>
             </div>
@@ -288,14 +288,14 @@ function VirtualListRows(props: { count: number; sel: number; rowAt: (i: number)
                 </span>
               )}
             </span>
-            <span>
+            <span class="ellipsis task-cell">{r.task_id}</span>
+            <span class="ellipsis">
               <ArmName arm={r.arm} />
             </span>
-            <span class="muted">
+            <span class="muted" title={r.split === "heldout" ? "held-out family" : undefined}>
               {r.phase}
               {r.split === "heldout" ? " ·H" : ""}
             </span>
-            <span class="ellipsis">{r.task_id}</span>
             <span class="ellipsis">{r.harness}</span>
             <span class="num">
               {r.n_steps}
@@ -310,7 +310,8 @@ function VirtualListRows(props: { count: number; sel: number; rowAt: (i: number)
 
 function EpisodePane({ rec, mode, setMode, step, onStep }: { rec: EpisodeRecord; mode: "timeline" | "rescue"; setMode: (m: "timeline" | "rescue") => void; step: number; onStep: (i: number) => void }) {
   const r = rec.row;
-  const canRescue = r.rescued || r.phase === "rescue";
+  // Sibling rollouts, and failed base tries that may have been rescued (the server says which).
+  const canRescue = r.rescued || r.phase === "rescue" || (r.phase === "train" && !r.success);
   return (
     <div class="episode-view">
       <header class="ep-head">
@@ -356,14 +357,25 @@ function EpisodePane({ rec, mode, setMode, step, onStep }: { rec: EpisodeRecord;
 }
 
 function RescueView({ episodeId }: { episodeId: number }) {
-  const rescue = useLoad(() => call<Rescue>("rescue", { episode_id: episodeId }), [episodeId]);
+  const [rescue, setRescue] = useState<{ loading: boolean; data?: Rescue; error?: string }>({ loading: true });
+  useEffect(() => {
+    let live = true;
+    setRescue({ loading: true });
+    call<Rescue>("rescue", { episode_id: episodeId }).then(
+      (d) => live && setRescue({ loading: false, data: d }),
+      (e) => live && setRescue({ loading: false, error: e instanceof Error ? e.message : String(e) }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [episodeId]);
   const [fail, setFail] = useState(0);
   const d = rescue.data;
   const baseId = d?.base_failures[fail] ?? null;
   const base = useEpisode(baseId);
   const sib = useEpisode(d?.rescue ?? null);
   if (rescue.loading) return <Loading />;
-  if (!d) return <Empty>No rescue recorded for this episode.</Empty>;
+  if (!d) return <Empty>{rescue.error ?? "No rescue recorded for this episode."}</Empty>;
   return (
     <div class="rescue">
       <div class="muted small rescue-meta">

@@ -4,7 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { call } from "../client";
 import { finished, navigate, runs, showError, useLoad, useStore } from "../store";
 import type { ExperimentRow, Suite, Workspace as WorkspaceInfo } from "../types";
-import { duration, Loading, pct, Progress, StatusTag, when } from "../ui";
+import { duration, Loading, names, pct, Progress, StatusTag, when } from "../ui";
 
 export function Workspace() {
   const ws = useLoad(() => call<WorkspaceInfo>("workspace"), []);
@@ -16,16 +16,22 @@ export function Workspace() {
   const done = useStore(finished);
 
   // A demo started here (or still running from before) is followed until it lands on its results.
-  const demoId = demoRun ?? (ws.data?.demo_run_id != null && ws.data.running.includes(ws.data.demo_run_id) ? ws.data.demo_run_id : null);
+  const runningDemo =
+    ws.data?.demo_run_id != null
+      ? ws.data.running.includes(ws.data.demo_run_id)
+        ? ws.data.demo_run_id
+        : null
+      : ([...all.values()].find((r) => r.status === "running" && r.name === "demo")?.run_id ?? null);
+  const demoId = demoRun ?? runningDemo;
   const progress = demoId != null ? all.get(demoId) : undefined;
   useEffect(() => {
-    if (demoRun != null && done?.run_id === demoRun) {
-      if (done.status === "finished") navigate("results", { id: demoRun });
+    if (demoId != null && done?.run_id === demoId) {
+      if (done.status === "finished") navigate("results", { id: demoId });
       else ws.reload();
     }
-  }, [done, demoRun]);
+  }, [done, demoId]);
   useEffect(() => {
-    if (demoRun != null && progress && progress.status === "finished") navigate("results", { id: demoRun });
+    if (demoId != null && progress && progress.status === "finished") navigate("results", { id: demoId });
   }, [progress?.status]);
 
   async function runDemo() {
@@ -142,7 +148,7 @@ export function Workspace() {
                   <td>
                     <StatusTag status={e.status} />
                   </td>
-                  <td>{e.suites.join(", ")}</td>
+                  <td>{names(e.suites).join(", ")}</td>
                   <td class="muted">{when(e.created_at)}</td>
                   <td class="actions">
                     <a href={`#/results?id=${e.id}`}>results</a> <a href={`#/inspector?run=${e.id}`}>trajectories</a>
