@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { api, artifacts, skipReason, startBrowser, startServer } from "./serve.mjs";
+import { api, artifacts, skipReason, startBrowser, startServer, uiDir } from "./serve.mjs";
 
 const reason = skipReason();
 if (reason) console.log(`# skipping the browser tests: ${reason}`);
@@ -77,6 +77,13 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     const lines = await page.locator(".import-errors td.num").allInnerTexts();
     assert.ok(lines.some((l) => /^\d+$/.test(l.trim())), `line numbers shown: ${lines}`);
     await shot("2-suites");
+    // A good file (three records of the bundled set) becomes a dataset of its own.
+    const good = readFileSync(path.join(uiDir, "..", "datasets", "dbbench", "bundled.jsonl"), "utf8").split("\n").slice(0, 3).join("\n") + "\n";
+    await page.setInputFiles("#import-file", { name: "three.jsonl", mimeType: "application/json", buffer: Buffer.from(good) });
+    await page.waitForSelector(".import .note.ok");
+    assert.match(await page.locator(".import .note.ok").innerText(), /3 tasks/);
+    await page.waitForFunction(() => [...document.querySelectorAll("select[aria-label=dataset] option")].some((o) => o.textContent.includes("three")));
+    await page.waitForFunction(() => document.querySelectorAll(".task-row").length === 3);
   });
 
   test("harnesses: siblings as their difference from base", async () => {
@@ -121,6 +128,29 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     await page.waitForFunction(() => /#\/experiments\?run=\d+/.test(window.location.hash));
     return Number(new URL(page.url()).hash.match(/run=(\d+)/)[1]);
   }
+
+  test("builder: the TOML is checked as it is typed; the endpoint test reports its error", async () => {
+    await go("#/experiments");
+    await page.waitForFunction(() => document.querySelector("#toml")?.value.includes("name ="));
+    const original = await page.inputValue("#toml");
+    await page.fill("#toml", original + "\nbogus_key = 1\n");
+    await page.waitForSelector("#toml-error");
+    assert.match(await page.locator("#toml-error").innerText(), /bogus_key/);
+    assert.ok(await page.locator("#start-experiment").isDisabled());
+    await page.fill("#toml", original);
+    await page.waitForSelector("#toml-error", { state: "detached" });
+    // An OpenAI-compatible endpoint that is not one (this server): the test says why it failed.
+    await page.click("input[name=backend][value=openai]");
+    await page.fill("input[name=base_url]", `${server.origin}/v1`);
+    await page.fill("input[name=model]", "none");
+    await page.click("#test-connection");
+    await page.waitForSelector(".endpoint .error-text, .endpoint .note.ok");
+    const said = await page.locator(".endpoint .error-text, .endpoint .note.ok").innerText();
+    assert.ok(said.length > 10, said);
+    await shot("4-builder-endpoint");
+    await page.click("input[name=backend][value=builtin]");
+    await page.waitForFunction(() => !document.querySelector("#toml")?.value.includes("base_url"));
+  });
 
   test("builder: builds, saves and runs two small experiments to completion with live progress", async () => {
     runs.a = await buildAndStart("ui-small-a", "1");

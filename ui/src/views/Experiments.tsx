@@ -248,11 +248,11 @@ function Builder() {
           <legend>Policy</legend>
           <div class="form-row">
             <label class="check">
-              <input type="radio" name="backend" checked={!openai} onChange={() => edit((c) => (c.policy = { ...c.policy, backend: "builtin", base_url: undefined, model: undefined, api_key_env: undefined }))} />
+              <input type="radio" name="backend" value="builtin" checked={!openai} onChange={() => edit((c) => (c.policy = { ...c.policy, backend: "builtin", base_url: undefined, model: undefined, api_key_env: undefined }))} />
               built-in (CPU, offline)
             </label>
             <label class="check">
-              <input type="radio" name="backend" checked={openai} onChange={() => edit((c) => (c.policy = { ...c.policy, backend: "openai", base_url: c.policy.base_url ?? "http://127.0.0.1:8000/v1", model: c.policy.model ?? "" }))} />
+              <input type="radio" name="backend" value="openai" checked={openai} onChange={() => edit((c) => (c.policy = { ...c.policy, backend: "openai", base_url: c.policy.base_url ?? "http://127.0.0.1:8000/v1", model: c.policy.model ?? "" }))} />
               OpenAI-compatible endpoint
             </label>
           </div>
