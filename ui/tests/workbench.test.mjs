@@ -45,6 +45,9 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     assert.equal(wrong.status, 401);
     const ok = await fetch(`${server.origin}/api/experiments`, { headers: { Authorization: `Bearer ${server.token}` } });
     assert.equal(ok.status, 200);
+    const events = await fetch(`${server.origin}/api/events`);
+    assert.equal(events.status, 401);
+    await events.body?.cancel();
   });
 
   test("opens on the workspace with the bundled suites and the demo action", async () => {
@@ -171,6 +174,19 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     assert.ok(units >= 3, `one progress row per arm and seed, got ${units}`);
     await page.locator(`[data-run="${runs.b}"] summary`).scrollIntoViewIfNeeded();
     await shot("4-experiments");
+  });
+
+  test("runs: cancel a running experiment, then resume it to the end", async () => {
+    const id = await buildAndStart("ui-cancel-resume", "3");
+    const card = `[data-run="${id}"]`;
+    await page.waitForSelector(`${card} summary .status-running`);
+    await page.click(`${card} summary button.danger`);
+    await page.waitForSelector(`${card} summary .status-cancelled`, { timeout: 60_000 });
+    await shot("4-experiments-cancelled");
+    await page.click(`${card} summary button:has-text("Resume")`);
+    await page.waitForSelector(`${card} summary .status-finished`, { timeout: 110_000 });
+    const exp = await api(server, "experiment", { id });
+    assert.equal(exp.status, "finished");
   });
 
   test("results: charts and the final table; two experiments compared", async () => {

@@ -479,7 +479,8 @@ function RunsPanel({ focus }: { focus: number | null }) {
 function ResumeButton({ id }: { id: number }) {
   return (
     <button
-      onClick={async () => {
+      onClick={async (e) => {
+        e.preventDefault();
         try {
           const r = await call<{ run_id: number }>("experiment_resume", { run_id: id });
           await refreshJobs();

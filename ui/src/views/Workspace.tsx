@@ -85,13 +85,13 @@ export function Workspace() {
           <div class="demo-progress" id="demo-progress">
             <div class="row">
               <StatusTag status={progress.status} />
-              <span>{progress.label || "starting"}</span>
+              <span>{progress.label || (progress.done === 0 ? "starting…" : "")}</span>
               <span class="spacer" />
               <span>
                 {progress.done} / {progress.total || "?"} done
               </span>
               <span>success {pct(progress.success_rate)}</span>
-              <span>ETA {duration(progress.eta_s)}</span>
+              <span>{progress.status === "running" ? `ETA ${duration(progress.eta_s)} · running ${duration((Date.now() - progress.seen_at) / 1000)}` : ""}</span>
             </div>
             <Progress done={progress.done} total={progress.total} status={progress.status} />
             {progress.messages.length > 0 && <div class="muted small">{progress.messages[progress.messages.length - 1]}</div>}
