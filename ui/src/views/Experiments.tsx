@@ -49,8 +49,10 @@ function NumField(props: { label: string; hint?: string; value: number | undefin
         step={props.step ?? 1}
         value={props.value ?? ""}
         onInput={(e) => {
-          const v = Number((e.target as HTMLInputElement).value);
-          if (Number.isFinite(v)) props.onChange(v);
+          const raw = (e.target as HTMLInputElement).value;
+          const v = Number(raw);
+          // An emptied field is being retyped: keep the value until a number is there.
+          if (raw.trim() !== "" && Number.isFinite(v)) props.onChange(v);
         }}
       />
     </label>

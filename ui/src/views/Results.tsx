@@ -1,9 +1,9 @@
 // Results: one experiment's report (headline, charts, final table), or two side by side, and
 // the report's export.
 
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { call, inTauri, saveReport, type ReportFormat } from "../client";
-import { navigate, showError, useLoad } from "../store";
+import { finished, navigate, showError, useLoad, useStore } from "../store";
 import type { ExperimentRow, FinalRow, Report } from "../types";
 import { ArmName, ci, Empty, Loading, pct, signedPts, StatusTag, when } from "../ui";
 
@@ -17,6 +17,11 @@ export function Results({ params }: { params: URLSearchParams }) {
   const otherParam = Number(params.get("other") ?? NaN);
   const other = Number.isInteger(otherParam) ? otherParam : null;
   const report = useLoad(() => (id == null ? Promise.resolve(null) : other != null ? call<Report>("compare", { id, other }) : call<Report>("results", { id })), [id, other]);
+  // A run that finishes while its report is open is shown final.
+  const done = useStore(finished);
+  useEffect(() => {
+    if (done && (done.run_id === id || done.run_id === other)) report.reload();
+  }, [done]);
 
   return (
     <div class="view results">
@@ -46,6 +51,11 @@ export function Results({ params }: { params: URLSearchParams }) {
           </select>
         </label>
         <span class="spacer" />
+        {report.data && !report.data.finished && (
+          <button onClick={report.reload} title="the run is not finished: read its numbers again">
+            ↻ Refresh
+          </button>
+        )}
         {id != null && <ExportButtons id={id} other={other} />}
       </header>
       {exps.data && list.length === 0 && <Empty>No experiments yet. Run the demo from the Workspace (1) or start one under Experiments (4).</Empty>}
