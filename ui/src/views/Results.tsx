@@ -128,13 +128,7 @@ function ReportView({ r }: { r: Report }) {
       <h3>Final table</h3>
       <FinalTable rows={r.final_table.rows} baseline={r.final_table.baseline} />
       <h3>Charts</h3>
-      <div class="charts">
-        {r.charts.map((c) => (
-          <figure key={c.id} class="chart" data-chart={c.id}>
-            <div class="svg" role="img" aria-label={c.title} dangerouslySetInnerHTML={{ __html: c.svg }} />
-          </figure>
-        ))}
-      </div>
+      <Charts charts={r.charts} />
       {r.notes.length > 0 && (
         <>
           <h3>Notes</h3>
@@ -146,6 +140,44 @@ function ReportView({ r }: { r: Report }) {
         </>
       )}
     </div>
+  );
+}
+
+/** The report's charts, two to a row; any one can be widened to the full row. */
+function Charts({ charts }: { charts: Report["charts"] }) {
+  const [wide, setWide] = useState<Set<string>>(new Set());
+  if (!charts.length) return <p class="muted">No charts yet.</p>;
+  return (
+    <>
+      <nav class="chart-index small">
+        {charts.map((c) => (
+          <a key={c.id} href={`#chart-${c.id}`} onClick={(e) => (e.preventDefault(), document.getElementById(`chart-${c.id}`)?.scrollIntoView({ block: "start" }))}>
+            {c.title}
+          </a>
+        ))}
+      </nav>
+      <div class="charts">
+        {charts.map((c) => (
+          <figure key={c.id} id={`chart-${c.id}`} class={`chart ${wide.has(c.id) ? "wide" : ""}`} data-chart={c.id}>
+            <button
+              class="link widen"
+              title={wide.has(c.id) ? "back to half width" : "full width"}
+              onClick={() =>
+                setWide((w) => {
+                  const n = new Set(w);
+                  if (n.has(c.id)) n.delete(c.id);
+                  else n.add(c.id);
+                  return n;
+                })
+              }
+            >
+              {wide.has(c.id) ? "⤡" : "⤢"}
+            </button>
+            <div class="svg" role="img" aria-label={c.title} dangerouslySetInnerHTML={{ __html: c.svg }} />
+          </figure>
+        ))}
+      </div>
+    </>
   );
 }
 
