@@ -9,11 +9,11 @@ import { duration, Loading, names, pct, Progress, StatusTag, when } from "../ui"
 export function Workspace() {
   const ws = useLoad(() => call<WorkspaceInfo>("workspace"), []);
   const suites = useLoad(() => call<Suite[]>("suites"), []);
-  const exps = useLoad(() => call<ExperimentRow[]>("experiments"), []);
+  const done = useStore(finished);
+  const exps = useLoad(() => call<ExperimentRow[]>("experiments"), [done]);
   const [demoRun, setDemoRun] = useState<number | null>(null);
   const [starting, setStarting] = useState(false);
   const all = useStore(runs);
-  const done = useStore(finished);
 
   // A demo started here (or still running from before) is followed until it lands on its results.
   const runningDemo =
@@ -46,7 +46,10 @@ export function Workspace() {
     }
   }
 
-  const demoFinished = ws.data?.demo_run_id != null ? exps.data?.find((e) => e.id === ws.data!.demo_run_id && e.status === "finished") : undefined;
+  const demoFinished =
+    ws.data?.demo_run_id != null
+      ? exps.data?.find((e) => e.id === ws.data!.demo_run_id && e.status === "finished")
+      : exps.data?.find((e) => e.name === "demo" && e.status === "finished");
   const running = progress && progress.status === "running";
 
   return (
