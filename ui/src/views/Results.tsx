@@ -61,6 +61,7 @@ export function Results({ params }: { params: URLSearchParams }) {
       {exps.data && list.length === 0 && <Empty>No experiments yet. Run the demo from the Workspace (1) or start one under Experiments (4).</Empty>}
       {report.loading && id != null && <Loading />}
       {report.data && !report.loading && <ReportView r={report.data} />}
+      {!report.data && !report.loading && id != null && <Empty>No report for run {id}.</Empty>}
     </div>
   );
 }
