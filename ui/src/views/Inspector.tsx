@@ -39,6 +39,11 @@ function useEpisode(id: number | null) {
   return rec;
 }
 
+/** Sibling rollouts, and failed base tries that may have been rescued (the server says which). */
+function rescuable(r: EpisodeRow): boolean {
+  return r.rescued || r.phase === "rescue" || (r.phase === "train" && !r.success);
+}
+
 function typing(e: KeyboardEvent) {
   const t = e.target as HTMLElement;
   return t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT";
@@ -222,7 +227,7 @@ export function Inspector({ params }: { params: URLSearchParams }) {
       </header>
       {runId == null && exps.data && <Empty>No experiments yet.</Empty>}
       {runId != null && (
-        <div class={`inspector-body ${mode === "rescue" && rec && (rec.row.rescued || rec.row.phase === "rescue") ? "rescue-mode" : ""}`}>
+        <div class={`inspector-body ${mode === "rescue" && rec && rescuable(rec.row) ? "rescue-mode" : ""}`}>
           <section class={`pane episodes ${zone === "list" ? "focused" : ""}`}>
             <div class="list-head">
               <span id="episode-count">{total === null ? "…" : `${total.toLocaleString()} episodes`}</span>
@@ -310,8 +315,7 @@ function VirtualListRows(props: { count: number; sel: number; rowAt: (i: number)
 
 function EpisodePane({ rec, mode, setMode, step, onStep }: { rec: EpisodeRecord; mode: "timeline" | "rescue"; setMode: (m: "timeline" | "rescue") => void; step: number; onStep: (i: number) => void }) {
   const r = rec.row;
-  // Sibling rollouts, and failed base tries that may have been rescued (the server says which).
-  const canRescue = r.rescued || r.phase === "rescue" || (r.phase === "train" && !r.success);
+  const canRescue = rescuable(r);
   return (
     <div class="episode-view">
       <header class="ep-head">
