@@ -103,8 +103,6 @@ export interface RunProgress {
   /** Per (suite, arm, seed): the newest unit reported. */
   units: Map<string, Unit>;
   messages: string[];
-  /** When this page first saw the run running (ms since the epoch). */
-  seen_at: number;
 }
 
 export const runs = new Store<Map<number, RunProgress>>(new Map());
@@ -116,7 +114,7 @@ function unitKey(u: Unit) {
 }
 
 function blank(run_id: number): RunProgress {
-  return { run_id, label: "", status: "running", done: 0, total: 0, success_rate: null, eta_s: null, error: null, name: `run ${run_id}`, units: new Map(), messages: [], seen_at: Date.now() };
+  return { run_id, label: "", status: "running", done: 0, total: 0, success_rate: null, eta_s: null, error: null, name: `run ${run_id}`, units: new Map(), messages: [] };
 }
 
 function applyEvent(e: WorkbenchEvent) {

@@ -10,8 +10,8 @@ export function Workspace() {
   const ws = useLoad(() => call<WorkspaceInfo>("workspace"), []);
   const suites = useLoad(() => call<Suite[]>("suites"), []);
   const done = useStore(finished);
-  const exps = useLoad(() => call<ExperimentRow[]>("experiments"), [done]);
   const [demoRun, setDemoRun] = useState<number | null>(null);
+  const exps = useLoad(() => call<ExperimentRow[]>("experiments"), [done, demoRun]);
   const [starting, setStarting] = useState(false);
   const all = useStore(runs);
 
@@ -51,6 +51,8 @@ export function Workspace() {
       ? exps.data?.find((e) => e.id === ws.data!.demo_run_id && e.status === "finished")
       : exps.data?.find((e) => e.name === "demo" && e.status === "finished");
   const running = progress && progress.status === "running";
+  const demoRow = demoId != null ? exps.data?.find((e) => e.id === demoId) : undefined;
+  const startedAt = demoRow ? Date.parse(demoRow.created_at) : NaN;
 
   return (
     <div class="view workspace">
@@ -94,7 +96,7 @@ export function Workspace() {
                 {progress.done} / {progress.total || "?"} done
               </span>
               <span>success {pct(progress.success_rate)}</span>
-              <span>{progress.status === "running" ? `ETA ${duration(progress.eta_s)} · running ${duration((Date.now() - progress.seen_at) / 1000)}` : ""}</span>
+              <span>{progress.status === "running" ? `ETA ${duration(progress.eta_s)}${Number.isFinite(startedAt) ? ` · running ${duration((Date.now() - startedAt) / 1000)}` : ""}` : ""}</span>
             </div>
             <Progress done={progress.done} total={progress.total} status={progress.status} />
             {progress.messages.length > 0 && <div class="muted small">{progress.messages[progress.messages.length - 1]}</div>}
