@@ -321,6 +321,8 @@ export interface Rescue {
   sibling: string;
   base_failures: number[];
   rescue: number;
+  /** Every sibling rollout of this task in that iteration (some servers send it). */
+  attempts?: { id: number; harness: string; success: boolean }[];
   distilled: { mode: string; examples: TrainExample[] };
 }
 

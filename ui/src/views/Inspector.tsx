@@ -384,6 +384,17 @@ function RescueView({ episodeId }: { episodeId: number }) {
     <div class="rescue">
       <div class="muted small rescue-meta">
         task <b>{d.task_id}</b> · <ArmName arm={d.arm} /> · seed {d.seed_index} · iteration {d.iteration} · rescued by <b>{d.sibling}</b> · distilled with <code>{d.distilled.mode}</code>
+        {d.attempts && d.attempts.length > 0 && (
+          <span class="attempts">
+            {" "}
+            · sibling tries:{" "}
+            {d.attempts.map((a) => (
+              <span key={a.id} class={`tag ${a.success ? "ok" : "fail"}`} title={`episode ${a.id}`}>
+                {a.success ? "✓" : "✗"} {a.harness}
+              </span>
+            ))}
+          </span>
+        )}
       </div>
       <div class="three-cols">
         <div class="col" data-col="base">
