@@ -187,6 +187,10 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     await page.waitForSelector(`${card} summary .status-finished`, { timeout: 110_000 });
     const exp = await api(server, "experiment", { id });
     assert.equal(exp.status, "finished");
+    // An earlier run's file can be loaded back into the builder.
+    await page.click(`[data-run="${runs.a}"] summary button:has-text("edit a copy")`);
+    await page.waitForFunction(() => document.querySelector("input[name=name]")?.value === "ui-small-a");
+    assert.match(await page.inputValue("#toml"), /seeds = \[1\]/);
   });
 
   test("results: charts and the final table; two experiments compared", async () => {

@@ -3,8 +3,8 @@
 
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { call } from "../client";
-import { navigate, refreshJobs, runs, showError, useLoad, useStore, type RunProgress } from "../store";
-import type { ConfigCheck, ExperimentConfig, ExperimentRow, Suite } from "../types";
+import { navigate, refreshJobs, runs, showError, Store, useLoad, useStore, type RunProgress } from "../store";
+import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, Suite } from "../types";
 import { ArmName, duration, Loading, pct, Progress, StatusTag, when } from "../ui";
 import { toToml } from "../toml";
 
@@ -36,6 +36,19 @@ function useDebounced<T>(value: T, ms: number): T {
     return () => clearTimeout(t);
   }, [value, ms]);
   return v;
+}
+
+/** The experiment file the builder should load next (an earlier run's), or null for the template. */
+const builderSource = new Store<string | null>(null);
+
+async function editCopy(runId: number) {
+  try {
+    const e = await call<ExperimentDetail>("experiment", { id: runId });
+    builderSource.set(e.config_toml?.trim() ? e.config_toml : await render(e.config));
+    document.querySelector(".builder")?.scrollIntoView({ block: "start" });
+  } catch (err) {
+    showError(err);
+  }
 }
 
 function NumField(props: { label: string; hint?: string; value: number | undefined; onChange: (n: number) => void; min?: number; step?: number; name: string }) {
@@ -83,21 +96,26 @@ function Builder() {
   const [saved, setSaved] = useState<string | null>(null);
   const [starting, setStarting] = useState(false);
 
+  // The builder starts from the demo's file, or from an earlier run's file ("edit a copy").
+  const copy = useStore(builderSource);
   useEffect(() => {
     (async () => {
       try {
-        const t = await call<{ toml: string }>("config_template");
-        const c = await call<ConfigCheck>("config_check", { toml: t.toml });
-        setToml(t.toml);
+        const t = copy ?? (await call<{ toml: string }>("config_template")).toml;
+        const c = await call<ConfigCheck>("config_check", { toml: t });
+        source.current = "init";
+        setToml(t);
+        setSaved(null);
         if (c.ok) {
           setConfig(c.config);
+          setTomlError(null);
           setSavePath(`experiments/${c.config.name}.toml`);
         } else setTomlError({ error: c.error, line: c.line });
       } catch (e) {
         showError(e);
       }
     })();
-  }, []);
+  }, [copy]);
 
   const debouncedConfig = useDebounced(config, 200);
   useEffect(() => {
@@ -534,6 +552,16 @@ function RunCard({ r, open }: { r: RunProgress; open: boolean }) {
           </button>
         )}
         {(r.status === "cancelled" || r.status === "failed") && <ResumeButton id={r.run_id} />}
+        <button
+          class="link"
+          title="load this run's experiment file into the builder"
+          onClick={(e) => {
+            e.preventDefault();
+            void editCopy(r.run_id);
+          }}
+        >
+          edit a copy
+        </button>
         {!running && (
           <>
             <a href={`#/results?id=${r.run_id}`}>results</a>
