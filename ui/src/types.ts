@@ -57,7 +57,8 @@ export interface Harness {
   profile: Profile | null;
 }
 
-export type ConfigCheck = { ok: true; config: ExperimentConfig } | { ok: false; error: string; line: number | null };
+/** `key`: the setting the error is about (`iterations`, `policy.base_url`, ...), where the server names one. */
+export type ConfigCheck = { ok: true; config: ExperimentConfig } | { ok: false; error: string; line: number | null; key?: string | null };
 
 /** The experiment file as JSON (src/experiment/config.rs); unknown keys are kept as they are. */
 export interface ExperimentConfig {

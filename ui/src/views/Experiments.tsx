@@ -8,14 +8,25 @@ import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, Su
 import { ArmName, duration, Loading, pct, Progress, StatusTag, when } from "../ui";
 import { toToml } from "../toml";
 
+type TomlError = { error: string; line: number | null; key?: string | null };
+
+/** A config the server refused, with the setting it named. */
+class ConfigError extends Error {
+  constructor(readonly detail: TomlError) {
+    super(detail.error);
+  }
+}
+
+const asTomlError = (e: unknown): TomlError => (e instanceof ConfigError ? e.detail : { error: e instanceof Error ? e.message : String(e), line: null });
+
 /** The experiment file for a config: the server's rendering, or the UI's own when that fails. */
 async function render(config: ExperimentConfig): Promise<string> {
   try {
     return (await call<{ toml: string }>("config_render", { config })).toml;
-  } catch (e) {
+  } catch {
     const toml = toToml(config as Record<string, unknown>) + "\n";
     const c = await call<ConfigCheck>("config_check", { toml });
-    if (!c.ok) throw e;
+    if (!c.ok) throw new ConfigError(c);
     return toml;
   }
 }
@@ -50,6 +61,9 @@ async function editCopy(runId: number) {
     showError(err);
   }
 }
+
+/** Settings whose form field is not named after the setting's last segment. */
+const FIELD_OF_KEY: Record<string, string> = { "eval.train_tasks": "eval_train_tasks", heldout_families: "heldout", arms: "arm", suites: "suite", "policy.backend": "backend" };
 
 function NumField(props: { label: string; hint?: string; value: number | undefined; onChange: (n: number) => void; min?: number; step?: number; name: string }) {
   return (
@@ -89,7 +103,7 @@ function Builder() {
   const suites = useLoad(() => call<Suite[]>("suites"), []);
   const [config, setConfig] = useState<ExperimentConfig | null>(null);
   const [toml, setToml] = useState("");
-  const [tomlError, setTomlError] = useState<{ error: string; line: number | null } | null>(null);
+  const [tomlError, setTomlError] = useState<TomlError | null>(null);
   // Which side was edited last decides which way the next conversion goes.
   const source = useRef<"form" | "toml" | "init">("init");
   const [savePath, setSavePath] = useState("");
@@ -110,7 +124,7 @@ function Builder() {
           setConfig(c.config);
           setTomlError(null);
           setSavePath(`experiments/${c.config.name}.toml`);
-        } else setTomlError({ error: c.error, line: c.line });
+        } else setTomlError(c);
       } catch (e) {
         showError(e);
       }
@@ -125,7 +139,7 @@ function Builder() {
         setToml(t);
         setTomlError(null);
       },
-      (e) => setTomlError({ error: e instanceof Error ? e.message : String(e), line: null }),
+      (e) => setTomlError(asTomlError(e)),
     );
   }, [debouncedConfig]);
 
@@ -137,7 +151,7 @@ function Builder() {
         if (c.ok) {
           setConfig(c.config);
           setTomlError(null);
-        } else setTomlError({ error: c.error, line: c.line });
+        } else setTomlError(c);
       },
       (e) => showError(e),
     );
@@ -168,7 +182,7 @@ function Builder() {
     }
     const c = await call<ConfigCheck>("config_check", { toml });
     if (!c.ok) {
-      setTomlError({ error: c.error, line: c.line });
+      setTomlError(c);
       return null;
     }
     return toml;
@@ -181,7 +195,8 @@ function Builder() {
       const r = await call<{ path: string }>("config_save", { path: savePath, toml: t });
       setSaved(r.path);
     } catch (e) {
-      showError(e);
+      if (e instanceof ConfigError) setTomlError(e.detail);
+      else showError(e);
     }
   }
 
@@ -194,11 +209,20 @@ function Builder() {
       await refreshJobs();
       navigate("experiments", { run: r.run_id });
     } catch (e) {
-      showError(e);
+      if (e instanceof ConfigError) setTomlError(e.detail);
+      else showError(e);
     } finally {
       setStarting(false);
     }
   }
+
+  // The form field of the setting the server complained about is marked.
+  useEffect(() => {
+    for (const el of document.querySelectorAll(".builder-form .invalid")) el.classList.remove("invalid");
+    const name = tomlError?.key ? FIELD_OF_KEY[tomlError.key] ?? tomlError.key.split(".").pop() : null;
+    const input = name ? document.querySelector(`.builder-form [name="${CSS.escape(name)}"]`) : null;
+    input?.closest(".field, fieldset")?.classList.add("invalid");
+  }, [tomlError, config]);
 
   if (!config) return tomlError ? <div class="error-text">{tomlError.error}</div> : <Loading />;
   const p = config.policy;
@@ -363,6 +387,7 @@ function Builder() {
           </button>
         </div>
         {saved && <div class="note ok">Saved {saved}</div>}
+        {tomlError && <div class="error-text">Cannot start: {tomlError.error}</div>}
         <div class="muted small">
           {config.arms.length} arm{config.arms.length === 1 ? "" : "s"} × {config.seeds.length} seed{config.seeds.length === 1 ? "" : "s"} × {config.iterations} iterations; up to{" "}
           {config.budget.batch_tasks * (config.budget.base_tries + config.budget.rescue_siblings * config.budget.rescue_tries)} rollouts per arm and iteration before evaluation.
