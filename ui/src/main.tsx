@@ -1,5 +1,5 @@
 import { Component, render, type ComponentChildren } from "preact";
-import { useEffect } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import "./style.css";
 import { banners, dismissBanner, navigate, route, runs, useStore, VIEWS, watchRuns } from "./store";
 import { Workspace } from "./views/Workspace";
@@ -75,12 +75,54 @@ class ViewBoundary extends Component<{ view: string; children: ComponentChildren
   }
 }
 
+const KEYS: [string, string][] = [
+  ["1 – 6", "go to a view"],
+  ["/", "search or filter in this view"],
+  ["j  k  ↓  ↑", "next / previous task, harness, episode or step"],
+  ["g  G  Home  End", "first / last episode or step"],
+  ["→  l  Enter", "Trajectories: from the list into the steps"],
+  ["←  h  Esc", "Trajectories: back to the list"],
+  ["c", "open or close the current step's context"],
+  ["r", "a rescue's three columns: base failure, sibling rescue, distilled example"],
+  ["Esc", "leave a field, close a message"],
+  ["?", "this list"],
+];
+
+function KeyHelp({ onClose }: { onClose: () => void }) {
+  return (
+    <div class="overlay" onClick={onClose} role="dialog" aria-label="keyboard shortcuts">
+      <div class="keyhelp" onClick={(e) => e.stopPropagation()}>
+        <h2>Keyboard</h2>
+        <table class="table compact">
+          <tbody>
+            {KEYS.map(([k, what]) => (
+              <tr key={k}>
+                <td>
+                  <kbd>{k}</kbd>
+                </td>
+                <td>{what}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <button onClick={onClose}>Close</button>
+      </div>
+    </div>
+  );
+}
+
 function App() {
   const r = useStore(route);
+  const [help, setHelp] = useState(false);
   useEffect(() => {
     watchRuns();
     const onKey = (e: KeyboardEvent) => {
+      if (e.key === "?" && !typing(e)) {
+        setHelp((h) => !h);
+        return;
+      }
       if (e.key === "Escape") {
+        setHelp(false);
         if (typing(e)) (e.target as HTMLElement).blur();
         else if (banners.get().length) dismissBanner(banners.get()[banners.get().length - 1].id);
         return;
@@ -138,6 +180,11 @@ function App() {
           <div>
             <kbd>Esc</kbd> leave a field
           </div>
+          <div>
+            <button class="link keys-link" onClick={() => setHelp(true)}>
+              <kbd>?</kbd> all keys
+            </button>
+          </div>
         </div>
       </nav>
       <main class="main">
@@ -151,6 +198,7 @@ function App() {
         {r.view === "inspector" && <Inspector params={r.params} />}
         </ViewBoundary>
       </main>
+      {help && <KeyHelp onClose={() => setHelp(false)} />}
     </div>
   );
 }

@@ -275,6 +275,15 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     await page.keyboard.press("c");
     await page.waitForSelector(".step.current .ctx-messages .msg");
     await shot("6-trajectories");
+    // Back in the list, End goes to the last episode (a page the list had not loaded yet).
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("Escape");
+    await page.fill("input[name=text]", "");
+    await page.keyboard.press("Escape");
+    await page.waitForFunction((n) => document.querySelector("#episode-count")?.textContent?.replace(/\D/g, "") === String(n), total);
+    const lastRow = await api(server, "episodes", { run_id: runs.a, limit: 1, offset: total - 1 });
+    await page.keyboard.press("End");
+    await page.waitForSelector(`.ep-row.selected[data-episode="${lastRow.rows[0].id}"]`);
   });
 
   test("a rescued task: base failure, sibling rescue and the distilled example side by side", async () => {

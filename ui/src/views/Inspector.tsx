@@ -148,10 +148,18 @@ export function Inspector({ params }: { params: URLSearchParams }) {
           setZone("steps");
           setStep((x) => (x < 0 ? 0 : x));
         }
-      } else if (e.key === "ArrowLeft" || e.key === "h") {
+      } else if (e.key === "ArrowLeft" || e.key === "h" || (e.key === "Escape" && s.zone === "steps")) {
         e.preventDefault();
         setZone("list");
         setStep(-1);
+      } else if (e.key === "Home" || e.key === "End" || e.key === "g" || e.key === "G") {
+        // First or last episode / step.
+        e.preventDefault();
+        const last = e.key === "End" || e.key === "G";
+        if (s.zone === "list") {
+          deepLink.current = false;
+          setSel(last ? Math.max(0, (s.total ?? 1) - 1) : 0);
+        } else if (s.rec) setStep(last ? s.rec.episode.steps.length - 1 : 0);
       } else if (e.key === "r") {
         setMode((m) => (m === "rescue" ? "timeline" : "rescue"));
       }
