@@ -97,6 +97,7 @@ export function Inspector({ params }: { params: URLSearchParams }) {
     );
   }
   const qkeyRef = useRef(qkey);
+  const rangeTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useEffect(() => {
     qkeyRef.current = qkey;
     pages.current = new Map();
@@ -256,7 +257,11 @@ export function Inspector({ params }: { params: URLSearchParams }) {
               sel={sel}
               rowAt={rowAt}
               onRange={(a, b) => {
-                for (let p = Math.floor(a / PAGE); p <= Math.floor(b / PAGE); p++) fetchPage(p, qkey);
+                // While the scrollbar is dragged, only the pages it settles on are fetched.
+                clearTimeout(rangeTimer.current);
+                rangeTimer.current = setTimeout(() => {
+                  for (let p = Math.floor(a / PAGE); p <= Math.floor(b / PAGE); p++) fetchPage(p, qkey);
+                }, 60);
               }}
               onPick={(i) => {
                 deepLink.current = false;

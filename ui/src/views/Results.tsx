@@ -231,6 +231,11 @@ function ComparisonTable({ r }: { r: Report }) {
       <h3>
         Compared with #{c.other_run.id} {c.other_run.name} <StatusTag status={c.other_run.status} />
       </h3>
+      {c.other_headline.map((h, i) => (
+        <div key={i} class="muted small">
+          #{c.other_run.id}: {h.sentence}
+        </div>
+      ))}
       <table class="table compare-table">
         <thead>
           <tr>
