@@ -51,6 +51,8 @@ function useDebounced<T>(value: T, ms: number): T {
 
 /** The experiment file the builder should load next (an earlier run's), or null for the template. */
 const builderSource = new Store<string | null>(null);
+/** The file being edited, kept while the user visits other views. */
+let draft: { toml: string; copy: string | null } | null = null;
 
 async function editCopy(runId: number) {
   try {
@@ -115,7 +117,8 @@ function Builder() {
   useEffect(() => {
     (async () => {
       try {
-        const t = copy ?? (await call<{ toml: string }>("config_template")).toml;
+        // Coming back to the view keeps the file being edited.
+        const t = draft && draft.copy === copy ? draft.toml : (copy ?? (await call<{ toml: string }>("config_template")).toml);
         const c = await call<ConfigCheck>("config_check", { toml: t });
         source.current = "init";
         setToml(t);
@@ -142,6 +145,10 @@ function Builder() {
       (e) => setTomlError(asTomlError(e)),
     );
   }, [debouncedConfig]);
+
+  useEffect(() => {
+    if (toml) draft = { toml, copy };
+  }, [toml]);
 
   const debouncedToml = useDebounced(toml, 300);
   useEffect(() => {
