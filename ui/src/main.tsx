@@ -1,7 +1,7 @@
 import { Component, render, type ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import "./style.css";
-import { banners, dismissBanner, navigate, route, runs, useStore, VIEWS, watchRuns } from "./store";
+import { banners, dismissBanner, route, runs, useStore, viewHref, VIEWS, watchRuns } from "./store";
 import { Workspace } from "./views/Workspace";
 import { Suites } from "./views/Suites";
 import { Harnesses } from "./views/Harnesses";
@@ -131,7 +131,7 @@ function App() {
       const v = VIEWS.find((x) => x.key === e.key);
       if (v) {
         e.preventDefault();
-        navigate(v.view);
+        window.location.hash = viewHref(v.view);
         return;
       }
       if (e.key === "/") {
@@ -158,7 +158,7 @@ function App() {
         <ul>
           {VIEWS.map((v) => (
             <li key={v.view}>
-              <a href={`#/${v.view}`} class={r.view === v.view ? "active" : ""} data-view={v.view}>
+              <a href={viewHref(v.view)} class={r.view === v.view ? "active" : ""} data-view={v.view}>
                 <span>{v.label}</span>
                 <kbd>{v.key}</kbd>
               </a>

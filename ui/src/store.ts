@@ -79,7 +79,23 @@ function parseHash(): Route {
 }
 
 export const route = new Store<Route>(parseHash());
-window.addEventListener("hashchange", () => route.set(parseHash()));
+/** Each view's last address, so going back to a view keeps its filters and selection. */
+const lastQuery = new Map<View, string>();
+function remember(r: Route) {
+  lastQuery.set(r.view, r.params.toString());
+}
+remember(route.get());
+window.addEventListener("hashchange", () => {
+  const r = parseHash();
+  remember(r);
+  route.set(r);
+});
+
+/** The address of a view as it was last seen. */
+export function viewHref(view: View): string {
+  const q = lastQuery.get(view);
+  return `#/${view}${q ? "?" + q : ""}`;
+}
 
 export function navigate(view: View, params: Record<string, string | number | undefined | null> = {}) {
   const q = new URLSearchParams();
