@@ -249,11 +249,24 @@ fn tidy_floats(v: &mut Value) {
     }
 }
 
+/// TOML has no null: an unset option is simply not written.
+fn drop_nulls(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            o.retain(|_, x| !x.is_null());
+            o.values_mut().for_each(drop_nulls);
+        }
+        Value::Array(a) => a.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
+}
+
 /// The experiment file for a configuration given as JSON (checked first).
 pub(super) fn render_toml(config: &Value) -> Result<String, CommandError> {
     let cfg: ExperimentConfig = serde_json::from_value(config.clone()).map_err(|e| CommandError::BadArguments(format!("config: {e}")))?;
     let mut v = serde_json::to_value(&cfg).map_err(|e| CommandError::Internal(e.to_string()))?;
     tidy_floats(&mut v);
+    drop_nulls(&mut v);
     toml::to_string(&v).map_err(|e| CommandError::Internal(format!("writing the experiment file: {e}")))
 }
 

@@ -1,0 +1,282 @@
+//! The workbench command set end to end on a real store and a real (small) experiment: what the
+//! app and `harness-s serve` show comes from these commands.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use harness_s::workbench::{CommandError, Workbench};
+
+#[path = "support/chat_server.rs"]
+mod chat_server;
+use chat_server::{ChatServer, Script};
+use serde_json::{json, Value};
+
+/// A small experiment that finishes in seconds and rescues some tasks.
+const SMALL: &str = r#"
+name = "small"
+suites = ["dbbench"]
+heldout_families = ["aggregation-AVG"]
+arms = ["policy-only", "harness-s"]
+seeds = [1]
+iterations = 2
+eval_every = 1
+reanchor_every = 1
+[policy]
+warm_start_demos = 10
+[budget]
+batch_tasks = 16
+base_tries = 2
+rescue_siblings = 2
+rescue_tries = 2
+probe_tasks = 8
+[eval]
+train_tasks = 20
+"#;
+
+fn open(dir: &tempfile::TempDir) -> Workbench {
+    Workbench::open(&dir.path().join("wb.db").display().to_string(), dir.path()).unwrap()
+}
+
+fn wait_finished(wb: &Workbench, run_id: i64) -> Value {
+    let t = Instant::now();
+    loop {
+        let r = wb.call("experiment", json!({"id": run_id})).unwrap();
+        if r["status"] != "running" {
+            return r;
+        }
+        assert!(t.elapsed() < Duration::from_secs(600), "experiment {run_id} did not finish");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn suites_tasks_and_dataset_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let wb = open(&dir);
+    let suites = wb.call("suites", Value::Null).unwrap();
+    let db = suites.as_array().unwrap().iter().find(|s| s["name"] == "dbbench").unwrap();
+    assert_eq!(db["tasks"], 440);
+    assert_eq!(db["families"].as_array().unwrap().len(), 11);
+
+    let tasks = wb.call("tasks", json!({"suite": "dbbench", "family": "counting"})).unwrap();
+    let tasks = tasks.as_array().unwrap();
+    assert_eq!(tasks.len(), 40);
+    assert!(tasks.iter().all(|t| t["family"] == "counting"));
+    let id = tasks[0]["id"].as_str().unwrap();
+    let t = wb.call("task", json!({"suite": "dbbench", "id": id})).unwrap();
+    assert!(t["prompt"].as_str().unwrap().contains(t["instruction"].as_str().unwrap().lines().next().unwrap()), "{t}");
+
+    // A bad file: the error names the line.
+    let good = r#"{"description": "How many rows?", "label": ["2"], "table": {"table_name": "t", "table_info": {"columns": [{"name": "a", "type": "TEXT"}], "rows": [["x"], ["y"]]}}, "type": ["counting"], "sql": {"query": "SELECT COUNT(*) FROM t"}}"#;
+    let bad = format!("{good}\n{{\"description\": 3}}\n");
+    let r = wb.call("import_dataset", json!({"suite": "dbbench", "name": "mine.jsonl", "text": bad})).unwrap();
+    assert_eq!(r["ok"], false, "{r}");
+    assert_eq!(r["errors"][0]["line"], 2, "{r}");
+    assert!(wb.call("tasks", json!({"suite": "dbbench", "dataset": "mine.jsonl"})).is_err(), "a failed import keeps nothing");
+
+    let r = wb.call("import_dataset", json!({"suite": "dbbench", "name": "mine.jsonl", "text": format!("{good}\n{good}\n")})).unwrap();
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["tasks"], 2);
+    let mine = wb.call("tasks", json!({"suite": "dbbench", "dataset": "mine.jsonl"})).unwrap();
+    assert_eq!(mine.as_array().unwrap().len(), 2);
+    let suites = wb.call("suites", Value::Null).unwrap();
+    assert_eq!(suites[0]["datasets"][0]["name"], "mine.jsonl");
+
+    let e = wb.call("import_dataset", json!({"suite": "dbbench", "name": "../escape.jsonl", "text": good})).unwrap_err();
+    assert!(matches!(e, CommandError::BadArguments(_)), "{e}");
+    let e = wb.call("tasks", json!({"suite": "nope"})).unwrap_err();
+    assert!(matches!(e, CommandError::NotFound(_)) && e.to_string().contains("dbbench"), "{e}");
+    let e = wb.call("no_such_command", Value::Null).unwrap_err();
+    assert!(matches!(e, CommandError::NotFound(_)), "{e}");
+}
+
+#[test]
+fn harnesses_show_siblings_as_differences_from_base() {
+    let dir = tempfile::tempdir().unwrap();
+    let wb = open(&dir);
+    let hs = wb.call("harnesses", json!({"suite": "dbbench"})).unwrap();
+    let hs = hs.as_array().unwrap();
+    let base = hs.iter().find(|h| h["name"] == "base").unwrap();
+    assert_eq!(base["base"], true);
+    assert!(base["diff"].as_array().unwrap().is_empty());
+    let schema = hs.iter().find(|h| h["name"] == "schema-first").unwrap();
+    assert_eq!(schema["extends"], "base");
+    let added: Vec<&str> = schema["diff"].as_array().unwrap().iter().filter(|l| l["op"] == "+").map(|l| l["line"].as_str().unwrap()).collect();
+    assert!(added.iter().any(|l| l.contains("schema-card")), "{added:?}");
+    assert!(schema["profile"].is_null(), "no experiment has measured profiles yet");
+}
+
+#[test]
+fn experiment_files_are_checked_rendered_and_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let wb = open(&dir);
+    let t = wb.call("config_template", Value::Null).unwrap();
+    let c = wb.call("config_check", json!({"toml": t["toml"]})).unwrap();
+    assert_eq!(c["ok"], true, "{c}");
+    assert_eq!(c["config"]["name"], "demo");
+    let mut cfg = c["config"].clone();
+    cfg["seeds"] = json!([7, 8]);
+    cfg["budget"]["rescue_siblings"] = json!(3);
+    let r = wb.call("config_render", json!({"config": cfg})).unwrap();
+    let text = r["toml"].as_str().unwrap();
+    assert!(text.contains("seeds = [7, 8]") && text.contains("rescue_siblings = 3"), "{text}");
+    let back = wb.call("config_check", json!({"toml": text})).unwrap();
+    assert_eq!(back["config"], cfg);
+
+    let bad = wb.call("config_check", json!({"toml": "name = \"x\"\n\niterations = \"many\"\n"})).unwrap();
+    assert_eq!(bad["ok"], false);
+    assert_eq!(bad["line"], 3, "{bad}");
+    let bad = wb.call("config_check", json!({"toml": "name = \"x\"\narms = [\"harness-s\", \"wishful\"]\n"})).unwrap();
+    assert!(bad["error"].as_str().unwrap().contains("wishful"), "{bad}");
+
+    let saved = wb.call("config_save", json!({"path": "mine.toml", "toml": text})).unwrap();
+    let p = saved["path"].as_str().unwrap();
+    assert_eq!(std::fs::read_to_string(p).unwrap(), text);
+    assert!(wb.call("config_save", json!({"path": "broken.toml", "toml": "name = 1"})).is_err());
+    assert!(!dir.path().join("experiments/broken.toml").exists());
+}
+
+#[test]
+fn an_experiment_runs_in_the_background_and_its_evidence_is_browsable() {
+    let dir = tempfile::tempdir().unwrap();
+    let wb = open(&dir);
+    let events: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let ev = events.clone();
+    let _sub = wb.subscribe(move |v| ev.lock().unwrap().push(v.clone()));
+
+    let started = wb.call("experiment_start", json!({"toml": SMALL})).unwrap();
+    let run_id = started["run_id"].as_i64().unwrap();
+    let again = wb.call("experiment_start", json!({"toml": SMALL})).unwrap_err();
+    assert!(again.to_string().contains("already running"), "{again}");
+    let done = wait_finished(&wb, run_id);
+    assert_eq!(done["status"], "finished", "{done}");
+    assert!(done["config_toml"].as_str().unwrap().contains("batch_tasks = 16"));
+
+    let evs = events.lock().unwrap().clone();
+    assert_eq!(evs.first().unwrap()["event"], "run_started");
+    let progress: Vec<&Value> = evs.iter().filter(|e| e["event"] == "progress").collect();
+    assert!(!progress.is_empty());
+    assert!(progress.iter().any(|e| e["unit"]["arm"] == "harness-s" && e["unit"]["rollouts"].as_u64().unwrap() > 0), "{progress:?}");
+    assert!(evs.iter().any(|e| e["event"] == "run_finished" && e["status"] == "finished"));
+    let jobs = wb.call("jobs", Value::Null).unwrap();
+    let units = jobs[0]["units"].as_array().unwrap();
+    assert_eq!(units.len(), 2, "one unit per arm and seed: {jobs}");
+    assert!(units.iter().all(|u| u["iteration"] == 2 && u["iterations"] == 2));
+
+    let list = wb.call("experiments", Value::Null).unwrap();
+    assert_eq!(list[0]["id"], run_id);
+
+    // Results: the report's numbers with every chart inline.
+    let res = wb.call("results", json!({"id": run_id})).unwrap();
+    let charts = res["charts"].as_array().unwrap();
+    assert!(charts.iter().any(|c| c["id"] == "transfer" && c["svg"].as_str().unwrap().starts_with("<svg")), "{:?}", charts.iter().map(|c| &c["id"]).collect::<Vec<_>>());
+    assert!(res["final_table"].is_object() || res["final_table"].is_array());
+
+    // Episodes: filters, paging, text search.
+    let all = wb.call("episodes", json!({"run_id": run_id, "limit": 5})).unwrap();
+    let total = all["total"].as_u64().unwrap();
+    assert!(total > 100);
+    assert_eq!(all["rows"].as_array().unwrap().len(), 5);
+    let page2 = wb.call("episodes", json!({"run_id": run_id, "limit": 5, "offset": 5})).unwrap();
+    assert!(page2["rows"][0]["id"].as_i64() > all["rows"][4]["id"].as_i64());
+    let fails = wb.call("episodes", json!({"run_id": run_id, "arm": "harness-s", "success": false, "family": "counting"})).unwrap();
+    assert!(fails["rows"].as_array().unwrap().iter().all(|r| r["arm"] == "harness-s" && r["success"] == false && r["family"] == "counting"));
+    let rescued = wb.call("episodes", json!({"run_id": run_id, "rescued": true})).unwrap();
+    let rescued_rows = rescued["rows"].as_array().unwrap();
+    assert!(!rescued_rows.is_empty(), "the small experiment rescues some tasks");
+    assert!(rescued_rows.iter().all(|r| r["phase"] == "rescue" && r["success"] == true && r["rescued"] == true && r["harness"] != "base"));
+    let task = rescued_rows[0]["task_id"].as_str().unwrap().to_string();
+    let found = wb.call("episodes", json!({"run_id": run_id, "text": task})).unwrap();
+    assert!(found["rows"].as_array().unwrap().iter().any(|r| r["task_id"] == task.as_str()));
+
+    // A rescue: base failures, the sibling's success, the distilled example.
+    let rescue_id = rescued_rows[0]["id"].as_i64().unwrap();
+    let r = wb.call("rescue", json!({"episode_id": rescue_id})).unwrap();
+    assert_eq!(r["rescue"], rescue_id, "{r}");
+    assert_eq!(r["sibling"], rescued_rows[0]["harness"]);
+    let base = r["base_failures"].as_array().unwrap();
+    assert_eq!(base.len(), 2, "both base tries failed: {r}");
+    let base_ep = wb.call("episode", json!({"id": base[0]})).unwrap();
+    assert_eq!(base_ep["episode"]["harness"], "base");
+    assert_eq!(base_ep["episode"]["task_id"], task.as_str());
+    assert_eq!(base_ep["row"]["success"], false);
+    assert!(!r["distilled"]["examples"].as_array().unwrap().is_empty(), "{r}");
+    // The same rescue is found from the base failure.
+    let from_base = wb.call("rescue", json!({"episode_id": base[0]})).unwrap();
+    assert_eq!(from_base["task_id"], r["task_id"]);
+    let ep = wb.call("episode", json!({"id": rescue_id})).unwrap();
+    let steps = ep["episode"]["steps"].as_array().unwrap();
+    assert!(!steps.is_empty() && steps[0].get("keep").is_some(), "steps are sent compactly");
+    assert!(matches!(wb.call("episode", json!({"id": 99_999_999})).unwrap_err(), CommandError::NotFound(_)));
+
+    // Profiles measured by the experiment now show on the harnesses.
+    let hs = wb.call("harnesses", json!({"suite": "dbbench"})).unwrap();
+    let profiled: Vec<&Value> = hs.as_array().unwrap().iter().filter(|h| !h["profile"].is_null()).collect();
+    assert!(!profiled.is_empty());
+    assert_eq!(profiled[0]["profile"]["run_id"], run_id);
+
+    // Export: files on disk, and single files for a browser download.
+    let out = dir.path().join("report");
+    let paths = wb.call("export_report", json!({"id": run_id, "out_dir": out.display().to_string()})).unwrap();
+    let html = std::fs::read_to_string(paths["html"].as_str().unwrap()).unwrap();
+    assert!(html.contains("<svg"));
+    let f = wb.call("report_file", json!({"id": run_id, "format": "json"})).unwrap();
+    let parsed: Value = serde_json::from_str(f["text"].as_str().unwrap()).unwrap();
+    assert_eq!(parsed["status"], "finished");
+    let csv = wb.call("report_file", json!({"id": run_id, "format": "csv"})).unwrap();
+    assert!(csv["text"].as_str().unwrap().starts_with("# "));
+    assert!(wb.call("report_file", json!({"id": run_id, "format": "pdf"})).is_err());
+
+    // Two experiments side by side.
+    let second = wb.call("experiment_start", json!({"toml": SMALL.replace("name = \"small\"", "name = \"small-2\"").replace("seeds = [1]", "seeds = [2]")})).unwrap();
+    let second_id = second["run_id"].as_i64().unwrap();
+    assert_eq!(wait_finished(&wb, second_id)["status"], "finished");
+    let cmp = wb.call("compare", json!({"id": second_id, "other": run_id})).unwrap();
+    assert!(cmp["comparison"].is_object(), "{}", cmp["comparison"]);
+    assert_eq!(cmp["other"]["id"], run_id);
+}
+
+#[test]
+fn a_cancelled_experiment_resumes_to_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let wb = open(&dir);
+    let run_id = wb.call("experiment_start", json!({"toml": SMALL})).unwrap()["run_id"].as_i64().unwrap();
+    wb.call("experiment_cancel", json!({"run_id": run_id})).unwrap();
+    let r = wait_finished(&wb, run_id);
+    assert_eq!(r["status"], "cancelled", "{r}");
+    let resumed = wb.call("experiment_resume", json!({"run_id": run_id})).unwrap();
+    assert_eq!(resumed["run_id"], run_id);
+    assert_eq!(wait_finished(&wb, run_id)["status"], "finished");
+    let e = wb.call("experiment_resume", json!({"run_id": run_id})).unwrap_err();
+    assert!(e.to_string().contains("finished"), "{e}");
+    assert!(wb.call("experiment_cancel", json!({"run_id": 12345})).is_err());
+}
+
+#[test]
+fn an_experiment_that_cannot_start_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let wb = open(&dir);
+    let e = wb.call("experiment_start", json!({"toml": "name = \"x\"\nsuites = [\"nosuch\"]\n"})).unwrap_err();
+    assert!(e.to_string().contains("nosuch"), "{e}");
+    let openai = "name = \"x\"\n[policy]\nbackend = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n";
+    let c = wb.call("config_check", json!({"toml": openai})).unwrap();
+    assert_eq!(c["ok"], true, "{c}");
+    let e = wb.call("experiment_start", json!({"toml": openai})).unwrap_err();
+    assert!(e.to_string().contains("cannot be trained"), "{e}");
+    let r = wb.call("test_connection", json!({"base_url": "http://127.0.0.1:9/v1", "model": "m"})).unwrap();
+    assert_eq!(r["ok"], false);
+    assert!(!r["error"].as_str().unwrap().is_empty());
+}
+
+#[test]
+fn the_connection_test_lists_an_endpoints_models() {
+    let server = ChatServer::start(Script::new().models(&["qwen-7b", "llama-8b"]));
+    let dir = tempfile::tempdir().unwrap();
+    let wb = open(&dir);
+    let r = wb.call("test_connection", json!({"base_url": server.url(), "model": "qwen-7b"})).unwrap();
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["models"], json!(["qwen-7b", "llama-8b"]));
+    let r = wb.call("test_connection", json!({"base_url": server.url(), "model": "gpt-9"})).unwrap();
+    assert_eq!(r["ok"], false);
+    assert!(r["error"].as_str().unwrap().contains("gpt-9"), "{r}");
+}
