@@ -17,6 +17,7 @@ describe("workbench UI", { skip: reason ?? false }, () => {
   let browser;
   let page;
   const runs = {};
+  const pageErrors = [];
 
   const shot = (name) => page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: false });
   const go = async (hash) => {
@@ -27,7 +28,10 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     server = await startServer();
     browser = await startBrowser();
     page = await browser.context.newPage();
-    page.on("pageerror", (e) => console.log(`# page error: ${e.message}`));
+    page.on("pageerror", (e) => {
+      pageErrors.push(e.message);
+      console.log(`# page error: ${e.message}`);
+    });
     await page.goto(server.url);
   });
 
@@ -314,5 +318,9 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     assert.match(text, /987654/);
     await shot("error-banner");
     await page.keyboard.press("Escape");
+  });
+
+  test("no script errors in the page throughout", () => {
+    assert.deepEqual(pageErrors, []);
   });
 });
