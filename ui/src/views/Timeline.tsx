@@ -256,13 +256,43 @@ export function Timeline({ ep, current = -1, onCurrent, compact }: { ep: StoredE
       {ep.score && (
         <div class={`final-score ${ep.score.success ? "ok" : "fail"}`}>
           {ep.score.success ? "✓ success" : "✗ failure"} · reward {ep.score.reward.toFixed(2)}
-          <details>
-            <summary>score details</summary>
-            <pre class="code">{JSON.stringify(ep.score.details, null, 2)}</pre>
-          </details>
+          <ScoreDetails details={ep.score.details} />
         </div>
       )}
       {ep.infra_error && <div class="error-text">infrastructure error: {ep.infra_error}</div>}
+    </div>
+  );
+}
+
+/** The scorer's details: its short fields (answer, ground truth, type, ...) at a glance, all of it on demand. */
+function ScoreDetails({ details }: { details: unknown }) {
+  const short =
+    details && typeof details === "object" && !Array.isArray(details)
+      ? Object.entries(details as Record<string, unknown>)
+          .map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)] as const)
+          .filter(([, v]) => v.length <= 160)
+          .slice(0, 8)
+      : [];
+  return (
+    <div class="score-details">
+      {short.length > 0 && (
+        <table class="kvtable">
+          <tbody>
+            {short.map(([k, v]) => (
+              <tr key={k}>
+                <th>{k}</th>
+                <td>
+                  <code>{v}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <details>
+        <summary>all score details</summary>
+        <pre class="code">{JSON.stringify(details, null, 2)}</pre>
+      </details>
     </div>
   );
 }
