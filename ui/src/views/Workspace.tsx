@@ -4,7 +4,15 @@ import { useEffect, useState } from "preact/hooks";
 import { call } from "../client";
 import { finished, navigate, runs, showError, useLoad, useStore } from "../store";
 import type { ExperimentRow, Suite, Workspace as WorkspaceInfo } from "../types";
-import { duration, Loading, names, pct, Progress, StatusTag, when } from "../ui";
+import { ci, duration, Loading, names, pct, Progress, signedPts, StatusTag, when } from "../ui";
+
+/** The summary's held-out paired difference, where the run recorded one. */
+function heldoutDelta(summary: unknown): string {
+  const d = summary && typeof summary === "object" ? (summary as { heldout_delta?: { mean?: unknown; ci95?: unknown } }).heldout_delta : undefined;
+  if (!d || typeof d.mean !== "number") return "";
+  const c = Array.isArray(d.ci95) && d.ci95.length === 2 ? ` ${ci(d.ci95 as [number, number])}` : "";
+  return `${signedPts(d.mean)}${c}`;
+}
 
 export function Workspace() {
   const ws = useLoad(() => call<WorkspaceInfo>("workspace"), []);
@@ -142,6 +150,7 @@ export function Workspace() {
                 <th>status</th>
                 <th>suites</th>
                 <th>created</th>
+                <th class="num" title="held-out families: harness-s minus policy-only, from the run's summary">held-out Δ</th>
                 <th />
               </tr>
             </thead>
@@ -155,6 +164,7 @@ export function Workspace() {
                   </td>
                   <td>{names(e.suites).join(", ")}</td>
                   <td class="muted">{when(e.created_at)}</td>
+                  <td class="num">{heldoutDelta(e.summary)}</td>
                   <td class="actions">
                     <a href={`#/results?id=${e.id}`}>results</a> <a href={`#/inspector?run=${e.id}`}>trajectories</a>
                   </td>
