@@ -254,9 +254,18 @@ async fn the_desktop_window_opens_the_demo_results_and_a_rescue() {
     d.click(&row).await;
     let tab = d.wait_for("#rescue-tab", Duration::from_secs(30)).await;
     d.click(&tab).await;
-    for col in ["base", "rescue", "distilled"] {
+    // Each column has loaded its trajectory (steps) or its examples.
+    for (col, want) in [("base", "step 0"), ("rescue", "step 0"), ("distilled", "example 1")] {
         let c = d.wait_for(&format!(".three-cols [data-col='{col}']"), Duration::from_secs(30)).await;
-        assert!(!d.text(&c).await.trim().is_empty(), "column {col} is empty");
+        let t = Instant::now();
+        loop {
+            let text = d.text(&c).await;
+            if text.contains(want) && !text.contains("Loading") {
+                break;
+            }
+            assert!(t.elapsed() < Duration::from_secs(30), "column {col} shows: {text}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
     }
     d.screenshot("3-rescue").await;
 

@@ -83,7 +83,7 @@ fn run_json(r: &RunRow) -> Value {
         "status": r.status.as_str(),
         "created_at": r.created_at,
         "finished_at": r.finished_at,
-        "suites": r.suite,
+        "suites": r.suite.as_deref().map(|s| s.split(',').filter(|x| !x.is_empty()).collect::<Vec<_>>()).unwrap_or_default(),
         "policy": r.policy,
         "summary": r.summary,
     })

@@ -184,12 +184,18 @@ impl Workbench {
     }
 
     fn workspace_info(&self) -> CommandResult {
-        let demo = self.store.runs()?.into_iter().find(|r| r.kind == crate::store::KIND_EXPERIMENT && r.name == "demo" && r.status == crate::store::RunStatus::Finished).map(|r| r.id);
+        let mut demos: Vec<crate::store::RunRow> = self.store.runs()?.into_iter().filter(|r| r.kind == crate::store::KIND_EXPERIMENT && r.name == "demo").collect();
+        demos.sort_by_key(|r| std::cmp::Reverse(r.id));
+        let newest = demos.first();
+        let finished = demos.iter().find(|r| r.status == crate::store::RunStatus::Finished).map(|r| r.id);
         Ok(json!({
             "db": self.store.location(),
             "workspace_dir": self.workspace.display().to_string(),
             "version": env!("CARGO_PKG_VERSION"),
-            "demo_run_id": demo,
+            // The newest demo run whatever its state, so a reopened window follows a running demo.
+            "demo_run_id": newest.map(|r| r.id),
+            "demo_status": newest.map(|r| r.status.as_str()),
+            "demo_finished_run_id": finished,
             "running": self.jobs.running(),
         }))
     }
