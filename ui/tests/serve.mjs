@@ -17,11 +17,19 @@ export function binary() {
 }
 
 /** Why the browser tests cannot run here, or null. */
-export function skipReason() {
+function missingReason() {
   if (!existsSync(CHROMIUM)) return `${CHROMIUM} is absent: install Debian's chromium to run the browser tests`;
   if (!existsSync(binary())) return `no harness-s binary at ${binary()} (set HARNESS_S_BIN)`;
   if (!existsSync(path.join(uiDir, "dist", "index.html"))) return "ui/dist is missing: run `npm run build` first";
   return null;
+}
+
+/** Why the browser tests cannot run here, or null. Under CI (HARNESS_S_REQUIRE_BROWSER) a missing
+ * browser or binary is an error, not a skip. */
+export function skipReason() {
+  const reason = missingReason();
+  if (reason && process.env.HARNESS_S_REQUIRE_BROWSER) throw new Error(`browser tests required but cannot run: ${reason}`);
+  return reason;
 }
 
 /** Start `harness-s serve --port 0 --db <temp>`; resolves with its address once it prints it. */
