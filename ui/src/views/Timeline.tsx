@@ -256,10 +256,32 @@ export function Timeline({ ep, current = -1, onCurrent, compact }: { ep: StoredE
       {ep.score && (
         <div class={`final-score ${ep.score.success ? "ok" : "fail"}`}>
           {ep.score.success ? "✓ success" : "✗ failure"} · reward {ep.score.reward.toFixed(2)}
+          <AttemptDiff details={ep.score.details} />
           <ScoreDetails details={ep.score.details} />
         </div>
       )}
       {ep.infra_error && <div class="error-text">infrastructure error: {ep.infra_error}</div>}
+    </div>
+  );
+}
+
+/** The attempt's change to the repository (suites whose scorer reports a `diff`, e.g. SWE-Gym),
+ * as a unified diff with added and removed lines marked. */
+function AttemptDiff({ details }: { details: unknown }) {
+  const diff = details && typeof details === "object" ? (details as Record<string, unknown>).diff : undefined;
+  if (typeof diff !== "string") return null;
+  if (diff.trim() === "") return <div class="attempt-diff muted small">The attempt left the repository unchanged (empty diff).</div>;
+  const lines = diff.split("\n");
+  return (
+    <div class="attempt-diff">
+      <div class="small muted">diff of the attempt against the base commit · {lines.filter((l) => l.startsWith("+") && !l.startsWith("+++")).length} added, {lines.filter((l) => l.startsWith("-") && !l.startsWith("---")).length} removed</div>
+      <pre class="code diff">
+        {lines.map((l, i) => (
+          <div key={i} class={l.startsWith("+++") || l.startsWith("---") || l.startsWith("diff ") ? "d-file" : l.startsWith("@@") ? "d-hunk" : l.startsWith("+") ? "d-add" : l.startsWith("-") ? "d-del" : ""}>
+            {l || " "}
+          </div>
+        ))}
+      </pre>
     </div>
   );
 }
@@ -270,7 +292,7 @@ function ScoreDetails({ details }: { details: unknown }) {
     details && typeof details === "object" && !Array.isArray(details)
       ? Object.entries(details as Record<string, unknown>)
           .map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)] as const)
-          .filter(([, v]) => v.length <= 160)
+          .filter(([k, v]) => v.length <= 160 && k !== "diff")
           .slice(0, 8)
       : [];
   return (
