@@ -19,6 +19,15 @@ pub const BUILTIN_SPECS: &[(&str, &str)] = &[
     ("harnesses/dbbench/plan-then-act.toml", include_str!("../../harnesses/dbbench/plan-then-act.toml")),
     ("harnesses/dbbench/loop-monitor.toml", include_str!("../../harnesses/dbbench/loop-monitor.toml")),
     ("harnesses/dbbench/value-probe.toml", include_str!("../../harnesses/dbbench/value-probe.toml")),
+    ("harnesses/appworld/base.toml", include_str!("../../harnesses/appworld/base.toml")),
+    ("harnesses/appworld/api-docs-first.toml", include_str!("../../harnesses/appworld/api-docs-first.toml")),
+    ("harnesses/appworld/plan-then-execute.toml", include_str!("../../harnesses/appworld/plan-then-execute.toml")),
+    ("harnesses/appworld/reflect-on-exception.toml", include_str!("../../harnesses/appworld/reflect-on-exception.toml")),
+    ("harnesses/appworld/critique-before-execute.toml", include_str!("../../harnesses/appworld/critique-before-execute.toml")),
+    ("harnesses/appworld/verify-before-complete.toml", include_str!("../../harnesses/appworld/verify-before-complete.toml")),
+    ("harnesses/appworld/pagination-helper.toml", include_str!("../../harnesses/appworld/pagination-helper.toml")),
+    ("harnesses/appworld/loop-monitor.toml", include_str!("../../harnesses/appworld/loop-monitor.toml")),
+    ("harnesses/appworld/login-helper.toml", include_str!("../../harnesses/appworld/login-helper.toml")),
 ];
 
 /// A resolved harness with where it came from.

@@ -35,6 +35,7 @@ impl Process {
         cmd.arg("-I").arg("-c").arg(DRIVER).current_dir(dir).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).env_clear();
         #[cfg(unix)]
         {
+            // its own process group: a Ctrl-C meant for the workbench does not reach it
             use std::os::unix::process::CommandExt;
             cmd.process_group(0);
         }
@@ -57,12 +58,8 @@ impl Process {
     }
 
     fn kill(&mut self) {
-        #[cfg(unix)]
-        {
-            // the whole process group, in case a cell managed to start children
-            let pgid = self.child.id() as i32;
-            let _ = Command::new("kill").arg("-9").arg(format!("-{pgid}")).stderr(Stdio::null()).status();
-        }
+        // cells cannot start processes (os and subprocess are refused), so the runner is the
+        // only process to stop
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
