@@ -853,3 +853,54 @@ pub fn note(v: &AwView, kind: crate::policy::CallKind) -> String {
         _ => "OK".into(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{Message, Origin, ToolCall};
+
+    #[test]
+    fn python_literals_parse() {
+        let v = py_literal("[{'a': 'it\\'s', 'b': True, 'c': None, 'd': [1, 2.5]}, {\"e\": -3}]").unwrap();
+        assert_eq!(v, serde_json::json!([{"a": "it's", "b": true, "c": null, "d": [1, 2.5]}, {"e": -3}]));
+        assert!(py_literal("Execution successful.").is_none());
+    }
+
+    #[test]
+    fn the_view_reads_the_prompt_docs_logins_and_listings() {
+        let mut ctx = Context {
+            messages: vec![
+                Message::system("s"),
+                Message::user("My name is: A B. My personal email is a.b@example.com and phone number is 1.\nTask: Send $12.50 to my friend Ava Garcia with my wallet app, with the description 'taxi'.", Origin::Frame),
+            ],
+            tools: vec![],
+        };
+        let mut push = |code: &str, out: &str| {
+            let id = format!("c{}", ctx.messages.len());
+            let mut a = Message::new(Role::Assistant, String::new(), Origin::Policy);
+            a.tool_calls = vec![ToolCall { id: id.clone(), name: TOOL.into(), arguments: serde_json::json!({ "code": code }) }];
+            ctx.messages.push(a);
+            let mut t = Message::new(Role::Tool, out, Origin::Environment);
+            t.tool_call_id = Some(id);
+            ctx.messages.push(t);
+        };
+        push("print(apis.api_docs.show_app_descriptions())", "[{'description': 'x', 'name': 'wallet'}, {'description': 'y', 'name': 'contacts'}]");
+        push("print(apis.api_docs.show_api_descriptions(app_name=\"wallet\"))", "[{'description': 'x', 'name': 'login'}, {'description': 'y', 'name': 'send_money'}]");
+        push(
+            "print(apis.api_docs.show_api_doc(app_name=\"wallet\", api_name=\"send_money\"))",
+            "{'api_name': 'send_money', 'app_name': 'wallet', 'parameters': [{'name': 'access_token', 'type': 'string', 'required': True, 'description': 'd'}, {'name': 'amount', 'type': 'number', 'required': True, 'description': 'Dollars.'}]}",
+        );
+        push("pw = {}\ntok_wallet = apis.wallet.login(username='a', password='b')['access_token']\nprint('ok')", "ok");
+        push("r5 = apis.contacts.search_contacts(access_token=tok_contacts)\nprint(r5)", "[{'first_name': 'Ava', 'last_name': 'Garcia', 'email': 'ava@x.com'}]");
+        let v = AwView::parse(&ctx);
+        assert_eq!(v.email, "a.b@example.com");
+        assert_eq!(v.apps, vec!["wallet", "contacts"]);
+        assert_eq!(v.apis["wallet"], vec!["login", "send_money"]);
+        assert_eq!(v.docs[&("wallet".to_string(), "send_money".to_string())].len(), 2);
+        assert!(v.logged_in.contains("wallet"));
+        assert!(v.spans.contains(&("12.50".into(), "number")) && v.spans.contains(&("Ava Garcia".into(), "name")) && v.spans.contains(&("taxi".into(), "quoted")), "{:?}", v.spans);
+        assert_eq!(v.last_list.as_ref().map(|l| l.0.as_str()), Some("r5"));
+        assert!(v.named("wallet") && !v.named("music"));
+        assert!(relevance("send_money", &v) >= 1.0 && relevance("show_balance", &v) < 1.0);
+    }
+}
