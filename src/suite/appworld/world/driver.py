@@ -82,7 +82,7 @@ while True:
     request = receive()
     code = request.get("code", "")
     cell += 1
-    filename = f"<cell {cell}>"
+    filename = "<python-input>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     buffer = io.StringIO()
     failed = None
