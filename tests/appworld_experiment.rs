@@ -81,6 +81,12 @@ train_tasks = 3
 }
 
 #[test]
+fn the_shipped_appworld_experiment_parses() {
+    let cfg = ExperimentConfig::parse("experiments/appworld.toml", include_str!("../experiments/appworld.toml")).expect("valid");
+    assert_eq!(cfg.suites, vec!["appworld".to_string()]);
+}
+
+#[test]
 fn the_grammar_search_solves_bundled_tasks_and_replays_them() {
     let suite = AppWorld::new();
     let lib = HarnessLibrary::builtin().unwrap();
