@@ -31,7 +31,10 @@ pub struct SuiteTagger {
     pub tag: fn(&TrajectoryView) -> Vec<bool>,
 }
 
-static TAGGERS: &[SuiteTagger] = &[SuiteTagger { suite: "dbbench", tags: DBBENCH_TAGS, tag: dbbench_tags }];
+static TAGGERS: &[SuiteTagger] = &[
+    SuiteTagger { suite: "dbbench", tags: DBBENCH_TAGS, tag: dbbench_tags },
+    SuiteTagger { suite: "appworld", tags: APPWORLD_TAGS, tag: appworld_tags },
+];
 
 /// The tagger of a suite, if it has one. A new suite adds its entry to the table above.
 pub fn tagger(suite: &str) -> Option<&'static SuiteTagger> {
@@ -86,6 +89,36 @@ pub fn dbbench_tags(t: &TrajectoryView) -> Vec<bool> {
         }
     });
     vec![inspects_first, quotes, casts, checks]
+}
+
+const APPWORLD_TAGS: &[(&str, &str, &str)] = &[
+    ("reads_docs_first", "first cell reads api_docs", "the first cell calls apis.api_docs (looks the APIs up before using them)"),
+    ("logs_in_before_calling", "logs in before token calls", "a successful login comes before the first cell that passes an access token"),
+    ("pages_through_results", "loops over pages", "some cell reads a listing page by page (page_index in a loop)"),
+    ("verifies_before_completing", "checked output before complete", "the cell right before complete_task ran without error and printed something"),
+];
+
+fn code_of(call: &crate::policy::ToolCall) -> String {
+    crate::suite::appworld::hooks::code_of(call)
+}
+
+/// AppWorld's tags, from the policy's proposed cells and what they printed.
+pub fn appworld_tags(t: &TrajectoryView) -> Vec<bool> {
+    let calls: Vec<&crate::episode::CallRecord> = t.calls().collect();
+    let codes: Vec<String> = calls.iter().map(|c| code_of(&c.proposed)).collect();
+    let ok = |c: &crate::episode::CallRecord| c.executed.is_some() && c.signals.error_kind.is_none();
+    let reads_docs_first = codes.first().is_some_and(|c| c.contains("apis.api_docs."));
+    let first_token = codes.iter().position(|c| c.contains("access_token="));
+    let first_login = calls.iter().zip(&codes).position(|(c, code)| code.contains(".login(") && ok(c));
+    let logs_in = matches!((first_login, first_token), (Some(l), Some(t)) if l <= t);
+    let pages = codes.iter().any(|c| c.contains("page_index=") && (c.contains("while ") || c.contains("for ")));
+    let verifies = codes.iter().position(|c| c.contains("complete_task(")).is_some_and(|i| {
+        i > 0 && ok(calls[i - 1]) && {
+            let out = calls[i - 1].observation.trim();
+            !out.is_empty() && out != "Execution successful."
+        }
+    });
+    vec![reads_docs_first, logs_in, pages, verifies]
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -249,6 +282,25 @@ mod tests {
         assert_eq!(dbbench_tags(&TrajectoryView::from_episode(&e)), vec![false, false, false, false]);
         let e = episode("a", "f0", "base", 0, false, vec![(sql("REPLACE INTO t VALUES (1)"), "[]".into(), Signals { executed: true, empty_result: true, ..Default::default() })]);
         assert!(!dbbench_tags(&TrajectoryView::from_episode(&e))[2]);
+    }
+
+    #[test]
+    fn appworld_tags_read_the_trajectory() {
+        let cell = |c: &str| crate::policy::ToolCall { id: "c".into(), name: "execute_python".into(), arguments: serde_json::json!({ "code": c }) };
+        let ran = Signals { executed: true, ..Default::default() };
+        let e = episode("a_1", "f", "base", 0, true, vec![
+            (cell("print(apis.api_docs.show_app_descriptions())"), "[{'name': 'notes'}]".into(), ran.clone()),
+            (cell("tok = apis.notes.login(username='a', password='b')['access_token']"), "Execution successful.".into(), ran.clone()),
+            (cell("r, page = [], 0\nwhile True:\n    b = apis.notes.show_notes(access_token=tok, page_index=page)\n    if not b:\n        break\n    r += b\n    page += 1\nprint(r)"), "[{'note_id': 1}]".into(), ran.clone()),
+            (cell("apis.supervisor.complete_task(answer='x')"), "Execution successful.".into(), ran.clone()),
+        ]);
+        assert_eq!(appworld_tags(&TrajectoryView::from_episode(&e)), vec![true, true, true, true]);
+        let failed = Signals { executed: true, error_kind: Some("unauthorized".into()), ..Default::default() };
+        let e = episode("a_1", "f", "base", 0, false, vec![
+            (cell("print(apis.notes.show_notes(access_token='x'))"), "Execution failed. Traceback: ...".into(), failed),
+            (cell("apis.supervisor.complete_task()"), "Execution successful.".into(), ran),
+        ]);
+        assert_eq!(appworld_tags(&TrajectoryView::from_episode(&e)), vec![false, false, false, false]);
     }
 
     #[test]

@@ -19,6 +19,15 @@ pub const BUILTIN_SPECS: &[(&str, &str)] = &[
     ("harnesses/dbbench/plan-then-act.toml", include_str!("../../harnesses/dbbench/plan-then-act.toml")),
     ("harnesses/dbbench/loop-monitor.toml", include_str!("../../harnesses/dbbench/loop-monitor.toml")),
     ("harnesses/dbbench/value-probe.toml", include_str!("../../harnesses/dbbench/value-probe.toml")),
+    ("harnesses/appworld/base.toml", include_str!("../../harnesses/appworld/base.toml")),
+    ("harnesses/appworld/api-docs-first.toml", include_str!("../../harnesses/appworld/api-docs-first.toml")),
+    ("harnesses/appworld/plan-then-execute.toml", include_str!("../../harnesses/appworld/plan-then-execute.toml")),
+    ("harnesses/appworld/reflect-on-exception.toml", include_str!("../../harnesses/appworld/reflect-on-exception.toml")),
+    ("harnesses/appworld/critique-before-execute.toml", include_str!("../../harnesses/appworld/critique-before-execute.toml")),
+    ("harnesses/appworld/verify-before-complete.toml", include_str!("../../harnesses/appworld/verify-before-complete.toml")),
+    ("harnesses/appworld/pagination-helper.toml", include_str!("../../harnesses/appworld/pagination-helper.toml")),
+    ("harnesses/appworld/loop-monitor.toml", include_str!("../../harnesses/appworld/loop-monitor.toml")),
+    ("harnesses/appworld/login-helper.toml", include_str!("../../harnesses/appworld/login-helper.toml")),
 ];
 
 /// A resolved harness with where it came from.
@@ -82,11 +91,12 @@ impl HarnessLibrary {
                     None => Some(base_from_file(&f, &file)?),
                     Some(parent) => {
                         let suite = f.suite.clone();
-                        let found = lib
+                        let candidates: Vec<&HarnessEntry> = lib
                             .entries
                             .values()
-                            .find(|e| &e.spec.name == parent && suite.as_ref().map(|s| s == &e.spec.suite).unwrap_or(true))
-                            .map(|e| e.spec.clone());
+                            .filter(|e| &e.spec.name == parent && suite.as_ref().map(|s| s == &e.spec.suite).unwrap_or(true))
+                            .collect();
+                        let found = preferred_parent(&candidates, &file).map(|e| e.spec.clone());
                         match found {
                             Some(p) => Some(apply_patch(&p, &f, &file)?),
                             None => None,
@@ -139,6 +149,17 @@ impl HarnessLibrary {
     pub fn all(&self) -> impl Iterator<Item = &HarnessEntry> {
         self.entries.values()
     }
+}
+
+/// Several suites have a harness of the parent's name (every suite has a `base`) and the spec
+/// names no suite: the one in the spec's own directory, else the first suite of the registry.
+fn preferred_parent<'a>(candidates: &[&'a HarnessEntry], file: &str) -> Option<&'a HarnessEntry> {
+    let dir = |f: &str| Path::new(f).parent().map(|p| p.to_path_buf());
+    if let Some(e) = candidates.iter().find(|e| candidates.len() > 1 && dir(&e.file) == dir(file) && dir(file).is_some_and(|d| !d.as_os_str().is_empty())) {
+        return Some(e);
+    }
+    let order: Vec<&'static str> = crate::suite::registry().iter().map(|s| s.name()).collect();
+    candidates.iter().min_by_key(|e| order.iter().position(|n| *n == e.spec.suite).unwrap_or(usize::MAX)).copied()
 }
 
 /// Check a resolved spec against its suite: known suite, tools, predicates, rewrites, and the

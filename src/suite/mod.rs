@@ -4,6 +4,7 @@
 //! only actions (tool calls) and never read hints, injected context or any other harness text, so
 //! a sibling can help only through what it shows the policy.
 
+pub mod appworld;
 pub mod dbbench;
 
 use std::path::Path;
@@ -158,7 +159,7 @@ pub trait Suite: Send + Sync {
 
 /// All suites the workbench knows, by name.
 pub fn registry() -> Vec<Box<dyn Suite>> {
-    vec![Box::new(dbbench::DbBench::new())]
+    vec![Box::new(dbbench::DbBench::new()), Box::new(appworld::AppWorld::new())]
 }
 
 /// Look a suite up by name.

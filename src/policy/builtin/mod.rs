@@ -8,6 +8,7 @@
 //! reply back through the same grammar from the context it is paired with, so GRPO updates and
 //! distilled examples use one code path.
 
+pub mod appworld;
 pub mod coverage;
 pub mod dbbench;
 pub mod model;
@@ -146,6 +147,21 @@ impl BuiltinPolicy {
         stats
     }
 
+    /// One turn from a suite grammar: `build` for actions, `note` for plan / reflect / critique.
+    fn act_with(
+        &self,
+        ctx: &Context,
+        opts: &CallOptions,
+        build: impl Fn(&Context, &mut dyn Chooser) -> Option<Built>,
+        note: impl Fn(&Context, CallKind) -> String,
+    ) -> AssistantTurn {
+        if opts.kind != CallKind::Act {
+            return AssistantTurn { content: note(ctx, opts.kind), ..Default::default() };
+        }
+        let model = self.model.read().unwrap_or_else(|p| p.into_inner());
+        sample_turn(&model, ctx, opts.seed, opts.temperature, build)
+    }
+
     /// Log-probability of a reply given a context (for diagnostics and tests).
     pub fn log_prob(&self, ctx: &Context, target: &AssistantTurn) -> Option<f32> {
         let m = self.model.read().unwrap_or_else(|p| p.into_inner());
@@ -157,6 +173,19 @@ impl BuiltinPolicy {
     }
 }
 
+/// Sample one action from a grammar under `model`; its decision trace is the reply text.
+pub fn sample_turn(model: &LinearModel, ctx: &Context, seed: u64, temperature: f32, build: impl Fn(&Context, &mut dyn Chooser) -> Option<Built>) -> AssistantTurn {
+    let mut sampler = Sampler { model, rng: SplitMix(seed ^ 0x5eed), temperature: temperature.max(0.0) };
+    match build(ctx, &mut sampler) {
+        Some(b) => {
+            let trace = b.trace();
+            let n = ctx.messages.iter().filter(|m| m.role == super::Role::Assistant).count();
+            AssistantTurn { content: trace.clone(), tool_calls: vec![ToolCall { id: format!("call_{n}"), name: b.tool.clone(), arguments: b.arguments.clone() }], raw: trace, ..Default::default() }
+        }
+        None => AssistantTurn { content: "no action".into(), raw: "no action".into(), ..Default::default() },
+    }
+}
+
 /// Rebuild the decisions of `target` from `ctx`: the decisions that could be read (and whether
 /// some could not). A reply whose executed SQL was rewritten by a harness (identifiers quoted) is
 /// read as the rewritten statement.
@@ -164,6 +193,16 @@ fn read_back(ctx: &Context, target: &AssistantTurn) -> Option<(Vec<(Decision, us
     let trace = parse_trace(&target.content);
     if trace.is_empty() {
         return None;
+    }
+    // AppWorld: one grammar, one view (see `appworld`)
+    if appworld::applies(ctx) || target.tool_calls.iter().any(|c| c.name == appworld::TOOL) {
+        let mut r = Replay { labels: trace, missed: false };
+        let mut collected = Vec::new();
+        let built = appworld::build(&appworld::AwView::parse(ctx), &mut Recorder { inner: &mut r, seen: &mut collected });
+        return Some(match built {
+            Some(b) => (b.decisions, r.missed),
+            None => (collected, true),
+        });
     }
     let view = DbView::parse(ctx);
     let want_sql = target.tool_calls.first().and_then(|c| c.arguments.get("query")).and_then(|q| q.as_str()).map(|s| s.to_string());
@@ -214,6 +253,10 @@ impl Policy for BuiltinPolicy {
     }
 
     fn act(&self, ctx: &Context, opts: &CallOptions) -> Result<AssistantTurn, PolicyError> {
+        // AppWorld: one grammar, one view (see `appworld`)
+        if appworld::applies(ctx) {
+            return Ok(self.act_with(ctx, opts, |ctx, ch| appworld::build(&appworld::AwView::parse(ctx), ch), |ctx, kind| appworld::note(&appworld::AwView::parse(ctx), kind)));
+        }
         let view = DbView::parse(ctx);
         match opts.kind {
             CallKind::Act => {}

@@ -1,0 +1,138 @@
+//! The client of an AppWorld environment server (`appworld serve environment`, or the bundled
+//! world, which speaks the same protocol): `POST /initialize`, `/execute`, `/task_completed`,
+//! `/evaluate`, `/close`, each answered `{"output": ...}`; any other status is a plain-text error.
+//!
+//! A server holds one task at a time, so a run is given a [`ServerPool`] and each episode leases
+//! one URL for its whole life ([`Lease`]). Requests run on a runtime the suite owns; callers block
+//! on a channel, so the client works from plain threads and from inside other runtimes alike.
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// A failed request: names the URL and what happened.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum ClientError {
+    #[error("AppWorld server {url} answered {status}: {body}")]
+    Status { url: String, status: u16, body: String },
+    #[error("request to AppWorld server {url} timed out after {secs} s")]
+    Timeout { url: String, secs: f64 },
+    #[error("request to AppWorld server {url} failed: {message}")]
+    Transport { url: String, message: String },
+    #[error("AppWorld server {url} sent a reply without `output`: {body}")]
+    Protocol { url: String, body: String },
+}
+
+/// Server URLs, each used by one episode at a time.
+pub struct ServerPool {
+    urls: Vec<String>,
+    busy: Mutex<Vec<bool>>,
+    freed: Condvar,
+}
+
+impl ServerPool {
+    pub fn new(urls: Vec<String>) -> Arc<ServerPool> {
+        let n = urls.len();
+        Arc::new(ServerPool { urls, busy: Mutex::new(vec![false; n]), freed: Condvar::new() })
+    }
+
+    pub fn urls(&self) -> &[String] {
+        &self.urls
+    }
+
+    /// Wait for a free server and take it.
+    pub fn lease(self: &Arc<Self>) -> Lease {
+        let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(i) = busy.iter().position(|b| !*b) {
+                busy[i] = true;
+                return Lease { pool: self.clone(), index: i };
+            }
+            busy = self.freed.wait(busy).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// One server, held until dropped.
+pub struct Lease {
+    pool: Arc<ServerPool>,
+    index: usize,
+}
+
+impl Lease {
+    pub fn url(&self) -> &str {
+        &self.pool.urls[self.index]
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let mut busy = self.pool.busy.lock().unwrap_or_else(|p| p.into_inner());
+        busy[self.index] = false;
+        self.pool.freed.notify_one();
+    }
+}
+
+/// HTTP access to AppWorld servers.
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    rt: tokio::runtime::Handle,
+    timeout: Duration,
+}
+
+impl Client {
+    /// A client whose requests run on `rt`, each limited to `timeout` (which should exceed the
+    /// server's own execution limit, 100 s for AppWorld).
+    pub fn new(rt: tokio::runtime::Handle, timeout: Duration) -> Result<Client, String> {
+        let http = reqwest::Client::builder().timeout(timeout).connect_timeout(timeout.min(Duration::from_secs(30))).build().map_err(|e| e.to_string())?;
+        Ok(Client { http, rt, timeout })
+    }
+
+    /// `POST {base}/{path}` with a JSON body; the reply's `output`.
+    pub fn post(&self, base: &str, path: &str, body: &Value) -> Result<Value, ClientError> {
+        let url = format!("{}/{}", base.trim_end_matches('/'), path);
+        let req = self.http.post(&url).json(body);
+        self.run(url, req)
+    }
+
+    /// `GET {base}/{path}`; the reply's `output`.
+    pub fn get(&self, base: &str, path: &str) -> Result<Value, ClientError> {
+        let url = format!("{}/{}", base.trim_end_matches('/'), path);
+        let req = self.http.get(&url);
+        self.run(url, req)
+    }
+
+    fn run(&self, url: String, req: reqwest::RequestBuilder) -> Result<Value, ClientError> {
+        let secs = self.timeout.as_secs_f64();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let u = url.clone();
+        self.rt.spawn(async move {
+            let result = async {
+                let resp = req.send().await.map_err(|e| failure(&u, secs, e))?;
+                let status = resp.status();
+                let text = resp.text().await.map_err(|e| failure(&u, secs, e))?;
+                if status != reqwest::StatusCode::OK {
+                    return Err(ClientError::Status { url: u.clone(), status: status.as_u16(), body: text.trim().chars().take(2000).collect() });
+                }
+                let v: Value = serde_json::from_str(&text).map_err(|_| ClientError::Protocol { url: u.clone(), body: text.chars().take(500).collect() })?;
+                match v {
+                    Value::Object(mut o) if o.contains_key("output") => Ok(o.remove("output").unwrap_or(Value::Null)),
+                    _ => Err(ClientError::Protocol { url: u.clone(), body: text.chars().take(500).collect() }),
+                }
+            }
+            .await;
+            let _ = tx.send(result);
+        });
+        rx.recv().unwrap_or_else(|_| Err(ClientError::Transport { url, message: "the client runtime stopped".into() }))
+    }
+}
+
+fn failure(url: &str, secs: f64, e: reqwest::Error) -> ClientError {
+    if e.is_timeout() {
+        ClientError::Timeout { url: url.to_string(), secs }
+    } else {
+        ClientError::Transport { url: url.to_string(), message: e.to_string() }
+    }
+}

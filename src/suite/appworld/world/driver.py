@@ -1,0 +1,106 @@
+# The bundled AppWorld world's code runner: one per episode, run as `python3 -I -c <this>`.
+# It executes the agent's code cells in one persistent namespace and forwards every
+# `apis.<app>.<api>(**kwargs)` to the workbench, which holds the apps' state, over one JSON
+# message per line on stdin/stdout.
+import ast, builtins, io, json, linecache, sys, traceback
+
+_IN, _OUT = sys.stdin, sys.stdout
+ALLOWED_MODULES = {"math", "re", "json", "datetime", "collections", "itertools", "functools", "statistics", "string", "random", "decimal", "fractions", "operator", "copy", "typing", "dataclasses", "calendar", "time"}
+BLOCKED_NAMES = {"open", "exec", "eval", "compile", "__import__", "globals", "locals", "vars", "breakpoint", "input", "exit", "quit", "help", "memoryview", "__builtins__", "__loader__", "__spec__"}
+BLOCKED_ATTRS = {"__class__", "__subclasses__", "__globals__", "__bases__", "__mro__", "__code__", "__builtins__", "__dict__", "__getattribute__", "f_globals", "f_locals", "gi_frame", "tb_frame"}
+
+
+def send(msg):
+    _OUT.write(json.dumps(msg) + "\n")
+    _OUT.flush()
+
+
+def receive():
+    line = _IN.readline()
+    if not line:
+        sys.exit(0)
+    return json.loads(line)
+
+
+class _Api:
+    def __init__(self, app, api):
+        self._app, self._api = app, api
+
+    def __call__(self, *args, **kwargs):
+        if args:
+            raise TypeError(f"apis.{self._app}.{self._api}() takes keyword arguments only, e.g. {self._api}(name=value)")
+        try:
+            json.dumps(kwargs)
+        except TypeError as e:
+            raise TypeError(f"apis.{self._app}.{self._api}(): arguments must be JSON values ({e})") from None
+        send({"op": "call", "app": self._app, "api": self._api, "kwargs": kwargs})
+        reply = receive()
+        if reply.get("ok"):
+            return reply.get("result")
+        raise Exception(reply.get("error", "the call failed"))
+
+
+class _App:
+    def __init__(self, app):
+        self._app = app
+
+    def __getattr__(self, api):
+        if api.startswith("_"):
+            raise AttributeError(api)
+        return _Api(self._app, api)
+
+
+class _Apis:
+    def __getattr__(self, app):
+        if app.startswith("_"):
+            raise AttributeError(app)
+        return _App(app)
+
+
+def unsafe(tree):
+    """The first unsafe construct in the cell, as the message to raise, or None."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            bad = sorted({n.split(".")[0] for n in names if n.split(".")[0] not in ALLOWED_MODULES})
+            if bad:
+                return "Usage of the following module(s) is not allowed: " + ", ".join(bad) + "."
+        elif isinstance(node, ast.Name) and node.id in BLOCKED_NAMES:
+            return f"Usage of the following function or name is not allowed: {node.id}."
+        elif isinstance(node, ast.Attribute) and node.attr in BLOCKED_ATTRS:
+            return f"Usage of the following attribute is not allowed: {node.attr}."
+    return None
+
+
+namespace = {"__name__": "__main__", "apis": _Apis()}
+safe_builtins = {k: v for k, v in vars(builtins).items() if k not in BLOCKED_NAMES}
+safe_builtins["__import__"] = builtins.__import__  # reached only through checked import statements
+namespace["__builtins__"] = safe_builtins
+cell = 0
+
+while True:
+    request = receive()
+    code = request.get("code", "")
+    cell += 1
+    filename = "<python-input>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    buffer = io.StringIO()
+    failed = None
+    sys.stdout = sys.stderr = buffer
+    try:
+        tree = ast.parse(code, filename)
+        problem = unsafe(tree)
+        if problem:
+            raise Exception(problem)
+        exec(compile(tree, filename, "exec"), namespace)
+    except SystemExit:
+        failed = "Exception: exit() is not allowed.\n"
+    except BaseException as e:
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == filename]
+        lines = traceback.format_list(frames)
+        if isinstance(e, SyntaxError):
+            lines = []
+        failed = "".join(lines) + "".join(traceback.format_exception_only(type(e), e))
+    finally:
+        sys.stdout, sys.stderr = _OUT, sys.__stderr__
+    send({"op": "done", "output": buffer.getvalue(), "error": failed})

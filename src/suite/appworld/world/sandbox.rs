@@ -1,0 +1,160 @@
+//! The per-episode Python runner of the bundled world.
+//!
+//! One `python3 -I` subprocess per episode runs [`DRIVER`]; code cells share one namespace, as in
+//! AppWorld. Each `apis.<app>.<api>(**kwargs)` comes back to the workbench as a JSON line and is
+//! answered from the episode's [`World`]. A cell that runs past the time limit gets its process
+//! killed (a fresh one starts for the next cell; the apps' state lives in the workbench and is
+//! kept). Unsafe code (imports outside a small allow-list such as os, subprocess or socket;
+//! `open`, `eval`, `exec`, `__import__`; dunder escapes) is refused before it runs.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::apps::World;
+
+/// The Python side of the runner.
+pub const DRIVER: &str = include_str!("driver.py");
+
+/// Printed output longer than this is cut.
+pub const MAX_OUTPUT_CHARS: usize = 20_000;
+
+struct Process {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl Process {
+    fn start(python: &str) -> Result<Process, String> {
+        let dir = std::env::temp_dir();
+        let mut cmd = Command::new(python);
+        cmd.arg("-I").arg("-c").arg(DRIVER).current_dir(dir).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).env_clear();
+        #[cfg(unix)]
+        {
+            // its own process group: a Ctrl-C meant for the workbench does not reach it
+            use std::os::unix::process::CommandExt;
+            cmd.process_group(0);
+        }
+        let mut child = cmd.spawn().map_err(|e| format!("cannot start `{python}`: {e}"))?;
+        let stdin = child.stdin.take().ok_or("no stdin")?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let (tx, lines) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("appworld-python".into())
+            .spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| e.to_string())?;
+        Ok(Process { child, stdin, lines })
+    }
+
+    fn kill(&mut self) {
+        // cells cannot start processes (os and subprocess are refused), so the runner is the
+        // only process to stop
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// One episode's runner.
+pub struct Sandbox {
+    python: String,
+    time_limit: Duration,
+    process: Option<Process>,
+}
+
+/// How one cell ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellResult {
+    /// The observation, as AppWorld words it.
+    pub output: String,
+    pub failed: bool,
+    pub timed_out: bool,
+}
+
+impl Sandbox {
+    pub fn new(python: &str, time_limit: Duration) -> Sandbox {
+        Sandbox { python: python.to_string(), time_limit, process: None }
+    }
+
+    /// Run one code cell against `world`. `Err` means the runner itself broke (Python missing).
+    pub fn execute(&mut self, code: &str, world: &mut World) -> Result<CellResult, String> {
+        if self.process.is_none() {
+            self.process = Some(Process::start(&self.python)?);
+        }
+        let p = self.process.as_mut().expect("started above");
+        let request = json!({"code": code}).to_string();
+        if writeln!(p.stdin, "{request}").and_then(|_| p.stdin.flush()).is_err() {
+            self.process = None;
+            return Err("the Python runner stopped".into());
+        }
+        let deadline = Instant::now() + self.time_limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = match p.lines.recv_timeout(left) {
+                Ok(l) => l,
+                Err(RecvTimeoutError::Timeout) => {
+                    self.process = None; // killed on drop
+                    let secs = self.time_limit.as_secs_f64();
+                    return Ok(CellResult {
+                        output: format!("Execution failed. Traceback:\nTimeoutError: the code did not finish within {secs} seconds and was stopped. Variables from earlier cells are lost; the apps keep their state."),
+                        failed: true,
+                        timed_out: true,
+                    });
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.process = None;
+                    return Ok(CellResult { output: "Execution failed. Traceback:\nSystemError: the Python process ended unexpectedly.".into(), failed: true, timed_out: false });
+                }
+            };
+            let Ok(msg) = serde_json::from_str::<Value>(&line) else { continue };
+            match msg["op"].as_str() {
+                Some("call") => {
+                    let args = msg["kwargs"].as_object().cloned().unwrap_or_default();
+                    let reply = match world.call(msg["app"].as_str().unwrap_or(""), msg["api"].as_str().unwrap_or(""), &args) {
+                        Ok(result) => json!({"ok": true, "result": result}),
+                        Err(e) => json!({"ok": false, "error": e.exception_text()}),
+                    };
+                    if writeln!(p.stdin, "{reply}").and_then(|_| p.stdin.flush()).is_err() {
+                        self.process = None;
+                        return Err("the Python runner stopped".into());
+                    }
+                }
+                Some("done") => {
+                    let printed = cut(msg["output"].as_str().unwrap_or(""));
+                    return Ok(match msg["error"].as_str() {
+                        Some(tb) => CellResult { output: format!("{printed}Execution failed. Traceback:\n{}", tb.trim_end()), failed: true, timed_out: false },
+                        None if printed.trim().is_empty() => CellResult { output: "Execution successful.".into(), failed: false, timed_out: false },
+                        None => CellResult { output: printed.trim_end_matches('\n').to_string(), failed: false, timed_out: false },
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn cut(s: &str) -> String {
+    if s.chars().count() <= MAX_OUTPUT_CHARS {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(MAX_OUTPUT_CHARS).collect();
+        t.push_str("\n[output truncated]\n");
+        t
+    }
+}
