@@ -5,6 +5,7 @@
 //! a sibling can help only through what it shows the policy.
 
 pub mod dbbench;
+pub mod swegym;
 
 use std::path::Path;
 
@@ -158,7 +159,7 @@ pub trait Suite: Send + Sync {
 
 /// All suites the workbench knows, by name.
 pub fn registry() -> Vec<Box<dyn Suite>> {
-    vec![Box::new(dbbench::DbBench::new())]
+    vec![Box::new(dbbench::DbBench::new()), Box::new(swegym::SweGym::new())]
 }
 
 /// Look a suite up by name.
