@@ -19,6 +19,14 @@ pub const BUILTIN_SPECS: &[(&str, &str)] = &[
     ("harnesses/dbbench/plan-then-act.toml", include_str!("../../harnesses/dbbench/plan-then-act.toml")),
     ("harnesses/dbbench/loop-monitor.toml", include_str!("../../harnesses/dbbench/loop-monitor.toml")),
     ("harnesses/dbbench/value-probe.toml", include_str!("../../harnesses/dbbench/value-probe.toml")),
+    ("harnesses/swegym/base.toml", include_str!("../../harnesses/swegym/base.toml")),
+    ("harnesses/swegym/reproduce-first.toml", include_str!("../../harnesses/swegym/reproduce-first.toml")),
+    ("harnesses/swegym/test-before-finish.toml", include_str!("../../harnesses/swegym/test-before-finish.toml")),
+    ("harnesses/swegym/syntax-gate.toml", include_str!("../../harnesses/swegym/syntax-gate.toml")),
+    ("harnesses/swegym/localise-plan.toml", include_str!("../../harnesses/swegym/localise-plan.toml")),
+    ("harnesses/swegym/reflect-on-failure.toml", include_str!("../../harnesses/swegym/reflect-on-failure.toml")),
+    ("harnesses/swegym/loop-monitor.toml", include_str!("../../harnesses/swegym/loop-monitor.toml")),
+    ("harnesses/swegym/repo-map.toml", include_str!("../../harnesses/swegym/repo-map.toml")),
 ];
 
 /// A resolved harness with where it came from.

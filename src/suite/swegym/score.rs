@@ -174,6 +174,17 @@ fn tail(s: &str, n: usize) -> String {
 pub fn run_tests(rt: &mut dyn Runtime, inst: &Instance, diff: &str) -> Result<TestReport, EnvError> {
     let git = Limits { timeout: Duration::from_secs(60), max_output: 64 * 1024 };
     let mut report = TestReport::default();
+    let files = diff_files(&inst.test_patch);
+    let touches_tests = diff_files(diff).iter().any(|f| files.contains(f));
+    if !diff.trim().is_empty() && !touches_tests {
+        // the usual case, in one step: the diff and the test patch touch different files
+        let both = format!("{}\n{}", diff.trim_end_matches('\n'), inst.test_patch);
+        let out = rt.exec("git apply --whitespace=nowarn -", Some(both.as_bytes()), &git)?;
+        if out.ok() {
+            return finish_run(rt, inst, diff, report);
+        }
+        // `git apply` is all or nothing: apply them one by one to say which does not apply
+    }
     if !diff.trim().is_empty() {
         let out = rt.exec("git apply --whitespace=nowarn -", Some(diff.as_bytes()), &git)?;
         if !out.ok() {
@@ -181,7 +192,6 @@ pub fn run_tests(rt: &mut dyn Runtime, inst: &Instance, diff: &str) -> Result<Te
             return Ok(report);
         }
     }
-    let files = diff_files(&inst.test_patch);
     if !files.is_empty() {
         let base = shell_quote(&inst.base_commit);
         let reset: Vec<String> = files
@@ -200,6 +210,11 @@ pub fn run_tests(rt: &mut dyn Runtime, inst: &Instance, diff: &str) -> Result<Te
     if !out.ok() {
         return Err(EnvError(format!("the test patch of {} does not apply: {}", inst.instance_id, out.output.trim())));
     }
+    finish_run(rt, inst, diff, report)
+}
+
+/// Run the tests of a repository with the diff and the test patch applied, and read the log.
+fn finish_run(rt: &mut dyn Runtime, inst: &Instance, diff: &str, mut report: TestReport) -> Result<TestReport, EnvError> {
     let framework = Framework::of(inst);
     let out = rt.exec(&test_command(inst), None, &Limits { timeout: TEST_TIMEOUT, max_output: 4 * 1024 * 1024 })?;
     let statuses = parse_log(framework, &out.output);
