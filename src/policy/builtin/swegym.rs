@@ -106,6 +106,13 @@ fn mentioned_names(text: &str) -> Vec<String> {
     let b: Vec<char> = text.chars().collect();
     let mut i = 0;
     while i < b.len() {
+        // a code fence (```python) is not a name in backquotes
+        if b[i..].starts_with(&['`', '`', '`']) {
+            while i < b.len() && b[i] != '\n' {
+                i += 1;
+            }
+            continue;
+        }
         if b[i] == '`' {
             if let Some(j) = b[i + 1..].iter().position(|&c| c == '`') {
                 let inner: String = b[i + 1..i + 1 + j].iter().collect();
@@ -840,19 +847,19 @@ mod tests {
 
     #[test]
     fn edits_are_built_from_the_viewed_lines() {
-        let mut c = ctx("`f` is wrong: `f(1)` gives 0");
+        let mut c = ctx("`first` is wrong: `first(1)` gives 0");
         let view_call = ToolCall { id: "a".into(), name: "str_replace_editor".into(), arguments: serde_json::json!({"command": "view", "path": "/testbed/p/m.py"}) };
-        let obs = "Here's the result of running `cat -n` on /testbed/p/m.py:\n     1\tdef f(x):\n     2\t    return x - 1\n     3\t\n     4\tdef g(x):\n     5\t    return x - 1\n     6\t\n";
+        let obs = "Here's the result of running `cat -n` on /testbed/p/m.py:\n     1\tdef first(x):\n     2\t    return x - 1\n     3\t\n     4\tdef second(x):\n     5\t    return x - 1\n     6\t\n";
         push_call(&mut c, view_call, obs.into());
         let v = SweView::parse(&c);
         assert_eq!(v.focus().unwrap().lines[1], "    return x - 1");
         let all = all_of(&c, "edit", 50);
-        // only lines of `f`, the named function; `return x - 1` is not unique, so the def comes along
+        // only lines of `first`, the named function; `return x - 1` is not unique, so the def comes along
         assert!(!all.is_empty());
         for b in &all {
-            assert_eq!(b.arguments["old_str"], "def f(x):\n    return x - 1");
+            assert_eq!(b.arguments["old_str"], "def first(x):\n    return x - 1");
             assert!(b.trace().starts_with("kind=edit; line=2; op="), "{}", b.trace());
         }
-        assert!(all.iter().any(|b| b.arguments["new_str"] == "def f(x):\n    return x + 1"));
+        assert!(all.iter().any(|b| b.arguments["new_str"] == "def first(x):\n    return x + 1"));
     }
 }

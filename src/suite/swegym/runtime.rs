@@ -500,8 +500,8 @@ mod tests {
             "docker run -d --rm --name n1 --network none -w /testbed img:latest sleep infinity"
         );
         let e = c.exec_argv("n1", "ls -la", Duration::from_secs(30), false);
-        assert_eq!(e[..10].join(" "), "docker exec -w /testbed n1 timeout -s KILL 30 /bin/bash -c");
-        assert_eq!(e[10], "source /opt/miniconda3/bin/activate && conda activate testbed\ncd /testbed\nls -la");
+        assert_eq!(e[..11].join(" "), "docker exec -w /testbed n1 timeout -s KILL 30 /bin/bash -c");
+        assert_eq!(e[11], "source /opt/miniconda3/bin/activate && conda activate testbed\ncd /testbed\nls -la");
         assert_eq!(c.rm_argv("n1").join(" "), "docker rm -f n1");
         let remote = ContainerConfig { engine: "podman".into(), host: Some("ssh://u@h/run/podman.sock".into()), setup: String::new() };
         assert_eq!(remote.exec_argv("n", "x", Duration::from_millis(10), true).join(" "), "podman --remote --url ssh://u@h/run/podman.sock exec -i -w /testbed n timeout -s KILL 1 /bin/bash -c x");
