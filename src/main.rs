@@ -549,8 +549,8 @@ fn cmd_report(experiment: &str, db: &str, compare: Option<&str>, out: &std::path
 
 fn cmd_coverage(suite_name: &str, file: Option<&std::path::Path>, family: Option<&str>, max_paths: usize, json: bool) -> Result<()> {
     let s = find_suite(suite_name)?;
-    if !matches!(s.name(), "dbbench" | "appworld") {
-        bail!("the built-in policy's grammars cover dbbench and appworld only");
+    if !["dbbench", "appworld", "swegym"].contains(&s.name()) {
+        bail!("the built-in policy's grammars cover dbbench, appworld and swegym only");
     }
     let tasks: Vec<Task> = load_tasks(s.as_ref(), file)?.into_iter().filter(|t| family.map(|f| t.family == f).unwrap_or(true)).collect();
     let lib = library(None)?;

@@ -34,6 +34,7 @@ pub struct SuiteTagger {
 static TAGGERS: &[SuiteTagger] = &[
     SuiteTagger { suite: "dbbench", tags: DBBENCH_TAGS, tag: dbbench_tags },
     SuiteTagger { suite: "appworld", tags: APPWORLD_TAGS, tag: appworld_tags },
+    SuiteTagger { suite: "swegym", tags: SWEGYM_TAGS, tag: swegym_tags },
 ];
 
 /// The tagger of a suite, if it has one. A new suite adds its entry to the table above.
@@ -119,6 +120,43 @@ pub fn appworld_tags(t: &TrajectoryView) -> Vec<bool> {
         }
     });
     vec![reads_docs_first, logs_in, pages, verifies]
+}
+
+const SWEGYM_TAGS: &[(&str, &str, &str)] = &[
+    ("reproduces_first", "ran Python before editing", "a command ran Python (the issue's example or the tests) before the first edit"),
+    ("runs_tests_before_finish", "tests after the last edit", "the tests ran after the last edit and before `finish`"),
+    ("opens_before_edit", "viewed the file first", "the file of the first edit was viewed with the editor before it was edited"),
+];
+
+fn swegym_command(call: &crate::policy::ToolCall) -> Option<&str> {
+    (call.name == "execute_bash").then(|| call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or(""))
+}
+
+fn swegym_edit_path(call: &crate::policy::ToolCall) -> Option<&str> {
+    let command = call.arguments.get("command").and_then(|c| c.as_str())?;
+    (call.name == "str_replace_editor" && matches!(command, "create" | "str_replace" | "insert")).then(|| call.arguments.get("path").and_then(|p| p.as_str()).unwrap_or(""))
+}
+
+/// SWE-Gym's tags, from the policy's proposed calls and whether they ran.
+pub fn swegym_tags(t: &TrajectoryView) -> Vec<bool> {
+    let calls: Vec<&crate::episode::CallRecord> = t.calls().collect();
+    let first_edit = calls.iter().position(|c| c.executed.is_some() && swegym_edit_path(&c.proposed).is_some());
+    let runs_python = |c: &&crate::episode::CallRecord| c.executed.is_some() && swegym_command(&c.proposed).is_some_and(|cmd| cmd.contains("python"));
+    let reproduces = first_edit.is_some_and(|i| calls[..i].iter().any(runs_python));
+    let runs_tests = |c: &&crate::episode::CallRecord| {
+        c.executed.is_some() && swegym_command(&c.proposed).is_some_and(crate::suite::swegym::runs_tests)
+    };
+    let last_edit = calls.iter().rposition(|c| c.executed.is_some() && swegym_edit_path(&c.proposed).is_some());
+    let finish = calls.iter().position(|c| c.executed.is_some() && c.proposed.name == "finish");
+    let tests_before_finish = match (last_edit, finish) {
+        (Some(e), Some(f)) if e < f => calls[e..f].iter().any(runs_tests),
+        _ => false,
+    };
+    let opens = first_edit.is_some_and(|i| {
+        let path = swegym_edit_path(&calls[i].proposed).unwrap_or("");
+        calls[..i].iter().any(|c| c.proposed.name == "str_replace_editor" && c.proposed.arguments.get("command").and_then(|x| x.as_str()) == Some("view") && c.proposed.arguments.get("path").and_then(|p| p.as_str()) == Some(path))
+    });
+    vec![reproduces, tests_before_finish, opens]
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -301,6 +339,30 @@ mod tests {
             (cell("apis.supervisor.complete_task()"), "Execution successful.".into(), ran),
         ]);
         assert_eq!(appworld_tags(&TrajectoryView::from_episode(&e)), vec![false, false, false, false]);
+    }
+
+    #[test]
+    fn swegym_tags_read_the_trajectory() {
+        use crate::policy::ToolCall;
+        let bash = |c: &str| ToolCall { id: "c".into(), name: "execute_bash".into(), arguments: serde_json::json!({"command": c}) };
+        let ed = |cmd: &str| ToolCall { id: "c".into(), name: "str_replace_editor".into(), arguments: serde_json::json!({"command": cmd, "path": "/testbed/a.py", "old_str": "x", "new_str": "y"}) };
+        let fin = ToolCall { id: "c".into(), name: "finish".into(), arguments: serde_json::json!({}) };
+        let ran = || Signals { executed: true, ..Default::default() };
+        let e = episode("a", "f0", "base", 0, true, vec![
+            (bash("python3 - <<'EOF'\nf(1)\nEOF"), "1".into(), ran()),
+            (ed("view"), "".into(), Signals::default()),
+            (ed("str_replace"), "".into(), ran()),
+            (bash("python3 -m unittest"), "OK".into(), ran()),
+            (fin.clone(), "".into(), Signals::default()),
+        ]);
+        assert_eq!(swegym_tags(&TrajectoryView::from_episode(&e)), vec![true, true, true]);
+        let e = episode("a", "f0", "base", 0, false, vec![
+            (ed("str_replace"), "".into(), ran()),
+            (bash("python3 -m unittest"), "FAILED".into(), ran()),
+            (ed("str_replace"), "".into(), ran()),
+            (fin, "".into(), Signals::default()),
+        ]);
+        assert_eq!(swegym_tags(&TrajectoryView::from_episode(&e)), vec![false, false, false]);
     }
 
     #[test]

@@ -28,6 +28,14 @@ pub const BUILTIN_SPECS: &[(&str, &str)] = &[
     ("harnesses/appworld/pagination-helper.toml", include_str!("../../harnesses/appworld/pagination-helper.toml")),
     ("harnesses/appworld/loop-monitor.toml", include_str!("../../harnesses/appworld/loop-monitor.toml")),
     ("harnesses/appworld/login-helper.toml", include_str!("../../harnesses/appworld/login-helper.toml")),
+    ("harnesses/swegym/base.toml", include_str!("../../harnesses/swegym/base.toml")),
+    ("harnesses/swegym/reproduce-first.toml", include_str!("../../harnesses/swegym/reproduce-first.toml")),
+    ("harnesses/swegym/test-before-finish.toml", include_str!("../../harnesses/swegym/test-before-finish.toml")),
+    ("harnesses/swegym/syntax-gate.toml", include_str!("../../harnesses/swegym/syntax-gate.toml")),
+    ("harnesses/swegym/localise-plan.toml", include_str!("../../harnesses/swegym/localise-plan.toml")),
+    ("harnesses/swegym/reflect-on-failure.toml", include_str!("../../harnesses/swegym/reflect-on-failure.toml")),
+    ("harnesses/swegym/loop-monitor.toml", include_str!("../../harnesses/swegym/loop-monitor.toml")),
+    ("harnesses/swegym/repo-map.toml", include_str!("../../harnesses/swegym/repo-map.toml")),
 ];
 
 /// A resolved harness with where it came from.

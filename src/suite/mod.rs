@@ -6,6 +6,7 @@
 
 pub mod appworld;
 pub mod dbbench;
+pub mod swegym;
 
 use std::path::Path;
 
@@ -159,7 +160,7 @@ pub trait Suite: Send + Sync {
 
 /// All suites the workbench knows, by name.
 pub fn registry() -> Vec<Box<dyn Suite>> {
-    vec![Box::new(dbbench::DbBench::new()), Box::new(appworld::AppWorld::new())]
+    vec![Box::new(dbbench::DbBench::new()), Box::new(appworld::AppWorld::new()), Box::new(swegym::SweGym::new())]
 }
 
 /// Look a suite up by name.

@@ -39,7 +39,7 @@ impl Coverage {
 /// Depth-first enumeration of decision paths: each build follows `path`, extending it with
 /// first options; `advance` moves to the next path.
 #[derive(Default)]
-struct Dfs {
+pub(super) struct Dfs {
     path: Vec<usize>,
     widths: Vec<usize>,
     pos: usize,
@@ -72,7 +72,12 @@ impl Chooser for Dfs {
 }
 
 impl Dfs {
-    fn advance(&mut self) -> bool {
+    /// A search whose first decision (the action kind) is fixed to `kind`.
+    pub(super) fn of_kind(kind: &'static str) -> Dfs {
+        Dfs { kind: Some(kind), ..Default::default() }
+    }
+
+    pub(super) fn advance(&mut self) -> bool {
         self.path.truncate(self.pos);
         self.widths.truncate(self.pos);
         self.pos = 0;
@@ -96,7 +101,7 @@ fn base_context(base: &HarnessSpec, task_prompt: &str) -> Context {
     }
 }
 
-fn push_call(ctx: &mut Context, call: ToolCall, observation: String) {
+pub(super) fn push_call(ctx: &mut Context, call: ToolCall, observation: String) {
     let id = call.id.clone();
     let mut a = Message::new(Role::Assistant, String::new(), Origin::Policy);
     a.tool_calls = vec![call];
@@ -110,7 +115,7 @@ fn push_call(ctx: &mut Context, call: ToolCall, observation: String) {
 /// grammar produced there.
 pub type Solution = Vec<(Context, AssistantTurn)>;
 
-fn turn(b: &super::dbbench::Built, id: &str) -> AssistantTurn {
+pub(super) fn turn(b: &super::dbbench::Built, id: &str) -> AssistantTurn {
     let trace = b.trace();
     AssistantTurn {
         content: trace.clone(),
@@ -132,6 +137,9 @@ pub fn task_covered(suite: &dyn Suite, base: &HarnessSpec, task: &Task, max_path
 pub fn solve(suite: &dyn Suite, base: &HarnessSpec, task: &Task, max_paths: usize) -> (Option<Solution>, bool) {
     if base.offered_tools(suite.tools()).iter().any(|t| t.name == super::appworld::TOOL) {
         return solve_appworld(suite, base, task, max_paths);
+    }
+    if suite.name() == "swegym" {
+        return super::swegym::solve(suite, base, task, max_paths);
     }
     let Ok(mut probe) = suite.make_env(task) else { return (None, false) };
     let task_prompt = probe.task_prompt();

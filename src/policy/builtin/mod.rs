@@ -12,6 +12,7 @@ pub mod appworld;
 pub mod coverage;
 pub mod dbbench;
 pub mod model;
+pub mod swegym;
 
 use std::sync::RwLock;
 
@@ -204,6 +205,17 @@ fn read_back(ctx: &Context, target: &AssistantTurn) -> Option<(Vec<(Decision, us
             None => (collected, true),
         });
     }
+    // SWE tasks: their own grammar (swegym.rs)
+    if swegym::is_swe(ctx) {
+        let view = swegym::SweView::parse(ctx);
+        let mut r = Replay { labels: trace, missed: false };
+        let mut collected = Vec::new();
+        let built = swegym::build(&view, &mut Recorder { inner: &mut r, seen: &mut collected });
+        return Some(match built {
+            Some(b) => (b.decisions, r.missed),
+            None => (collected, true),
+        });
+    }
     let view = DbView::parse(ctx);
     let want_sql = target.tool_calls.first().and_then(|c| c.arguments.get("query")).and_then(|q| q.as_str()).map(|s| s.to_string());
     let attempt = |labels: Vec<(String, String)>| {
@@ -256,6 +268,16 @@ impl Policy for BuiltinPolicy {
         // AppWorld: one grammar, one view (see `appworld`)
         if appworld::applies(ctx) {
             return Ok(self.act_with(ctx, opts, |ctx, ch| appworld::build(&appworld::AwView::parse(ctx), ch), |ctx, kind| appworld::note(&appworld::AwView::parse(ctx), kind)));
+        }
+        // SWE tasks: their own grammar (swegym.rs)
+        if swegym::is_swe(ctx) {
+            let view = swegym::SweView::parse(ctx);
+            if opts.kind != CallKind::Act {
+                return Ok(AssistantTurn { content: swegym::extra_call(&view, opts.kind), ..Default::default() });
+            }
+            let model = self.model.read().unwrap_or_else(|p| p.into_inner());
+            let mut sampler = Sampler { model: &model, rng: SplitMix(opts.seed ^ 0x5eed), temperature: opts.temperature.max(0.0) };
+            return Ok(swegym::reply(swegym::build(&view, &mut sampler), &view));
         }
         let view = DbView::parse(ctx);
         match opts.kind {

@@ -1,0 +1,3 @@
+"""caldate: calendar arithmetic on (year, month, day) tuples."""
+
+__version__ = "2.0.2"

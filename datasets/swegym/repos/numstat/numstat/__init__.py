@@ -1,0 +1,3 @@
+"""numstat: descriptive statistics for plain lists."""
+
+__version__ = "1.4.0"

@@ -1,0 +1,3 @@
+"""textkit: small string helpers."""
+
+__version__ = "0.3.1"

@@ -1,0 +1,3 @@
+"""urlkit: URL helpers."""
+
+__version__ = "0.7.2"

@@ -1,0 +1,551 @@
+//! SWE-Gym: an agent edits a repository until the failing tests of an issue pass without breaking
+//! the passing ones.
+//!
+//! Code map:
+//! - [`instance`]: the official instance schema, JSON / JSONL loading, the bundled dataset;
+//! - [`runtime`]: the [`Runtime`](runtime::Runtime) trait, the local runtime (temporary copy,
+//!   process groups, time limits, network namespace) and the container runtime (docker / podman
+//!   command template, SWE-bench images);
+//! - [`tools`]: `execute_bash`, `str_replace_editor` and `finish` as OpenHands exposes them;
+//! - [`score`]: the diff against `base_commit`, the test patch, FAIL_TO_PASS / PASS_TO_PASS, the
+//!   result cache;
+//! - [`operators`]: the line edit operators shared by the dataset generator and the built-in
+//!   policy's repair grammar;
+//! - [`hooks`]: SWE-Gym's action predicates for harnesses.
+//!
+//! Bundled instances (repository `harness-s/<name>`) run on the local runtime: the clean
+//! repository in `datasets/swegym/repos/<name>/` is copied, the instance's test patch and fix are
+//! reversed, and the result is committed with a fixed identity and date, which gives exactly the
+//! instance's `base_commit` (checked). Official instances run on the container runtime.
+//!
+//! Architecture invariant: [`SweEnv`] sees only actions. Its scorer depends only on the instance
+//! and the diff of the repository.
+
+pub mod hooks;
+pub mod instance;
+pub mod operators;
+pub mod runtime;
+pub mod score;
+pub mod tools;
+
+use std::cell::RefCell;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+pub use instance::{load_tasks, Instance};
+use runtime::{ContainerConfig, ContainerRuntime, Limits, LocalRuntime, Runtime, REPO_ROOT};
+use score::{Framework, TestReport};
+use tools::{Editor, BASH, EDITOR, FINISH};
+
+use crate::policy::ToolSpec;
+use crate::suite::{
+    Action, ActionPredicateFn, Disagreement, EnvError, Environment, LoadError, OutcomeForMetrics, Score, Signals, StepOutcome, Suite,
+    VerifyReport,
+};
+use crate::task::Task;
+
+/// Which runtime an instance runs on.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RuntimeChoice {
+    /// Bundled repositories locally, everything else in a container of the default engine.
+    Auto,
+    Local,
+    Container(ContainerConfig),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweGymConfig {
+    pub runtime: RuntimeChoice,
+    /// Limits of each `execute_bash` call.
+    pub command: Limits,
+}
+
+impl Default for SweGymConfig {
+    fn default() -> Self {
+        SweGymConfig { runtime: RuntimeChoice::Auto, command: Limits { timeout: Duration::from_secs(120), max_output: 1024 * 1024 } }
+    }
+}
+
+/// `local`, `docker`, `podman` (or a path to either), or `auto` (the default).
+pub const ENV_RUNTIME: &str = "HARNESS_S_SWEGYM_RUNTIME";
+/// A remote container engine: `tcp://host:2375`, `ssh://user@host`, ...
+pub const ENV_CONTAINER_HOST: &str = "HARNESS_S_SWEGYM_CONTAINER_HOST";
+/// Time limit of one `execute_bash` call, in seconds.
+pub const ENV_TIMEOUT: &str = "HARNESS_S_SWEGYM_TIMEOUT";
+
+impl SweGymConfig {
+    pub fn from_env() -> SweGymConfig {
+        let mut c = SweGymConfig::default();
+        let host = std::env::var(ENV_CONTAINER_HOST).ok().filter(|h| !h.trim().is_empty());
+        match std::env::var(ENV_RUNTIME).ok().map(|v| v.trim().to_string()).as_deref() {
+            Some("local") => c.runtime = RuntimeChoice::Local,
+            Some("") | Some("auto") | None => {
+                if let Some(h) = host {
+                    c.runtime = RuntimeChoice::Container(ContainerConfig { host: Some(h), ..Default::default() });
+                }
+            }
+            Some(engine) => c.runtime = RuntimeChoice::Container(ContainerConfig { engine: engine.to_string(), host, ..Default::default() }),
+        }
+        if let Some(s) = std::env::var(ENV_TIMEOUT).ok().and_then(|v| v.trim().parse::<f64>().ok()) {
+            if s.is_finite() && s > 0.0 {
+                c.command.timeout = Duration::from_secs_f64(s.min(3600.0));
+            }
+        }
+        c
+    }
+}
+
+/// The fixed identity and date of the commit that makes a bundled instance's `base_commit`.
+const BASE_COMMIT_ENV: &str = "GIT_AUTHOR_NAME=harness-s GIT_AUTHOR_EMAIL=bundled@harness-s.invalid GIT_AUTHOR_DATE='2024-01-01T00:00:00+0000' \
+                               GIT_COMMITTER_NAME=harness-s GIT_COMMITTER_EMAIL=bundled@harness-s.invalid GIT_COMMITTER_DATE='2024-01-01T00:00:00+0000'";
+
+fn setup_limits() -> Limits {
+    Limits { timeout: Duration::from_secs(60), max_output: 64 * 1024 }
+}
+
+/// A local copy of a bundled instance's repository at its base: the clean repository with the
+/// test patch and the fix reversed, committed. Returns the runtime and the commit's hash.
+pub fn prepare_bundled(inst: &Instance) -> Result<(LocalRuntime, String), EnvError> {
+    let dir = instance::bundled_repo_dir(&inst.repo).ok_or_else(|| {
+        EnvError(format!(
+            "repository `{}` is not bundled (datasets/swegym/repos/); run official instances on the container runtime ({ENV_RUNTIME}=docker or podman)",
+            inst.repo
+        ))
+    })?;
+    let mut rt = LocalRuntime::from_dir(&dir)?;
+    let tmp = rt.root().join("tmp");
+    let write = |name: &str, text: &str| std::fs::write(tmp.join(name), text).map_err(|e| EnvError(format!("writing the patches: {e}")));
+    write("test.patch", &inst.test_patch)?;
+    write("fix.patch", &inst.patch)?;
+    let script = format!(
+        "set -e\ngit init -q --template= -b main .\nmkdir -p .git/info\nprintf '__pycache__/\\n*.pyc\\n' > .git/info/exclude\n\
+         git apply -R --whitespace=nowarn \"$TMPDIR/test.patch\"\ngit apply -R --whitespace=nowarn \"$TMPDIR/fix.patch\"\n\
+         rm -f \"$TMPDIR/test.patch\" \"$TMPDIR/fix.patch\"\ngit add -A\n{BASE_COMMIT_ENV} git commit -q --no-verify -m base\ngit rev-parse HEAD"
+    );
+    let out = rt.exec(&script, None, &setup_limits())?;
+    if !out.ok() {
+        return Err(EnvError(format!("preparing {} at its base failed: {}", inst.instance_id, out.output.trim())));
+    }
+    let sha = out.output.trim().lines().last().unwrap_or("").to_string();
+    Ok((rt, sha))
+}
+
+/// The prepared base of a bundled instance, made once per process and copied for every
+/// workspace (and checked against the instance's `base_commit`).
+fn base_template(inst: &Instance) -> Result<std::sync::Arc<LocalRuntime>, EnvError> {
+    type Templates = std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<LocalRuntime>>>;
+    static TEMPLATES: std::sync::OnceLock<Templates> = std::sync::OnceLock::new();
+    let key = format!("{}\u{1f}{}", inst.instance_id, score::diff_key(&format!("{}{}{}", inst.base_commit, inst.patch, inst.test_patch)));
+    let templates = TEMPLATES.get_or_init(Default::default);
+    if let Some(t) = templates.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        return Ok(t.clone());
+    }
+    let (rt, sha) = prepare_bundled(inst)?;
+    if sha != inst.base_commit {
+        return Err(EnvError(format!(
+            "{}: the bundled repository at its base is commit {sha}, but the instance says base_commit {}; the instance and datasets/swegym/repos/ disagree (regenerate with gen-swegym)",
+            inst.instance_id, inst.base_commit
+        )));
+    }
+    let t = std::sync::Arc::new(rt);
+    templates.lock().unwrap_or_else(|p| p.into_inner()).insert(key, t.clone());
+    Ok(t)
+}
+
+/// A repository at the instance's base on the configured runtime.
+pub fn workspace(config: &SweGymConfig, inst: &Instance) -> Result<Box<dyn Runtime>, EnvError> {
+    let bundled = instance::bundled_repo_dir(&inst.repo).is_some();
+    let container = match &config.runtime {
+        RuntimeChoice::Local => None,
+        RuntimeChoice::Container(c) => Some(c.clone()),
+        RuntimeChoice::Auto if bundled => None,
+        RuntimeChoice::Auto => Some(ContainerConfig::default()),
+    };
+    match container {
+        None => Ok(Box::new(LocalRuntime::copy_of(&*base_template(inst)?)?)),
+        Some(c) => Ok(Box::new(ContainerRuntime::start(c, &inst.instance_id)?)),
+    }
+}
+
+/// The agent's work as a diff against `base` (new files included, Python caches excluded).
+pub fn workspace_diff(rt: &mut dyn Runtime, base: &str) -> Result<String, EnvError> {
+    let cmd = format!("git add -A && git diff --cached --no-color --binary {}", runtime::shell_quote(base));
+    let out = rt.exec(&cmd, None, &Limits { timeout: Duration::from_secs(60), max_output: 16 * 1024 * 1024 })?;
+    if !out.ok() {
+        return Err(EnvError(format!("computing the diff failed: {}", out.output.trim())));
+    }
+    Ok(out.output)
+}
+
+/// The prompt OpenHands gives for a SWE-bench-style instance.
+pub fn task_prompt(problem_statement: &str) -> String {
+    format!(
+        "<uploaded_files>\n{REPO_ROOT}\n</uploaded_files>\nI've uploaded a python code repository in the directory {REPO_ROOT}. Consider the following issue description:\n\n\
+         <issue_description>\n{}\n</issue_description>\n\n\
+         Can you help me implement the necessary changes to the repository so that the requirements specified in the <issue_description> are met?\n\
+         I've already taken care of all changes to any of the test files described in the <issue_description>. This means you DON'T have to modify the testing logic or any of the tests in any way!\n\
+         Your task is to make the minimal changes to non-test files in the {REPO_ROOT} directory to ensure the <issue_description> is satisfied.",
+        problem_statement.trim_end()
+    )
+}
+
+/// What the environment has seen the agent do; harness predicates read it through the `facts`
+/// resource.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Facts {
+    /// Successful editor changes (create, str_replace, insert, undo_edit).
+    pub edits: usize,
+    pub commands: usize,
+    /// Commands that ran Python before the first edit (an attempt to reproduce).
+    pub python_before_edit: usize,
+    pub test_runs: usize,
+    /// A test run happened after the last edit.
+    pub tested_since_edit: bool,
+    /// The last test run failed (non-zero exit).
+    pub last_tests_failed: bool,
+    pub last_edited: Option<String>,
+}
+
+/// Does a command run the tests?
+pub fn runs_tests(command: &str) -> bool {
+    command.contains("unittest") || command.contains("pytest") || command.contains("runtests")
+}
+
+/// One SWE-Gym episode.
+pub struct SweEnv {
+    inst: Instance,
+    config: SweGymConfig,
+    rt: RefCell<Box<dyn Runtime>>,
+    editor: Editor,
+    facts: Facts,
+    done: bool,
+    /// (edits when checked, result) of the syntax check of the last edited file.
+    syntax: RefCell<Option<(usize, String)>>,
+    repo_map: RefCell<Option<String>>,
+}
+
+/// Tool arguments: a JSON object, or a string holding one.
+fn arguments_object(args: &Value) -> Option<Map<String, Value>> {
+    match args {
+        Value::Object(o) => Some(o.clone()),
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(o)) => Some(o),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn outcome(observation: impl Into<String>, done: bool, signals: Signals) -> StepOutcome {
+    StepOutcome { observation: observation.into(), done, signals }
+}
+
+fn failed(observation: impl Into<String>, kind: &str) -> StepOutcome {
+    outcome(observation, false, Signals { error_kind: Some(kind.into()), ..Signals::default() })
+}
+
+impl SweEnv {
+    pub fn new(inst: Instance, config: SweGymConfig) -> Result<SweEnv, EnvError> {
+        let rt = workspace(&config, &inst)?;
+        Ok(SweEnv { inst, config, rt: RefCell::new(rt), editor: Editor::default(), facts: Facts::default(), done: false, syntax: RefCell::new(None), repo_map: RefCell::new(None) })
+    }
+
+    pub fn instance(&self) -> &Instance {
+        &self.inst
+    }
+
+    pub fn facts(&self) -> &Facts {
+        &self.facts
+    }
+
+    /// The agent's work so far as a diff against the base.
+    pub fn diff(&self) -> Result<String, EnvError> {
+        workspace_diff(self.rt.borrow_mut().as_mut(), &self.inst.base_commit)
+    }
+
+    /// Run a command in the episode's repository (for tests and tools outside the agent's turn).
+    pub fn exec(&self, command: &str) -> Result<runtime::ExecOutput, EnvError> {
+        self.rt.borrow_mut().exec(command, None, &self.config.command)
+    }
+
+    fn bash(&mut self, args: &Map<String, Value>) -> Result<StepOutcome, EnvError> {
+        let Some(command) = args.get("command").and_then(Value::as_str) else {
+            return Ok(failed("ERROR:\nParameter `command` is required for execute_bash.", "bad_arguments"));
+        };
+        let out = self.rt.borrow_mut().exec(command, None, &self.config.command)?;
+        self.facts.commands += 1;
+        let tests = runs_tests(command);
+        if command.contains("python") && self.facts.edits == 0 {
+            self.facts.python_before_edit += 1;
+        }
+        if tests {
+            self.facts.test_runs += 1;
+            self.facts.tested_since_edit = true;
+            self.facts.last_tests_failed = !out.ok();
+        }
+        let error_kind = if out.timed_out {
+            Some("timeout")
+        } else if out.ok() {
+            None
+        } else if tests {
+            Some("tests_failed")
+        } else {
+            Some("command_failed")
+        };
+        let signals = Signals { error_kind: error_kind.map(str::to_string), executed: true, empty_result: out.output.trim().is_empty(), submitted: false };
+        Ok(outcome(tools::bash_observation(&out, self.config.command.timeout), false, signals))
+    }
+
+    fn edit(&mut self, args: &Map<String, Value>) -> Result<StepOutcome, EnvError> {
+        let r = self.editor.call(self.rt.get_mut().as_mut(), args)?;
+        if let Some(path) = &r.edited {
+            self.facts.edits += 1;
+            self.facts.tested_since_edit = false;
+            self.facts.last_edited = Some(path.clone());
+        }
+        let error_kind = r.error.then(|| if r.observation.contains("No replacement was performed") { "no_match" } else { "bad_arguments" });
+        Ok(outcome(r.observation, false, Signals { error_kind: error_kind.map(str::to_string), executed: r.edited.is_some(), ..Signals::default() }))
+    }
+
+    /// `""` if the last edited Python file parses, else Python's complaint.
+    fn syntax_check(&self) -> String {
+        let Some(path) = self.facts.last_edited.clone().filter(|p| p.ends_with(".py")) else { return String::new() };
+        if let Some((n, r)) = self.syntax.borrow().as_ref() {
+            if *n == self.facts.edits {
+                return r.clone();
+            }
+        }
+        let cmd = format!(
+            "python3 -c \"import ast, sys\ntry:\n    ast.parse(open(sys.argv[1]).read(), sys.argv[1])\nexcept SyntaxError as e:\n    print(f'{{e.filename}}, line {{e.lineno}}: {{e.msg}}')\" {}",
+            runtime::shell_quote(&path)
+        );
+        let r = self.rt.borrow_mut().exec(&cmd, None, &setup_limits()).map(|o| o.output.trim().to_string()).unwrap_or_default();
+        *self.syntax.borrow_mut() = Some((self.facts.edits, r.clone()));
+        r
+    }
+
+    /// Definitions of the names the issue mentions (`name(` or `` `name` ``), as `path:line: text`.
+    fn issue_locations(&self) -> String {
+        let mut names: Vec<String> = Vec::new();
+        let text = &self.inst.problem_statement;
+        let b: Vec<char> = text.chars().collect();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i].is_alphabetic() || b[i] == '_' {
+                let s = i;
+                while i < b.len() && (b[i].is_alphanumeric() || b[i] == '_') {
+                    i += 1;
+                }
+                let w: String = b[s..i].iter().collect();
+                let called = i < b.len() && b[i] == '(';
+                let quoted = s > 0 && b[s - 1] == '`';
+                if (called || quoted) && w.len() > 2 && w.contains(|c: char| c == '_' || c.is_lowercase()) && !names.contains(&w) {
+                    names.push(w);
+                }
+            } else {
+                i += 1;
+            }
+        }
+        if names.is_empty() {
+            return String::new();
+        }
+        let pattern = format!("^\\s*(def|class) ({})\\b", names.join("|"));
+        let cmd = format!("git grep -n -E {} -- '*.py' ':!tests' | head -20", runtime::shell_quote(&pattern));
+        let out = self.rt.borrow_mut().exec(&cmd, None, &setup_limits()).map(|o| o.output).unwrap_or_default();
+        out.lines().map(|l| format!("{REPO_ROOT}/{}", l.trim_end())).collect::<Vec<_>>().join("\n")
+    }
+
+    fn report_score(&self, report: &TestReport, diff: &str, cached: bool) -> Score {
+        Score {
+            reward: if report.resolved { 1.0 } else { 0.0 },
+            success: report.resolved,
+            details: json!({
+                "instance_id": self.inst.instance_id,
+                "resolved": report.resolved,
+                "reason": report.reason,
+                "diff": diff,
+                "FAIL_TO_PASS": report.fail_to_pass,
+                "PASS_TO_PASS": report.pass_to_pass,
+                "cached": cached,
+                "log_tail": report.log_tail,
+            }),
+        }
+    }
+}
+
+impl Environment for SweEnv {
+    fn task_prompt(&self) -> String {
+        task_prompt(&self.inst.problem_statement)
+    }
+
+    fn step(&mut self, action: &Action) -> Result<StepOutcome, EnvError> {
+        if self.done {
+            return Ok(outcome("The task is finished.", true, Signals::default()));
+        }
+        let Some(args) = arguments_object(&action.arguments) else {
+            return Ok(failed("ERROR:\nThe tool arguments must be a JSON object.", "bad_arguments"));
+        };
+        match action.name.as_str() {
+            BASH => self.bash(&args),
+            EDITOR => self.edit(&args),
+            FINISH => {
+                self.done = true;
+                Ok(outcome("The task is finished.", true, Signals { submitted: true, ..Signals::default() }))
+            }
+            other => Ok(failed(format!("ERROR:\nUnknown tool `{other}`. The tools are: {BASH}, {EDITOR}, {FINISH}."), "unknown_tool")),
+        }
+    }
+
+    fn score(&mut self, _submitted: Option<&Action>) -> Result<Score, EnvError> {
+        // as in SWE-Gym, what counts is the state of the repository, finished or not
+        let diff = self.diff()?;
+        let config = self.config.clone();
+        let inst = self.inst.clone();
+        let (report, cached) = score::evaluate(&self.inst, &diff, &|| workspace(&config, &inst))?;
+        Ok(self.report_score(&report, &diff, cached))
+    }
+
+    fn resource(&self, name: &str) -> Option<String> {
+        match name {
+            "repo_map" => {
+                if self.repo_map.borrow().is_none() {
+                    let out = self.rt.borrow_mut().exec("git ls-files", None, &setup_limits()).map(|o| o.output).unwrap_or_default();
+                    *self.repo_map.borrow_mut() = Some(out.lines().map(|l| format!("{REPO_ROOT}/{l}")).collect::<Vec<_>>().join("\n"));
+                }
+                self.repo_map.borrow().clone()
+            }
+            "test_command" => Some(
+                match Framework::of(&self.inst) {
+                    Framework::Unittest => "python3 -m unittest",
+                    Framework::Django => "./tests/runtests.py",
+                    Framework::Pytest => "pytest",
+                }
+                .to_string(),
+            ),
+            "issue_locations" => Some(self.issue_locations()),
+            "syntax_check" => Some(self.syntax_check()),
+            "facts" => serde_json::to_string(&self.facts).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// The SWE-Gym suite.
+pub struct SweGym {
+    config: SweGymConfig,
+}
+
+impl SweGym {
+    pub fn new() -> Self {
+        SweGym { config: SweGymConfig::from_env() }
+    }
+    pub fn with_config(config: SweGymConfig) -> Self {
+        SweGym { config }
+    }
+    pub fn env_for(&self, inst: Instance) -> Result<SweEnv, EnvError> {
+        SweEnv::new(inst, self.config.clone())
+    }
+    /// Run an instance's tests over `diff` in a fresh workspace (no cache).
+    pub fn run_tests(&self, inst: &Instance, diff: &str) -> Result<TestReport, EnvError> {
+        let mut rt = workspace(&self.config, inst)?;
+        score::run_tests(rt.as_mut(), inst, diff)
+    }
+}
+
+impl Default for SweGym {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Check one instance: the reference patch resolves it, and without a patch its tests do not all
+/// pass.
+pub fn verify_instance(suite: &SweGym, inst: &Instance) -> Result<(), String> {
+    let reference = suite.run_tests(inst, &inst.patch).map_err(|e| format!("reference patch: {e}"))?;
+    if !reference.resolved {
+        return Err(format!("the reference patch does not resolve it: {}", reference.reason));
+    }
+    let untouched = suite.run_tests(inst, "").map_err(|e| format!("no patch: {e}"))?;
+    if untouched.all_pass() {
+        return Err("every test already passes without a patch".into());
+    }
+    Ok(())
+}
+
+impl Suite for SweGym {
+    fn name(&self) -> &'static str {
+        "swegym"
+    }
+    fn description(&self) -> &'static str {
+        "SWE-Gym: edit a Python repository until the issue's failing tests pass without breaking the passing ones"
+    }
+    fn bundled_tasks(&self) -> Result<Vec<Task>, LoadError> {
+        instance::bundled_tasks()
+    }
+    fn load_file(&self, path: &Path) -> Result<Vec<Task>, LoadError> {
+        instance::load_tasks(path)
+    }
+    fn tools(&self) -> Vec<ToolSpec> {
+        tools::specs()
+    }
+    fn max_rounds(&self) -> usize {
+        30
+    }
+    fn submit_tool(&self) -> &'static str {
+        FINISH
+    }
+    fn make_env(&self, task: &Task) -> Result<Box<dyn Environment>, EnvError> {
+        let inst = instance::instance_of(task).map_err(|e| EnvError(format!("task {}: {e}", task.id)))?;
+        Ok(Box::new(self.env_for(inst)?))
+    }
+    fn metrics(&self, outcomes: &[OutcomeForMetrics<'_>]) -> Value {
+        let mut per_repo: std::collections::BTreeMap<&str, (usize, usize)> = Default::default();
+        let mut excluded = 0;
+        for o in outcomes {
+            let Some(s) = o.score else {
+                excluded += 1;
+                continue;
+            };
+            let e = per_repo.entry(o.task.family.as_str()).or_default();
+            e.0 += 1;
+            e.1 += s.success as usize;
+        }
+        let (n, k) = per_repo.values().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        json!({
+            "resolve_rate": if n > 0 { json!(k as f64 / n as f64) } else { Value::Null },
+            "resolved": k,
+            "scored": n,
+            "excluded": excluded,
+            "per_repo": per_repo.iter().map(|(r, (n, k))| (r.to_string(), json!({"total": n, "resolved": k}))).collect::<Map<String, Value>>(),
+        })
+    }
+    fn verify(&self, tasks: &[Task]) -> VerifyReport {
+        let mut report = VerifyReport { suite: "swegym".into(), ..VerifyReport::default() };
+        for task in tasks {
+            report.total += 1;
+            let (group, result) = match instance::instance_of(task) {
+                Ok(inst) => (inst.repo.clone(), verify_instance(self, &inst)),
+                Err(e) => ("invalid".to_string(), Err(format!("invalid instance: {e}"))),
+            };
+            let g = report.groups.entry(group.clone()).or_default();
+            g.total += 1;
+            match result {
+                Ok(()) => {
+                    g.agree += 1;
+                    report.agree += 1;
+                }
+                Err(reason) => report.disagreements.push(Disagreement { task_id: task.id.clone(), group, reason }),
+            }
+        }
+        report
+    }
+    fn action_predicate(&self, name: &str) -> Option<ActionPredicateFn> {
+        hooks::predicate(name)
+    }
+    fn no_tool_call_message(&self) -> &'static str {
+        "Please continue working on the task using the tools provided. If you think you have solved the task, call `finish`."
+    }
+}

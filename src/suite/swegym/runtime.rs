@@ -1,0 +1,516 @@
+//! Where an instance's repository lives while an agent works on it, behind one [`Runtime`] trait.
+//!
+//! - [`LocalRuntime`]: a temporary copy of a repository on this machine. Every command runs in
+//!   its own process group with a time limit and an output cap, is killed (with everything it
+//!   started) on timeout, runs in a new network namespace where the OS allows it (`unshare -rn`,
+//!   else `unshare -n`, else no isolation — [`Isolation`] says which), and gets `HOME` and
+//!   `TMPDIR` inside the episode's temporary folder, which is removed when the runtime is dropped.
+//! - [`ContainerRuntime`]: a docker or podman container (local or remote engine) of the
+//!   instance's SWE-bench image, [`image_name`], with the repository at `/testbed`.
+//!
+//! Both present the repository at [`REPO_ROOT`] (`/testbed`): the local runtime maps that prefix
+//! onto its copy in commands and maps the copy's real path back in output, so what the agent sees
+//! does not depend on where the copy happens to be.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::suite::EnvError;
+
+/// Where the repository appears to the agent, in every runtime.
+pub const REPO_ROOT: &str = "/testbed";
+
+/// Limits of one command.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Limits {
+    pub timeout: Duration,
+    /// Bytes of output kept; the rest is read and dropped.
+    pub max_output: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { timeout: Duration::from_secs(60), max_output: 256 * 1024 }
+    }
+}
+
+/// What a command printed (stdout and stderr interleaved) and how it ended.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ExecOutput {
+    pub output: String,
+    /// `None` when killed by a signal (e.g. on timeout).
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    /// The output was longer than the cap.
+    pub truncated: bool,
+}
+
+impl ExecOutput {
+    pub fn ok(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out
+    }
+}
+
+/// A place where an instance's repository can be worked on and tested.
+pub trait Runtime: Send {
+    /// Run a shell (bash) command with the repository root as working directory.
+    fn exec(&mut self, command: &str, stdin: Option<&[u8]>, limits: &Limits) -> Result<ExecOutput, EnvError>;
+    /// A short description for logs and score details (`local, network isolated`, `docker ...`).
+    fn describe(&self) -> String;
+}
+
+/// Single-quote `s` for a POSIX shell.
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+// ------------------------------------------------------------------------------------------------
+// Process runner shared by both runtimes.
+// ------------------------------------------------------------------------------------------------
+
+/// Run `argv` in a new process group, feeding `stdin`, collecting stdout+stderr up to the cap,
+/// killing the whole group on timeout and after the command ends (so nothing it left running in
+/// the background survives it).
+pub fn run_process(mut cmd: Command, stdin: Option<&[u8]>, limits: &Limits) -> Result<ExecOutput, EnvError> {
+    use std::os::unix::process::CommandExt;
+    let (mut reader, writer) = std::io::pipe().map_err(|e| EnvError(format!("pipe: {e}")))?;
+    let writer2 = writer.try_clone().map_err(|e| EnvError(format!("pipe: {e}")))?;
+    cmd.stdout(writer).stderr(writer2).stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    cmd.process_group(0);
+    let mut child = cmd.spawn().map_err(|e| EnvError(format!("could not start `{:?}`: {e}", cmd.get_program())))?;
+    // the parent's copies of the write end must go, or the reader never sees end of file
+    drop(cmd);
+    let pgid = child.id() as i32;
+    if let (Some(data), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        let data = data.to_vec();
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&data);
+        });
+    }
+    let buf = Arc::new(Mutex::new((Vec::<u8>::new(), false)));
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    {
+        let buf = buf.clone();
+        let cap = limits.max_output;
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            loop {
+                match reader.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        let mut b = buf.lock().unwrap_or_else(|p| p.into_inner());
+                        let room = cap.saturating_sub(b.0.len());
+                        if n > room {
+                            b.1 = true;
+                        }
+                        let keep = n.min(room);
+                        b.0.extend_from_slice(&chunk[..keep]);
+                    }
+                }
+            }
+            let _ = done_tx.send(());
+        });
+    }
+    let started = Instant::now();
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) => {}
+            Err(e) => return Err(EnvError(format!("waiting for a command: {e}"))),
+        }
+        if started.elapsed() >= limits.timeout {
+            timed_out = true;
+            kill_group(pgid);
+            break child.wait().ok();
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    kill_group(pgid);
+    // a process that left the group may still hold the pipe: do not wait for it forever
+    let _ = done_rx.recv_timeout(Duration::from_millis(500));
+    let (bytes, truncated) = {
+        let b = buf.lock().unwrap_or_else(|p| p.into_inner());
+        (b.0.clone(), b.1)
+    };
+    use std::os::unix::process::ExitStatusExt;
+    let exit_code = if timed_out { None } else { status.and_then(|s| s.code().or_else(|| s.signal().map(|sig| 128 + sig))) };
+    Ok(ExecOutput { output: String::from_utf8_lossy(&bytes).into_owned(), exit_code, timed_out, truncated })
+}
+
+fn kill_group(pgid: i32) {
+    if pgid > 0 {
+        // SAFETY: kill(2) with a negative pid signals the process group; no memory is touched.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Local runtime.
+// ------------------------------------------------------------------------------------------------
+
+/// How the local runtime keeps commands off the network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    /// A new user and network namespace (`unshare -rn`): works unprivileged where allowed.
+    UserAndNetwork,
+    /// A new network namespace (`unshare -n`), for a privileged user.
+    Network,
+    /// The OS allows neither; commands can reach the network.
+    None,
+}
+
+impl Isolation {
+    /// The best isolation this machine allows, probed once.
+    pub fn probe() -> Isolation {
+        static PROBED: OnceLock<Isolation> = OnceLock::new();
+        *PROBED.get_or_init(|| {
+            let works = |args: &[&str]| {
+                Command::new("unshare").args(args).arg("true").stdout(Stdio::null()).stderr(Stdio::null()).status().map(|s| s.success()).unwrap_or(false)
+            };
+            if works(&["-rn"]) {
+                Isolation::UserAndNetwork
+            } else if works(&["-n"]) {
+                Isolation::Network
+            } else {
+                Isolation::None
+            }
+        })
+    }
+
+    fn prefix(self) -> &'static [&'static str] {
+        match self {
+            Isolation::UserAndNetwork => &["unshare", "-rn"],
+            Isolation::Network => &["unshare", "-n"],
+            Isolation::None => &[],
+        }
+    }
+}
+
+/// The directory of the real `python3` (not a version-manager shim, which costs a start-up per
+/// call), put first on the runtime's `PATH`.
+fn python_dir() -> Option<PathBuf> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = Command::new("python3")
+            .args(["-c", "import os, sys; print(os.path.dirname(os.path.realpath(sys.executable)))"])
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        let s = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (!s.is_empty() && out.status.success()).then(|| PathBuf::from(s))
+    })
+    .clone()
+}
+
+static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
+
+/// A temporary copy of a repository: `<tmp>/harness-s-swe-*/testbed` plus `home/` and `tmp/`
+/// beside it. Everything is removed on drop.
+pub struct LocalRuntime {
+    root: PathBuf,
+    repo: PathBuf,
+    isolation: Isolation,
+}
+
+impl LocalRuntime {
+    /// Copy `source` (skipping `.git` and Python caches) into a fresh temporary folder.
+    pub fn from_dir(source: &Path) -> Result<LocalRuntime, EnvError> {
+        let rt = Self::empty()?;
+        copy_tree(source, &rt.repo, false).map_err(|e| EnvError(format!("copying {} into the runtime: {e}", source.display())))?;
+        Ok(rt)
+    }
+
+    /// A fresh copy of another runtime's repository, its git history included.
+    pub fn copy_of(other: &LocalRuntime) -> Result<LocalRuntime, EnvError> {
+        let rt = Self::empty()?;
+        copy_tree(&other.repo, &rt.repo, true).map_err(|e| EnvError(format!("copying {} into the runtime: {e}", other.repo.display())))?;
+        Ok(rt)
+    }
+
+    /// An empty repository folder.
+    pub fn empty() -> Result<LocalRuntime, EnvError> {
+        sweep_abandoned();
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+        let name = format!("harness-s-swe-{}-{}-{nanos}", std::process::id(), NEXT_DIR.fetch_add(1, Ordering::Relaxed));
+        let root = std::env::temp_dir().join(name);
+        let repo = root.join("testbed");
+        for d in [&repo, &root.join("home"), &root.join("tmp")] {
+            std::fs::create_dir_all(d).map_err(|e| EnvError(format!("creating {}: {e}", d.display())))?;
+        }
+        Ok(LocalRuntime { root, repo, isolation: Isolation::probe() })
+    }
+
+    /// The temporary folder holding the copy (for tests and cleanup checks).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn repo(&self) -> &Path {
+        &self.repo
+    }
+
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    fn to_real(&self, command: &str) -> String {
+        command.replace(REPO_ROOT, &self.repo.display().to_string())
+    }
+
+    fn to_shown(&self, output: &str) -> String {
+        output.replace(&self.repo.display().to_string(), REPO_ROOT).replace(&self.root.display().to_string(), "")
+    }
+}
+
+impl Drop for LocalRuntime {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// Remove the folders of runtimes whose process is gone (a killed run cannot clean up after
+/// itself), once per process.
+fn sweep_abandoned() {
+    static SWEPT: OnceLock<()> = OnceLock::new();
+    SWEPT.get_or_init(|| {
+        let Ok(rd) = std::fs::read_dir(std::env::temp_dir()) else { return };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let Some(pid) = name.strip_prefix("harness-s-swe-").and_then(|r| r.split('-').next()).and_then(|p| p.parse::<i32>().ok()) else { continue };
+            // SAFETY: kill(2) with signal 0 only checks that the process exists.
+            let alive = unsafe { libc::kill(pid, 0) } == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+            if !alive {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    });
+}
+
+fn copy_tree(from: &Path, to: &Path, with_git: bool) -> std::io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(from)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let name = e.file_name();
+        let n = name.to_string_lossy();
+        if (n == ".git" && !with_git) || n == "__pycache__" || n.ends_with(".pyc") {
+            continue;
+        }
+        let ty = e.file_type()?;
+        let target = to.join(&name);
+        if ty.is_dir() {
+            std::fs::create_dir_all(&target)?;
+            copy_tree(&e.path(), &target, with_git)?;
+        } else if ty.is_file() {
+            // contents only: the copy's modes come from the umask, never from the source
+            std::fs::write(&target, std::fs::read(e.path())?)?;
+        }
+    }
+    Ok(())
+}
+
+impl Runtime for LocalRuntime {
+    fn exec(&mut self, command: &str, stdin: Option<&[u8]>, limits: &Limits) -> Result<ExecOutput, EnvError> {
+        let prefix = self.isolation.prefix();
+        let mut cmd = match prefix.split_first() {
+            Some((p, rest)) => {
+                let mut c = Command::new(p);
+                c.args(rest).arg("bash");
+                c
+            }
+            None => Command::new("bash"),
+        };
+        cmd.arg("-c").arg(self.to_real(command)).current_dir(&self.repo).env_clear();
+        let mut path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+        if let Some(py) = python_dir() {
+            path = format!("{}:{path}", py.display());
+        }
+        cmd.env("PATH", path)
+            .env("HOME", self.root.join("home"))
+            .env("TMPDIR", self.root.join("tmp"))
+            .env("LANG", "C.UTF-8")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("PYTHONHASHSEED", "0")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("TERM", "dumb");
+        let mut out = run_process(cmd, stdin, limits)?;
+        out.output = self.to_shown(&out.output);
+        Ok(out)
+    }
+
+    fn describe(&self) -> String {
+        match self.isolation {
+            Isolation::None => "local (no network isolation available)".into(),
+            _ => "local (network isolated)".into(),
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Container runtime.
+// ------------------------------------------------------------------------------------------------
+
+/// The SWE-bench evaluation image of an instance:
+/// `xingyaoww/sweb.eval.x86_64.<instance_id with __ replaced by _s_, lower-cased>`.
+pub fn image_name(instance_id: &str) -> String {
+    format!("xingyaoww/sweb.eval.x86_64.{}", instance_id.replace("__", "_s_").to_lowercase())
+}
+
+/// How containers are started and reached: the engine program, an optional remote host, and the
+/// setup every command runs first (the images' conda environment).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContainerConfig {
+    /// `docker` or `podman` (or a path to either).
+    pub engine: String,
+    /// A remote engine: `docker -H <host>` / `podman --remote --url <host>`.
+    pub host: Option<String>,
+    pub setup: String,
+}
+
+impl Default for ContainerConfig {
+    fn default() -> Self {
+        ContainerConfig { engine: "docker".into(), host: None, setup: "source /opt/miniconda3/bin/activate && conda activate testbed".into() }
+    }
+}
+
+impl ContainerConfig {
+    fn is_podman(&self) -> bool {
+        Path::new(&self.engine).file_name().map(|n| n.to_string_lossy().starts_with("podman")).unwrap_or(false)
+    }
+
+    /// The engine and its host options.
+    pub fn engine_argv(&self) -> Vec<String> {
+        let mut v = vec![self.engine.clone()];
+        if let Some(h) = &self.host {
+            if self.is_podman() {
+                v.extend(["--remote".into(), "--url".into(), h.clone()]);
+            } else {
+                v.extend(["-H".into(), h.clone()]);
+            }
+        }
+        v
+    }
+
+    /// Start a detached container of `image` named `name`, without network, idling so commands
+    /// can be executed in it.
+    pub fn run_argv(&self, name: &str, image: &str) -> Vec<String> {
+        let mut v = self.engine_argv();
+        v.extend(
+            ["run", "-d", "--rm", "--name", name, "--network", "none", "-w", REPO_ROOT, image, "sleep", "infinity"].iter().map(|s| s.to_string()),
+        );
+        v
+    }
+
+    /// Execute `command` in the container under the setup, killed inside the container after
+    /// `timeout` as well as from outside.
+    pub fn exec_argv(&self, name: &str, command: &str, timeout: Duration, stdin: bool) -> Vec<String> {
+        let mut v = self.engine_argv();
+        v.push("exec".into());
+        if stdin {
+            v.push("-i".into());
+        }
+        let script = if self.setup.is_empty() { command.to_string() } else { format!("{}\ncd {REPO_ROOT}\n{command}", self.setup) };
+        v.extend(["-w".to_string(), REPO_ROOT.into(), name.into(), "timeout".into(), "-s".into(), "KILL".into(), format!("{}", timeout.as_secs().max(1))]);
+        v.extend(["/bin/bash".to_string(), "-c".into(), script]);
+        v
+    }
+
+    /// Remove the container.
+    pub fn rm_argv(&self, name: &str) -> Vec<String> {
+        let mut v = self.engine_argv();
+        v.extend(["rm", "-f", name].iter().map(|s| s.to_string()));
+        v
+    }
+}
+
+fn command_of(argv: &[String]) -> Command {
+    let mut c = Command::new(&argv[0]);
+    c.args(&argv[1..]);
+    c
+}
+
+/// A running container of an instance's image.
+pub struct ContainerRuntime {
+    config: ContainerConfig,
+    name: String,
+    image: String,
+}
+
+impl ContainerRuntime {
+    /// Start a container for `instance_id`.
+    pub fn start(config: ContainerConfig, instance_id: &str) -> Result<ContainerRuntime, EnvError> {
+        let image = image_name(instance_id);
+        let name = format!("harness-s-{}-{}-{}", instance_id.replace("__", "_s_").to_lowercase(), std::process::id(), NEXT_DIR.fetch_add(1, Ordering::Relaxed));
+        let argv = config.run_argv(&name, &image);
+        let out = run_process(command_of(&argv), None, &Limits { timeout: Duration::from_secs(600), max_output: 64 * 1024 })?;
+        if !out.ok() {
+            return Err(EnvError(format!("`{}` failed: {}", argv.join(" "), out.output.trim())));
+        }
+        Ok(ContainerRuntime { config, name, image })
+    }
+}
+
+impl Drop for ContainerRuntime {
+    fn drop(&mut self) {
+        let argv = self.config.rm_argv(&self.name);
+        let _ = run_process(command_of(&argv), None, &Limits { timeout: Duration::from_secs(60), max_output: 4096 });
+    }
+}
+
+impl Runtime for ContainerRuntime {
+    fn exec(&mut self, command: &str, stdin: Option<&[u8]>, limits: &Limits) -> Result<ExecOutput, EnvError> {
+        let argv = self.config.exec_argv(&self.name, command, limits.timeout, stdin.is_some());
+        // the engine's own start-up gets a little time on top of the command's limit
+        let outer = Limits { timeout: limits.timeout + Duration::from_secs(10), max_output: limits.max_output };
+        let mut out = run_process(command_of(&argv), stdin, &outer)?;
+        if out.exit_code == Some(137) && !out.timed_out {
+            out.timed_out = true;
+            out.exit_code = None;
+        }
+        Ok(out)
+    }
+
+    fn describe(&self) -> String {
+        format!("{} container {} of {}", self.config.engine, self.name, self.image)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_names_follow_swe_gym() {
+        assert_eq!(image_name("django__django-16255"), "xingyaoww/sweb.eval.x86_64.django_s_django-16255");
+        assert_eq!(image_name("Pydantic__Pydantic-5021"), "xingyaoww/sweb.eval.x86_64.pydantic_s_pydantic-5021");
+    }
+
+    #[test]
+    fn container_commands() {
+        let c = ContainerConfig::default();
+        assert_eq!(
+            c.run_argv("n1", "img:latest").join(" "),
+            "docker run -d --rm --name n1 --network none -w /testbed img:latest sleep infinity"
+        );
+        let e = c.exec_argv("n1", "ls -la", Duration::from_secs(30), false);
+        assert_eq!(e[..11].join(" "), "docker exec -w /testbed n1 timeout -s KILL 30 /bin/bash -c");
+        assert_eq!(e[11], "source /opt/miniconda3/bin/activate && conda activate testbed\ncd /testbed\nls -la");
+        assert_eq!(c.rm_argv("n1").join(" "), "docker rm -f n1");
+        let remote = ContainerConfig { engine: "podman".into(), host: Some("ssh://u@h/run/podman.sock".into()), setup: String::new() };
+        assert_eq!(remote.exec_argv("n", "x", Duration::from_millis(10), true).join(" "), "podman --remote --url ssh://u@h/run/podman.sock exec -i -w /testbed n timeout -s KILL 1 /bin/bash -c x");
+        let d = ContainerConfig { host: Some("tcp://10.0.0.2:2375".into()), ..Default::default() };
+        assert_eq!(d.rm_argv("n").join(" "), "docker -H tcp://10.0.0.2:2375 rm -f n");
+    }
+
+    #[test]
+    fn shell_quoting() {
+        assert_eq!(shell_quote("a'b"), "'a'\\''b'");
+    }
+}
