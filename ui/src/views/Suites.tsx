@@ -143,6 +143,13 @@ export function Suites({ params }: { params: URLSearchParams }) {
   );
 }
 
+/** What each suite's importer reads, in the benchmark's own terms. */
+const RELEASE_FORMATS: Record<string, string> = {
+  dbbench: "DBBench: JSONL records",
+  appworld: "AppWorld: task ids, one per line or a JSON list",
+  swegym: "SWE-Gym: instances as JSON or JSONL",
+};
+
 function ImportDataset({ suite, onImported }: { suite: string; onImported: (name: string) => void }) {
   const [result, setResult] = useState<ImportResult | null>(null);
   const [busy, setBusy] = useState(false);
@@ -167,7 +174,7 @@ function ImportDataset({ suite, onImported }: { suite: string; onImported: (name
   return (
     <div class="import">
       <h3>Import a dataset file</h3>
-      <p class="muted small">The benchmark's release format (for DBBench: JSONL records). Problems are listed by line.</p>
+      <p class="muted small">The benchmark's release format ({RELEASE_FORMATS[suite] ?? "its official release file"}). Problems are listed by line.</p>
       <input type="file" id="import-file" accept=".jsonl,.json,.txt" onChange={onFile} disabled={busy} />
       {busy && <Loading />}
       {result && result.ok && (
