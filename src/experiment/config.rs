@@ -281,7 +281,7 @@ impl ExperimentConfig {
         }
         for s in &self.suites {
             if crate::suite::by_name(s).is_none() {
-                let known: Vec<_> = crate::suite::registry().iter().map(|s| s.name()).collect();
+                let known = crate::suite::names();
                 return err("suites", format!("unknown suite `{s}` (allowed: {})", known.join(", ")));
             }
         }

@@ -166,7 +166,7 @@ fn preferred_parent<'a>(candidates: &[&'a HarnessEntry], file: &str) -> Option<&
     if let Some(e) = candidates.iter().find(|e| candidates.len() > 1 && dir(&e.file) == dir(file) && dir(file).is_some_and(|d| !d.as_os_str().is_empty())) {
         return Some(e);
     }
-    let order: Vec<&'static str> = crate::suite::registry().iter().map(|s| s.name()).collect();
+    let order = crate::suite::names();
     candidates.iter().min_by_key(|e| order.iter().position(|n| *n == e.spec.suite).unwrap_or(usize::MAX)).copied()
 }
 
@@ -174,7 +174,7 @@ fn preferred_parent<'a>(candidates: &[&'a HarnessEntry], file: &str) -> Option<&
 /// fields each hook kind needs.
 pub fn validate(spec: &HarnessSpec, file: &str) -> Result<(), SpecError> {
     let suite: Box<dyn Suite> = crate::suite::by_name(&spec.suite).ok_or_else(|| {
-        let known: Vec<_> = crate::suite::registry().iter().map(|s| s.name()).collect();
+        let known = crate::suite::names();
         SpecError::new(file, "suite", format!("unknown suite `{}` (known: {})", spec.suite, known.join(", ")))
     })?;
     if spec.max_steps == 0 || spec.max_steps > 500 {

@@ -78,6 +78,19 @@ pub trait Environment: Send {
     fn resource(&self, name: &str) -> Option<String>;
 }
 
+/// What kind of JSON value `v` is, as loader errors name it ("got a number").
+pub fn json_kind(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// An error from a loader, naming the file and line.
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 #[error("{file}:{line}: {message}")]
@@ -97,6 +110,22 @@ pub struct VerifyReport {
     /// Records that disagree: id and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disagreements: Vec<Disagreement>,
+}
+
+impl VerifyReport {
+    /// Count one record's verification in its group: agreeing, or a disagreement with its reason.
+    pub fn record(&mut self, task_id: &str, group: &str, result: Result<(), String>) {
+        self.total += 1;
+        let g = self.groups.entry(group.to_string()).or_default();
+        g.total += 1;
+        match result {
+            Ok(()) => {
+                g.agree += 1;
+                self.agree += 1;
+            }
+            Err(reason) => self.disagreements.push(Disagreement { task_id: task_id.to_string(), group: group.to_string(), reason }),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -161,6 +190,11 @@ pub trait Suite: Send + Sync {
 /// All suites the workbench knows, by name.
 pub fn registry() -> Vec<Box<dyn Suite>> {
     vec![Box::new(dbbench::DbBench::new()), Box::new(appworld::AppWorld::new()), Box::new(swegym::SweGym::new())]
+}
+
+/// The names of every suite, in registry order (for messages that list what exists).
+pub fn names() -> Vec<&'static str> {
+    registry().iter().map(|s| s.name()).collect()
 }
 
 /// Look a suite up by name.

@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 
 use crate::policy::ToolSpec;
 use crate::suite::{
-    Action, ActionPredicateFn, Disagreement, EnvError, Environment, LoadError, OutcomeForMetrics, Score, Signals, StepOutcome, Suite, VerifyReport,
+    Action, ActionPredicateFn, EnvError, Environment, LoadError, OutcomeForMetrics, Score, Signals, StepOutcome, Suite, VerifyReport,
 };
 use crate::task::Task;
 use client::{Client, Lease, ServerPool};
@@ -464,21 +464,19 @@ impl Suite for AppWorld {
                     scope.spawn(move || tasks.iter().enumerate().filter(|(i, _)| i % workers == w).map(|(i, t)| (i, check(t))).collect::<Vec<_>>())
                 })
                 .collect();
-            let mut all: Vec<(usize, Result<(), String>)> = handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect();
+            // A worker that panicked still accounts for its tasks, as disagreements.
+            let mut all: Vec<(usize, Result<(), String>)> = handles
+                .into_iter()
+                .enumerate()
+                .flat_map(|(w, h)| {
+                    h.join().unwrap_or_else(|_| (0..tasks.len()).filter(|i| i % workers == w).map(|i| (i, Err("verification panicked".to_string()))).collect())
+                })
+                .collect();
             all.sort_by_key(|(i, _)| *i);
             all.into_iter().map(|(_, r)| r).collect()
         });
         for (task, result) in tasks.iter().zip(results) {
-            report.total += 1;
-            let g = report.groups.entry(task.family.clone()).or_default();
-            g.total += 1;
-            match result {
-                Ok(()) => {
-                    g.agree += 1;
-                    report.agree += 1;
-                }
-                Err(reason) => report.disagreements.push(Disagreement { task_id: task.id.clone(), group: task.family.clone(), reason }),
-            }
+            report.record(&task.id, &task.family, result);
         }
         report
     }

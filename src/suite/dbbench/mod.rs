@@ -41,7 +41,7 @@ pub use record::{load_jsonl, ColumnSpec, DbRecord, QueryType, TableSpec};
 
 use crate::policy::ToolSpec;
 use crate::suite::{
-    Action, ActionPredicateFn, Disagreement, EnvError, Environment, LoadError, OutcomeForMetrics,
+    Action, ActionPredicateFn, EnvError, Environment, LoadError, OutcomeForMetrics,
     RewriteFn, Score, Signals, StepOutcome, Suite, VerifyReport,
 };
 use crate::task::Task;
@@ -453,20 +453,11 @@ impl Suite for DbBench {
     fn verify(&self, tasks: &[Task]) -> VerifyReport {
         let mut report = VerifyReport { suite: "dbbench".into(), ..VerifyReport::default() };
         for task in tasks {
-            report.total += 1;
             let (group, result) = match record::record_of(task) {
                 Ok(r) => (r.query_type.as_str().to_string(), verify_record(&self.config, &r)),
                 Err(e) => ("invalid".to_string(), Err(format!("invalid record: {e}"))),
             };
-            let g = report.groups.entry(group.clone()).or_default();
-            g.total += 1;
-            match result {
-                Ok(()) => {
-                    g.agree += 1;
-                    report.agree += 1;
-                }
-                Err(reason) => report.disagreements.push(Disagreement { task_id: task.id.clone(), group, reason }),
-            }
+            report.record(&task.id, &group, result);
         }
         report
     }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::render::json_py_str;
-use crate::suite::LoadError;
+use crate::suite::{json_kind, LoadError};
 use crate::task::Task;
 
 /// The query types of DBBench, in AgentBench's order.
@@ -130,32 +130,22 @@ pub struct DbRecord {
     pub line: usize,
 }
 
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
 
 fn opt_string(obj: &serde_json::Map<String, Value>, key: &str) -> Result<Option<String>, String> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(format!("field `{key}` must be a string, got {}", type_name(other))),
+        Some(other) => Err(format!("field `{key}` must be a string, got {}", json_kind(other))),
     }
 }
 
 fn parse_table(v: &Value, path: &str) -> Result<TableSpec, String> {
     let Value::Object(t) = v else {
-        return Err(format!("`{path}` must be an object, got {}", type_name(v)));
+        return Err(format!("`{path}` must be an object, got {}", json_kind(v)));
     };
     let name = match t.get("table_name") {
         Some(Value::String(s)) => s.clone(),
-        Some(other) => return Err(format!("`{path}.table_name` must be a string, got {}", type_name(other))),
+        Some(other) => return Err(format!("`{path}.table_name` must be a string, got {}", json_kind(other))),
         None => return Err(format!("`{path}`: missing field `table_name`")),
     };
     if name.is_empty() {
@@ -163,13 +153,13 @@ fn parse_table(v: &Value, path: &str) -> Result<TableSpec, String> {
     }
     let info = match t.get("table_info") {
         Some(Value::Object(o)) => o,
-        Some(other) => return Err(format!("`{path}.table_info` must be an object, got {}", type_name(other))),
+        Some(other) => return Err(format!("`{path}.table_info` must be an object, got {}", json_kind(other))),
         None => return Err(format!("`{path}`: missing field `table_info`")),
     };
     let cols = match info.get("columns") {
         Some(Value::Array(a)) => a,
         Some(other) => {
-            return Err(format!("`{path}.table_info.columns` must be a list, got {}", type_name(other)))
+            return Err(format!("`{path}.table_info.columns` must be a list, got {}", json_kind(other)))
         }
         None => return Err(format!("`{path}.table_info`: missing field `columns`")),
     };
@@ -180,17 +170,17 @@ fn parse_table(v: &Value, path: &str) -> Result<TableSpec, String> {
     for (i, c) in cols.iter().enumerate() {
         let cp = format!("{path}.table_info.columns[{i}]");
         let Value::Object(c) = c else {
-            return Err(format!("`{cp}` must be an object {{name, type}}, got {}", type_name(c)));
+            return Err(format!("`{cp}` must be an object {{name, type}}, got {}", json_kind(c)));
         };
         let cname = match c.get("name") {
             Some(Value::String(s)) => s.clone(),
-            Some(other) => return Err(format!("`{cp}.name` must be a string, got {}", type_name(other))),
+            Some(other) => return Err(format!("`{cp}.name` must be a string, got {}", json_kind(other))),
             None => return Err(format!("`{cp}`: missing field `name`")),
         };
         let decl = match c.get("type") {
             Some(Value::String(s)) => s.clone(),
             None | Some(Value::Null) => "TEXT".to_string(),
-            Some(other) => return Err(format!("`{cp}.type` must be a string, got {}", type_name(other))),
+            Some(other) => return Err(format!("`{cp}.type` must be a string, got {}", json_kind(other))),
         };
         if let Some(prev) = columns.iter().position(|x: &ColumnSpec| x.name.to_lowercase() == cname.to_lowercase()) {
             return Err(format!(
@@ -204,12 +194,12 @@ fn parse_table(v: &Value, path: &str) -> Result<TableSpec, String> {
     let rows_v = match info.get("rows") {
         Some(Value::Array(a)) => a.as_slice(),
         None | Some(Value::Null) => &[],
-        Some(other) => return Err(format!("`{path}.table_info.rows` must be a list, got {}", type_name(other))),
+        Some(other) => return Err(format!("`{path}.table_info.rows` must be a list, got {}", json_kind(other))),
     };
     let mut rows = Vec::with_capacity(rows_v.len());
     for (r, row) in rows_v.iter().enumerate() {
         let Value::Array(vals) = row else {
-            return Err(format!("table `{name}`: row {} must be a list of values, got {}", r + 1, type_name(row)));
+            return Err(format!("table `{name}`: row {} must be a list of values, got {}", r + 1, json_kind(row)));
         };
         if vals.len() != columns.len() {
             return Err(format!(
@@ -228,11 +218,11 @@ impl DbRecord {
     /// Validate and convert one JSON record.
     pub fn from_json(v: Value) -> Result<DbRecord, String> {
         let Value::Object(obj) = &v else {
-            return Err(format!("expected a JSON object, got {}", type_name(&v)));
+            return Err(format!("expected a JSON object, got {}", json_kind(&v)));
         };
         let description = match obj.get("description") {
             Some(Value::String(s)) => s.clone(),
-            Some(other) => return Err(format!("field `description` must be a string, got {}", type_name(other))),
+            Some(other) => return Err(format!("field `description` must be a string, got {}", json_kind(other))),
             None => return Err("missing field `description`".into()),
         };
         let type_list: Vec<String> = match obj.get("type") {
@@ -242,7 +232,7 @@ impl DbRecord {
                     match x {
                         Value::String(s) => out.push(s.clone()),
                         other => {
-                            return Err(format!("field `type` element {i} must be a string, got {}", type_name(other)))
+                            return Err(format!("field `type` element {i} must be a string, got {}", json_kind(other)))
                         }
                     }
                 }
@@ -251,7 +241,7 @@ impl DbRecord {
             Some(other) => {
                 return Err(format!(
                     "field `type` must be a list like [\"counting\"], got {}",
-                    type_name(other)
+                    json_kind(other)
                 ))
             }
             None => return Err("missing field `type`".into()),
@@ -266,13 +256,13 @@ impl DbRecord {
                     if matches!(x, Value::Array(_) | Value::Object(_)) {
                         return Err(format!(
                             "field `label` element {i} must be a string, number, boolean or null, got {}",
-                            type_name(x)
+                            json_kind(x)
                         ));
                     }
                 }
                 a.clone()
             }
-            Some(other) => return Err(format!("field `label` must be a list, got {}", type_name(other))),
+            Some(other) => return Err(format!("field `label` must be a list, got {}", json_kind(other))),
             None => return Err("missing field `label`".into()),
         };
         let tables = match obj.get("table") {
@@ -288,7 +278,7 @@ impl DbRecord {
                 out
             }
             Some(other) => {
-                return Err(format!("field `table` must be an object or a list of objects, got {}", type_name(other)))
+                return Err(format!("field `table` must be an object or a list of objects, got {}", json_kind(other)))
             }
             None => return Err("missing field `table`".into()),
         };
@@ -298,7 +288,7 @@ impl DbRecord {
             Some(other) => {
                 return Err(format!(
                     "field `answer_md5` must be a string like \"[('<md5>',)]\", got {}",
-                    type_name(other)
+                    json_kind(other)
                 ))
             }
         };
@@ -308,15 +298,15 @@ impl DbRecord {
             Some(Value::Object(o)) => match o.get("query") {
                 None | Some(Value::Null) => None,
                 Some(Value::String(s)) => Some(s.clone()),
-                Some(other) => return Err(format!("field `sql.query` must be a string, got {}", type_name(other))),
+                Some(other) => return Err(format!("field `sql.query` must be a string, got {}", json_kind(other))),
             },
-            Some(other) => return Err(format!("field `sql` must be an object {{query}}, got {}", type_name(other))),
+            Some(other) => return Err(format!("field `sql` must be an object {{query}}, got {}", json_kind(other))),
         };
         let id = match obj.get("id") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
             Some(Value::Number(n)) => Some(n.to_string()),
-            Some(other) => return Err(format!("field `id` must be a non-empty string, got {}", type_name(other))),
+            Some(other) => return Err(format!("field `id` must be a non-empty string, got {}", json_kind(other))),
         };
         let rec = DbRecord {
             description,

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::suite::LoadError;
+use crate::suite::{json_kind, LoadError};
 use crate::task::Task;
 
 /// One SWE-Gym instance.
@@ -43,14 +43,14 @@ const OPTIONAL_TEXT: &[&str] = &["hints_text", "created_at", "version"];
 impl Instance {
     /// Validate one record; the error names the field.
     pub fn from_json(v: &Value) -> Result<Instance, String> {
-        let obj = v.as_object().ok_or_else(|| format!("a record must be a JSON object, got {}", kind(v)))?;
+        let obj = v.as_object().ok_or_else(|| format!("a record must be a JSON object, got {}", json_kind(v)))?;
         let text = |name: &str, required: bool| -> Result<String, String> {
             match obj.get(name) {
                 Some(Value::String(s)) => Ok(s.clone()),
                 Some(Value::Number(n)) if name == "version" => Ok(n.to_string()),
                 Some(Value::Null) | None if !required => Ok(String::new()),
                 None => Err(format!("missing field `{name}`")),
-                Some(other) => Err(format!("field `{name}`: expected a string, got {}", kind(other))),
+                Some(other) => Err(format!("field `{name}`: expected a string, got {}", json_kind(other))),
             }
         };
         let mut t = std::collections::BTreeMap::new();
@@ -73,11 +73,11 @@ impl Instance {
                     .map_err(|e| format!("field `{name}`: a string must hold a JSON list of test names ({e})"))?,
                 other => other.clone(),
             };
-            let items = list.as_array().ok_or_else(|| format!("field `{name}`: expected a list of test names, got {}", kind(&list)))?;
+            let items = list.as_array().ok_or_else(|| format!("field `{name}`: expected a list of test names, got {}", json_kind(&list)))?;
             items
                 .iter()
                 .enumerate()
-                .map(|(i, x)| x.as_str().map(str::to_string).ok_or_else(|| format!("field `{name}`[{i}]: expected a test name (string), got {}", kind(x))))
+                .map(|(i, x)| x.as_str().map(str::to_string).ok_or_else(|| format!("field `{name}`[{i}]: expected a test name (string), got {}", json_kind(x))))
                 .collect()
         };
         let fail_to_pass = tests("FAIL_TO_PASS")?;
@@ -117,16 +117,6 @@ impl Instance {
     }
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
 
 /// The line (1-based) where each top-level element of a JSON array starts.
 fn element_lines(text: &str) -> Vec<usize> {

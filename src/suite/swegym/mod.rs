@@ -42,7 +42,7 @@ use tools::{Editor, BASH, EDITOR, FINISH};
 
 use crate::policy::ToolSpec;
 use crate::suite::{
-    Action, ActionPredicateFn, Disagreement, EnvError, Environment, LoadError, OutcomeForMetrics, Score, Signals, StepOutcome, Suite,
+    Action, ActionPredicateFn, EnvError, Environment, LoadError, OutcomeForMetrics, Score, Signals, StepOutcome, Suite,
     VerifyReport,
 };
 use crate::task::Task;
@@ -525,20 +525,11 @@ impl Suite for SweGym {
     fn verify(&self, tasks: &[Task]) -> VerifyReport {
         let mut report = VerifyReport { suite: "swegym".into(), ..VerifyReport::default() };
         for task in tasks {
-            report.total += 1;
             let (group, result) = match instance::instance_of(task) {
                 Ok(inst) => (inst.repo.clone(), verify_instance(self, &inst)),
                 Err(e) => ("invalid".to_string(), Err(format!("invalid instance: {e}"))),
             };
-            let g = report.groups.entry(group.clone()).or_default();
-            g.total += 1;
-            match result {
-                Ok(()) => {
-                    g.agree += 1;
-                    report.agree += 1;
-                }
-                Err(reason) => report.disagreements.push(Disagreement { task_id: task.id.clone(), group, reason }),
-            }
+            report.record(&task.id, &group, result);
         }
         report
     }
