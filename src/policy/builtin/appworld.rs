@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use super::dbbench::{f, Built, Chooser, Decision};
+use super::dbbench::{f, Built, Chooser, Decision, decide_into};
 use super::model::Feature;
 use crate::policy::{Context, Role};
 
@@ -471,12 +471,7 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     fn decide(&mut self, d: Decision, ch: &mut dyn Chooser) -> Option<usize> {
-        if d.options.is_empty() {
-            return None;
-        }
-        let i = ch.choose(&d)?;
-        self.decisions.push((d, i));
-        Some(i)
+        decide_into(&mut self.decisions, d, ch)
     }
 
     fn state(&self, slot: &str, label: &str, out: &mut Vec<Feature>) {

@@ -589,6 +589,17 @@ pub trait Chooser {
     fn choose(&mut self, d: &Decision) -> Option<usize>;
 }
 
+/// Let `ch` make decision `d` and keep it with its choice; a decision without options cannot
+/// be made (the grammar has nothing to point at). Every suite's grammar builds through this.
+pub fn decide_into(decisions: &mut Vec<(Decision, usize)>, d: Decision, ch: &mut dyn Chooser) -> Option<usize> {
+    if d.options.is_empty() {
+        return None;
+    }
+    let i = ch.choose(&d)?;
+    decisions.push((d, i));
+    Some(i)
+}
+
 /// The action built and the decisions that built it.
 pub struct Built {
     pub tool: String,
@@ -634,12 +645,7 @@ struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     fn decide(&mut self, d: Decision, ch: &mut dyn Chooser) -> Option<usize> {
-        if d.options.is_empty() {
-            return None;
-        }
-        let i = ch.choose(&d)?;
-        self.decisions.push((d, i));
-        Some(i)
+        decide_into(&mut self.decisions, d, ch)
     }
 
     fn context_feats(&self, slot_name: &str, label: &str, out: &mut Vec<Feature>) {

@@ -20,7 +20,7 @@
 //! never a particular file, function or task.
 
 use super::coverage::{push_call, turn, Dfs};
-use super::dbbench::{f, innate, Built, Chooser, Decision};
+use super::dbbench::{f, innate, Built, Chooser, Decision, decide_into};
 use super::model::Feature;
 use crate::harness::HarnessSpec;
 use crate::policy::{AssistantTurn, CallKind, Context, Role, ToolCall};
@@ -465,12 +465,7 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     fn decide(&mut self, d: Decision, ch: &mut dyn Chooser) -> Option<usize> {
-        if d.options.is_empty() {
-            return None;
-        }
-        let i = ch.choose(&d)?;
-        self.decisions.push((d, i));
-        Some(i)
+        decide_into(&mut self.decisions, d, ch)
     }
 
     fn state_feats(&self, slot: &str, label: &str, out: &mut Vec<Feature>) {
