@@ -6,6 +6,10 @@ use harness_s::suite::{Action, Environment, OutcomeForMetrics, Suite};
 use harness_s::task::Task;
 use serde_json::{json, Value};
 
+#[path = "support/shared_data.rs"]
+mod shared_data;
+use shared_data::shared_data;
+
 fn table() -> Value {
     json!({"table_name": "Football Matches", "table_info": {
         "columns": [{"name": "Goal", "type": "TEXT"}, {"name": "Date", "type": "TEXT"}, {"name": "Score", "type": "TEXT"},
@@ -226,11 +230,7 @@ fn tools_and_limits() {
 fn dev_set_gold_queries_run() {
     // Select records' own `sql.query` (often not valid MySQL: WikiSQL gold) must produce an
     // observation, never a panic or an infrastructure error.
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let Some(path) = [root.join("../shared/data/dbbench/dev.jsonl"), root.join("../../shared/data/dbbench/dev.jsonl")]
-        .into_iter()
-        .find(|p| p.is_file())
-    else {
+    let Some(path) = shared_data("dbbench/dev.jsonl") else {
         println!("skip: dev.jsonl not found next to the checkout");
         return;
     };

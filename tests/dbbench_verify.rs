@@ -9,11 +9,12 @@ use std::path::PathBuf;
 use harness_s::suite::dbbench::DbBench;
 use harness_s::suite::Suite;
 
+#[path = "support/shared_data.rs"]
+mod shared_data;
+use shared_data::shared_data;
+
 fn dev_path() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    [root.join("../shared/data/dbbench/dev.jsonl"), root.join("../../shared/data/dbbench/dev.jsonl")]
-        .into_iter()
-        .find(|p| p.is_file())
+    shared_data("dbbench/dev.jsonl")
 }
 
 #[test]

@@ -1,11 +1,15 @@
 //! The recipe end to end on the bundled DBBench with the built-in policy: every arm, resume after
 //! a kill, determinism per seed, distillation, stored routing decisions, budget accounting.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 
-use harness_s::events::{Event, EventSink, NullSink};
+use harness_s::events::NullSink;
 use harness_s::experiment::{run_experiment, ExperimentConfig};
 use harness_s::store::{BlockingStore, EpisodeFilter};
+
+#[path = "support/kill_after.rs"]
+mod kill_after;
+use kill_after::KillAfter;
 
 const SMALL: &str = r#"
 name = "small"
@@ -133,23 +137,6 @@ fn same_seeds_same_numbers() {
     assert_eq!(a.arms, b.arms);
     assert_eq!(a.rollouts_detail, b.rollouts_detail);
     assert_eq!(a.heldout_delta, b.heldout_delta);
-}
-
-/// Cancels the run after a number of progress events, as Ctrl-C does.
-struct KillAfter<'a> {
-    n: usize,
-    seen: AtomicUsize,
-    cancel: &'a AtomicBool,
-}
-
-impl EventSink for KillAfter<'_> {
-    fn emit(&self, e: Event) {
-        if let Event::Progress { .. } = e {
-            if self.seen.fetch_add(1, Ordering::SeqCst) + 1 >= self.n {
-                self.cancel.store(true, Ordering::SeqCst);
-            }
-        }
-    }
 }
 
 #[test]

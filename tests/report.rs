@@ -4,14 +4,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::OnceLock;
 
-use harness_s::events::{Event, EventSink, NullSink};
+use harness_s::events::NullSink;
 use harness_s::experiment::{run_experiment, ExperimentConfig, ExperimentOutcome};
 use harness_s::report::write_report;
 use harness_s::store::{BlockingStore, EpisodeFilter, RunStatus};
 use serde_json::Value;
+
+#[path = "support/kill_after.rs"]
+mod kill_after;
+use kill_after::KillAfter;
 
 const SMALL: &str = r#"
 name = "small"
@@ -38,23 +42,6 @@ probe_tasks = 6
 [eval]
 train_tasks = 16
 "#;
-
-/// Cancels the run after a number of progress events, as a kill would stop it.
-struct KillAfter<'a> {
-    n: usize,
-    seen: AtomicUsize,
-    cancel: &'a AtomicBool,
-}
-
-impl EventSink for KillAfter<'_> {
-    fn emit(&self, e: Event) {
-        if let Event::Progress { .. } = e {
-            if self.seen.fetch_add(1, Ordering::SeqCst) + 1 >= self.n {
-                self.cancel.store(true, Ordering::SeqCst);
-            }
-        }
-    }
-}
 
 struct Fixture {
     _dir: tempfile::TempDir,

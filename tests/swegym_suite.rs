@@ -13,11 +13,12 @@ use harness_s::suite::swegym::{SweGym, SweGymConfig};
 use harness_s::suite::Suite;
 use serde_json::{json, Value};
 
+#[path = "support/shared_data.rs"]
+mod shared_data;
+use shared_data::shared_data;
+
 fn sample_path() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    [root.join("../shared/data/swegym/swebench_lite_sample5.json"), root.join("../../shared/data/swegym/swebench_lite_sample5.json")]
-        .into_iter()
-        .find(|p| p.is_file())
+    shared_data("swegym/swebench_lite_sample5.json")
 }
 
 #[test]
