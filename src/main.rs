@@ -214,22 +214,9 @@ fn dispatch(cli: Cli) -> Result<()> {
     }
 }
 
-/// The workspace directory of a store: beside the SQLite file (imported datasets and saved
-/// experiment files go there); the working directory for a database URL.
-fn workspace_for(db: &str) -> PathBuf {
-    if db.contains("://") {
-        return PathBuf::from(".");
-    }
-    let p = std::path::Path::new(db.strip_prefix("sqlite:").unwrap_or(db));
-    match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
 fn find_suite(name: &str) -> Result<Box<dyn Suite>> {
     suite::by_name(name).ok_or_else(|| {
-        let known: Vec<_> = suite::registry().iter().map(|s| s.name()).collect();
+        let known = suite::names();
         anyhow!("unknown suite `{name}` (known: {})", known.join(", "))
     })
 }

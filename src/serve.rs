@@ -174,7 +174,7 @@ async fn static_file(State(app): State<Arc<App>>, uri: Uri) -> Response {
 
 /// Serve until Ctrl-C; running experiments are stopped cleanly (resumable) on the way out.
 pub fn serve(port: u16, db: &str, ui: Option<&Path>) -> Result<()> {
-    let workspace = super::workspace_for(db);
+    let workspace = harness_s::workbench::workspace_for(db);
     let workbench = Arc::new(Workbench::open(db, &workspace).map_err(|e| anyhow::anyhow!("{e}"))?);
     let ui_dir = find_ui_dir(ui);
     let token = std::env::var("HARNESS_S_SERVE_TOKEN").ok().filter(|t| t.len() >= 16).unwrap_or_else(new_token);
@@ -203,7 +203,6 @@ pub fn serve(port: u16, db: &str, ui: Option<&Path>) -> Result<()> {
         }
         Ok::<_, anyhow::Error>(())
     })?;
-    let wb = workbench.clone();
-    wb.shutdown();
+    workbench.shutdown();
     Ok(())
 }

@@ -4,7 +4,6 @@
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use harness_s::workbench::{CommandError, Subscription, Workbench};
@@ -46,16 +45,6 @@ fn db_from_args() -> Option<String> {
     std::env::var("HARNESS_S_DB").ok().filter(|v| !v.is_empty())
 }
 
-fn workspace_for(db: &str) -> PathBuf {
-    if db.contains("://") {
-        return PathBuf::from(".");
-    }
-    match std::path::Path::new(db).parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
 fn main() {
     let context = tauri::generate_context!();
     let app = tauri::Builder::default()
@@ -70,7 +59,7 @@ fn main() {
                     dir.join("harness-s.db").display().to_string()
                 }
             };
-            let workspace = workspace_for(&db);
+            let workspace = harness_s::workbench::workspace_for(&db);
             // The store runs on a runtime of its own; open it off the async runtime's threads.
             let opened = std::thread::spawn(move || Workbench::open(&db, &workspace)).join().map_err(|_| "opening the store panicked")?;
             let workbench = Arc::new(opened.map_err(|e| e.to_string())?);

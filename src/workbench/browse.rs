@@ -8,7 +8,9 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::{line_diff, Args, CommandError, CommandResult, Workbench};
+use crate::analysis::ProfileRecord;
 use crate::harness::HarnessLibrary;
+use crate::route::{BehaviorProfile, Counts};
 use crate::report::{ReportBundle, ReportError};
 use crate::store::{EpisodeFilter, EpisodeRow, RunRow, RunStatus, KIND_EXPERIMENT};
 use crate::suite::{self, Suite};
@@ -16,7 +18,7 @@ use crate::task::Task;
 
 fn suite_named(name: &str) -> Result<Box<dyn Suite>, CommandError> {
     suite::by_name(name).ok_or_else(|| {
-        let known: Vec<&str> = suite::registry().iter().map(|s| s.name()).collect();
+        let known = suite::names();
         CommandError::NotFound(format!("no suite `{name}` (suites: {})", known.join(", ")))
     })
 }
@@ -230,45 +232,39 @@ impl Workbench {
             if recs.is_empty() {
                 continue;
             }
-            // key: suite/arm/seed/anchor/sibling
-            let parsed: Vec<(Vec<&str>, &Value)> = recs.iter().map(|(k, v)| (k.split('/').collect::<Vec<_>>(), v)).filter(|(p, _)| p.len() == 5).collect();
-            let arm = if parsed.iter().any(|(p, _)| p[1] == "harness-s") { "harness-s" } else { parsed.first().map(|(p, _)| p[1]).unwrap_or("") };
-            let seed = parsed.iter().filter(|(p, _)| p[1] == arm).map(|(p, _)| p[2]).min().unwrap_or("0");
-            let mut best: BTreeMap<String, (u64, &Value)> = BTreeMap::new();
-            for (p, v) in &parsed {
-                if p[1] != arm || p[2] != seed {
-                    continue;
-                }
-                let anchor: u64 = p[3].parse().unwrap_or(0);
-                let e = best.entry(p[4].to_string()).or_insert((anchor, v));
-                if anchor >= e.0 {
-                    *e = (anchor, v);
+            // Read with the same record type the analyses use.
+            let recs: Vec<ProfileRecord> = recs.into_iter().filter_map(|(_, v)| serde_json::from_value(v).ok()).collect();
+            let arm = if recs.iter().any(|p| p.arm == "harness-s") { "harness-s".to_string() } else { recs.first().map(|p| p.arm.clone()).unwrap_or_default() };
+            let Some(seed) = recs.iter().filter(|p| p.arm == arm).map(|p| p.seed_index).min() else { continue };
+            let mut best: BTreeMap<String, &BehaviorProfile> = BTreeMap::new();
+            for p in recs.iter().filter(|p| p.arm == arm && p.seed_index == seed).map(|p| &p.profile) {
+                let e = best.entry(p.sibling.clone()).or_insert(p);
+                if p.anchor >= e.anchor {
+                    *e = p;
                 }
             }
+            let counts = |c: &Counts| json!({"fix": c.fix, "regress": c.regress, "both_pass": c.both_pass, "both_fail": c.both_fail});
             return Ok(best
                 .into_iter()
-                .map(|(sib, (anchor, v))| {
-                    let total = &v["total"];
-                    let buckets: Vec<Value> = v["by_bucket"]
-                        .as_object()
-                        .map(|m| {
-                            m.iter()
-                                .map(|(k, c)| {
-                                    let (family, signature) = k.split_once('|').unwrap_or((k.as_str(), ""));
-                                    json!({"family": family, "signature": signature, "fix": c["fix"], "regress": c["regress"], "both_pass": c["both_pass"], "both_fail": c["both_fail"]})
-                                })
-                                .collect()
+                .map(|(sib, p)| {
+                    let buckets: Vec<Value> = p
+                        .by_bucket
+                        .iter()
+                        .map(|(k, c)| {
+                            let (family, signature) = k.split_once('|').unwrap_or((k.as_str(), ""));
+                            let mut b = counts(c);
+                            b["family"] = json!(family);
+                            b["signature"] = json!(signature);
+                            b
                         })
-                        .unwrap_or_default();
-                    let profile = json!({
-                        "run_id": r.id,
-                        "arm": arm,
-                        "anchor": anchor,
-                        "policy_version": v["policy_version"],
-                        "fix": total["fix"], "regress": total["regress"], "both_pass": total["both_pass"], "both_fail": total["both_fail"],
-                        "buckets": buckets,
-                        "evidence": v["evidence"],
-                    });
+                        .collect();
+                    let mut profile = counts(&p.total);
+                    profile["run_id"] = json!(r.id);
+                    profile["arm"] = json!(arm);
+                    profile["anchor"] = json!(p.anchor);
+                    profile["policy_version"] = json!(p.policy_version);
+                    profile["buckets"] = Value::Array(buckets);
+                    profile["evidence"] = json!(p.evidence);
                     (sib, profile)
                 })
                 .collect());

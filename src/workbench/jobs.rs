@@ -19,6 +19,8 @@ use crate::store::{BlockingStore, RunStatus};
 #[derive(Default)]
 struct JobView {
     name: String,
+    /// Set once the runner has created (or found) the run.
+    run_id: Option<i64>,
     status: String,
     error: Option<String>,
     done: usize,
@@ -55,6 +57,7 @@ impl EventSink for JobSink {
             let mut v = self.view.lock().unwrap_or_else(|p| p.into_inner());
             match &event {
                 Event::RunStarted { run_id, total, .. } => {
+                    v.run_id = Some(*run_id);
                     v.total = *total;
                     v.status = "running".into();
                     if let Some(tx) = self.started.lock().unwrap_or_else(|p| p.into_inner()).take() {
@@ -84,7 +87,7 @@ impl Jobs {
         Jobs { store, hub, jobs: Mutex::new(BTreeMap::new()) }
     }
 
-    pub(super) fn start_toml(&self, toml_text: &str, _workspace: &Path) -> CommandResult {
+    pub(super) fn start_toml(&self, toml_text: &str) -> CommandResult {
         let cfg = ExperimentConfig::parse("experiment file", toml_text).map_err(|e| CommandError::BadArguments(e.to_string()))?;
         self.start(cfg)
     }
@@ -116,18 +119,16 @@ impl Jobs {
                 if let Err(e) = result {
                     let msg = e.to_string();
                     let mut view = v.lock().unwrap_or_else(|p| p.into_inner());
-                    let was_started = view.status != "starting";
                     view.status = "failed".into();
                     view.error = Some(msg.clone());
+                    let run_id = view.run_id;
                     drop(view);
                     if let Some(tx) = sink.started.lock().unwrap_or_else(|p| p.into_inner()).take() {
                         let _ = tx.send(Err(msg.clone()));
                     }
-                    if was_started {
+                    if let Some(run_id) = run_id {
                         // The runner marks the run failed in the store; tell the UI too.
-                        if let Some(run_id) = store.runs().ok().and_then(|rs| rs.into_iter().find(|r| r.name == cfg.name && r.status == RunStatus::Failed).map(|r| r.id)) {
-                            hub.publish(&json!({"event": "run_finished", "run_id": run_id, "status": "failed", "error": msg}));
-                        }
+                        hub.publish(&json!({"event": "run_finished", "run_id": run_id, "status": "failed", "error": msg}));
                     }
                 }
             })

@@ -23,6 +23,19 @@ pub use diff::{line_diff, DiffLine};
 /// The demo experiment the first run offers (the same file `experiments/demo.toml` the CLI runs).
 pub const DEMO_CONFIG: &str = include_str!("../../experiments/demo.toml");
 
+/// The workspace directory of a store: beside the SQLite file (imported datasets and saved
+/// experiment files go there); the working directory for a database URL.
+pub fn workspace_for(db: &str) -> PathBuf {
+    if db.contains("://") {
+        return PathBuf::from(".");
+    }
+    let p = Path::new(db.strip_prefix("sqlite:").unwrap_or(db));
+    match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
 /// Why a command failed; adapters map the kinds onto their own error forms (HTTP status codes).
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum CommandError {
@@ -159,10 +172,10 @@ impl Workbench {
             "config_render" => jobs::config_render(&a),
             "config_save" => jobs::config_save(&a, &self.workspace),
             "test_connection" => jobs::test_connection(&a),
-            "experiment_start" => self.jobs.start_toml(a.str("toml")?, &self.workspace),
+            "experiment_start" => self.jobs.start_toml(a.str("toml")?),
             "experiment_cancel" => self.jobs.cancel(a.i64("run_id")?),
             "experiment_resume" => self.jobs.resume(a.i64("run_id")?),
-            "run_demo" => self.jobs.start_toml(DEMO_CONFIG, &self.workspace),
+            "run_demo" => self.jobs.start_toml(DEMO_CONFIG),
             "jobs" => Ok(self.jobs.list()),
             "experiments" => self.experiments(),
             "experiment" => self.experiment(&a),
