@@ -70,6 +70,11 @@ pub struct DbView {
     pub mutation: Option<&'static str>,
     /// Values seen per column (from a schema card's sample rows or an inspection's output).
     pub samples: Vec<Vec<String>>,
+    /// Queries (not mutations) that returned no rows.
+    pub empty_queries: Vec<String>,
+    /// The newest note since the policy last acted (a hint, a blocked call's message, an error),
+    /// lower-cased: what the context asks of the next step.
+    pub last_note: Option<String>,
 }
 
 fn words(s: &str) -> Vec<String> {
@@ -101,8 +106,10 @@ impl DbView {
                         }
                     }
                     v.feedback.push(m.content.to_lowercase());
+                    v.last_note = Some(m.content.to_lowercase());
                 }
                 Role::Assistant => {
+                    v.last_note = None;
                     for c in &m.tool_calls {
                         let sql = c
                             .arguments
@@ -127,6 +134,11 @@ impl DbView {
                             if v.history.last().map(|h| h.kind == "inspect").unwrap_or(false) {
                                 v.add_samples(&rows);
                             }
+                            if rows.is_empty() {
+                                if let Some(h) = v.history.last().filter(|h| h.kind == "query") {
+                                    v.empty_queries.push(h.sql.clone());
+                                }
+                            }
                             v.last_rows = Some(rows);
                             v.last_error = None;
                         }
@@ -134,6 +146,7 @@ impl DbView {
                             v.last_rows = None;
                             v.last_error = Some(error_kind(&m.content).to_string());
                             v.feedback.push(m.content.to_lowercase());
+                            v.last_note = Some(m.content.to_lowercase());
                         }
                     }
                 }
@@ -162,16 +175,7 @@ impl DbView {
         };
         self.q_tokens = words(&q);
         self.spans = question_spans(&q);
-        let lower = q.to_lowercase();
-        self.mutation = if starts_any(&lower, &["insert", "add ", "record a new", "add a"]) || lower.contains("new row") || lower.contains("new record") {
-            Some("insert")
-        } else if starts_any(&lower, &["update", "change", "set ", "correct", "modify"]) {
-            Some("update")
-        } else if starts_any(&lower, &["delete", "remove", "drop the row", "erase"]) {
-            Some("delete")
-        } else {
-            None
-        };
+        self.mutation = asked_mutation(&q.to_lowercase());
         self.question = q;
     }
 
@@ -240,8 +244,28 @@ impl DbView {
     pub fn inspected(&self) -> bool {
         self.history.iter().any(|h| h.kind == "inspect")
     }
+    /// A statement other than a look at the table has run: something an answer can come from.
     pub fn queried(&self) -> bool {
-        self.history.iter().any(|h| h.tool == "execute_sql")
+        self.history.iter().any(|h| h.tool == "execute_sql" && h.kind != "inspect")
+    }
+    /// Does the newest note ask for the query to be redone (its filter checked, the values
+    /// looked at again)?
+    pub fn asked_to_requery(&self) -> bool {
+        self.last_note.as_deref().is_some_and(|n| ["check the filter", "fix the query", "query again", "change the query", "written differently"].iter().any(|p| n.contains(p)))
+    }
+
+    /// Did a query filtering `col` on `value` already return no rows?
+    pub fn filter_came_back_empty(&self, col: &str, value: &str) -> bool {
+        let l = lit(value);
+        let forms = [format!("{} = {l}", ident(col, true)), format!("{} = {l}", ident(col, false)), format!("TRIM({}) = {l}", ident(col, true)), format!("TRIM({}) = {l}", ident(col, false))];
+        self.empty_queries.iter().any(|q| forms.iter().any(|f| q.contains(f.as_str())))
+    }
+
+    /// Is `text` (a question span) just a mention of a column or of the table?
+    pub fn names_column(&self, text: &str) -> bool {
+        let w = words(text);
+        let known: Vec<String> = self.columns.iter().chain(std::iter::once(&self.table)).flat_map(|c| words(c)).collect();
+        !w.is_empty() && w.iter().all(|x| known.contains(x))
     }
     pub fn feedback_mentions(&self, w: &str) -> bool {
         self.feedback.iter().any(|f| f.contains(w))
@@ -258,6 +282,24 @@ fn shape(v: &str) -> (bool, bool, bool, bool, bool) {
         v.chars().next().map(|c| c.is_uppercase()).unwrap_or(false),
         v.chars().any(|c| matches!(c, '$' | '%' | ',' | '-' | '.')),
     )
+}
+
+/// Reading the request: does it ask to add, change or remove rows?
+pub fn asked_mutation(lower: &str) -> Option<&'static str> {
+    let has = |ps: &[&str]| ps.iter().any(|p| lower.contains(p));
+    if (starts_any(lower, &["delete", "remove", "drop ", "erase"]) || has(&["no longer be listed", "delete it", "remove it"])) && !lower.contains('?') {
+        Some("delete")
+    } else if (starts_any(lower, &["insert", "record a new"]) || (lower.starts_with("add ") && !lower.starts_with("add up")))
+        || has(&["add this row", "new row", "new record", "has to be recorded", "be added to"])
+    {
+        Some("insert")
+    } else if starts_any(lower, &["update", "change", "set ", "correct", "modify", "please correct"])
+        || has(&["should have its", "should have a ", "should have an ", "it should be", "changed to", " becomes ", "the new value is", "update them", ", set the "])
+    {
+        Some("update")
+    } else {
+        None
+    }
 }
 
 fn starts_any(s: &str, ps: &[&str]) -> bool {
@@ -555,11 +597,32 @@ pub fn op_lexicon(op: &str) -> &'static [&'static str] {
     }
 }
 
+/// Reading the request for its operation: a question that names one ("how many", "total",
+/// "average", "the smallest") asks for it; "what is the largest X" asks for a value and "which
+/// has the largest X" for the row that has it; a question naming none asks for a plain lookup.
+pub fn asked_op_prior(q_lower: &str, op: &str) -> f32 {
+    let hit = |o: &str| op_lexicon(o).iter().any(|w| q_lower.contains(w));
+    let asks_value = ["what is the", "what was the", "what's the", "what is its", "on average"].iter().any(|w| q_lower.contains(w));
+    let specific = ["count", "count_distinct", "sum", "avg", "min", "max", "argmax", "argmin"].iter().any(|o| hit(o));
+    let asked = match op {
+        "select" => !specific,
+        "count" => hit("count") && !hit("count_distinct"),
+        "min" | "max" => hit(op) && asks_value,
+        "argmin" | "argmax" => hit(op) && !asks_value,
+        _ => hit(op),
+    };
+    if asked {
+        innate::READ_REQUEST
+    } else {
+        0.0
+    }
+}
+
 /// Innate preferences: what any instruction-following model does with what it is shown. They
 /// are fixed priors, not learned: an explicit instruction in the context to quote names, to
 /// convert text numbers, or a visible format problem, makes the matching choice likelier.
 pub mod innate {
-    pub const FOLLOW_HINT: f32 = 2.5;
+    pub const FOLLOW_HINT: f32 = 4.0;
     /// What the request itself asks for (a question is answered by a query; "delete ..." by a
     /// DELETE).
     pub const READ_REQUEST: f32 = 1.5;
@@ -641,6 +704,8 @@ struct Builder<'a> {
     decisions: Vec<(Decision, usize)>,
     /// The column the query returns, once chosen.
     target: Option<String>,
+    /// Question values already placed (a threshold, a first filter).
+    used: Vec<String>,
 }
 
 impl<'a> Builder<'a> {
@@ -679,9 +744,10 @@ impl<'a> Builder<'a> {
         let kinds = ["inspect", "query", "insert", "update", "delete", "commit"];
         let mut d = Decision { slot: "kind", labels: vec![], options: vec![], prior: vec![] };
         for k in kinds {
+            // Context features only: the request's own wording enters through `asked` below,
+            // so that "do what is asked" is one weight for every kind of request.
             let mut fs = Vec::new();
             self.context_feats("kind", k, &mut fs);
-            lexical(v, "kind", k, &mut fs);
             let mut prior = 0.0;
             // reading the question: "Delete the row ..." asks for a DELETE, a question for a query
             let asked = match v.mutation {
@@ -705,6 +771,14 @@ impl<'a> Builder<'a> {
             if k != "commit" && k != "inspect" && v.feedback_mentions("not run any query") {
                 prior += innate::FOLLOW_HINT;
             }
+            // a hint proposing a look at the rows, not yet taken
+            if k == "inspect" && !v.inspected() && v.feedback_mentions("select * from") {
+                prior += innate::FOLLOW_HINT;
+            }
+            // asked to redo the query
+            if k == asked && v.asked_to_requery() {
+                prior += innate::FOLLOW_HINT;
+            }
             d.push(k.to_string(), fs, prior);
         }
         let i = self.decide(d, ch)?;
@@ -723,14 +797,19 @@ impl<'a> Builder<'a> {
             let mut fs = vec![
                 f(&[slot_name, "match", bucket(m)]),
                 f(&[slot_name, cls, "match", bucket(m)]),
-                f(&[slot_name, "quote", if needs_quotes(c) { "y" } else { "n" }]),
-                f(&[slot_name, "first", if ci == 0 { "y" } else { "n" }]),
+                // the first column is usually the row's name: what a "which" question returns,
+                // rarely what a "total" question adds up
+                f(&[slot_name, cls, "first", if ci == 0 { "y" } else { "n" }]),
             ];
             if let Some(p) = col_position(c, &v.q_tokens) {
                 let b = if p < 4 { "early" } else if p < 10 { "mid" } else { "late" };
                 fs.push(f(&[slot_name, cls, "pos", b]));
             }
-            d.push(c.clone(), fs, 0.0);
+            // Reading the request: the column a question names is what it asks about, or what
+            // it compares on; a "which ... has the largest X" question asks for a row, whose
+            // column it may not name.
+            let prior = if slot_name == "measure" || (slot_name == "target" && cls != "rank") { innate::READ_REQUEST * m } else { 0.0 };
+            d.push(c.clone(), fs, prior);
         }
         let i = self.decide(d, ch)?;
         Some(self.decisions.last().map(|(d, _)| d.labels[i].clone()).unwrap_or_default())
@@ -745,7 +824,10 @@ impl<'a> Builder<'a> {
         if allow_none {
             let mut fs = vec![f(&[slot_name, "none"]), f(&[slot_name, cls, "none"])];
             fs.push(f(&[slot_name, "none", "spans", &v.spans.len().min(3).to_string()]));
-            d.push("none", fs, 0.0);
+            // reading the request: a value the question gives, not yet placed, is there to be
+            // filtered on (a span that only names a column is not a value)
+            let unplaced = v.spans.iter().take(5).any(|s| !self.used.contains(&s.text) && !v.names_column(&s.text));
+            d.push("none", fs, if unplaced { -innate::READ_REQUEST } else { 0.0 });
             pairs.push(None);
         }
         let quoted: Vec<&Span> = v.spans.iter().filter(|s| s.kind == SpanKind::Quoted).collect();
@@ -806,13 +888,22 @@ impl<'a> Builder<'a> {
                     fs.push(f(&[slot_name, "is_target"]));
                 }
                 // a value visibly belonging to a column is where an instruction model looks
-                let prior = match fit {
+                let mut prior = match fit {
                     _ if !slot_name.starts_with("where") => 0.0,
                     "seen" => innate::VISIBLE_FORMAT,
                     "shape" => innate::VISIBLE_FORMAT * 0.5,
                     "other" => -innate::VISIBLE_FORMAT * 0.5,
                     _ => 0.0,
                 };
+                // reading the request: the value a question gives is not the value it asks for
+                if slot_name.starts_with("where") && self.target.as_deref() == Some(c.as_str()) {
+                    prior -= innate::READ_REQUEST;
+                }
+                // reading the context: this very filter already came back empty
+                if slot_name.starts_with("where") && v.filter_came_back_empty(c, &s.text) {
+                    prior -= innate::READ_REQUEST;
+                    fs.push(f(&[slot_name, "came_back_empty"]));
+                }
                 d.push(format!("{}|{}", c, s.text), fs, prior);
                 pairs.push(Some((c.clone(), s.text.clone())));
             }
@@ -888,11 +979,17 @@ impl<'a> Builder<'a> {
     fn conversion(&mut self, op: &str, ch: &mut dyn Chooser) -> Option<String> {
         let v = self.view;
         let e = &v.evidence;
-        let mut opts = vec!["none", "cast", "strip_commas"];
+        let hint = v.feedback_mentions("convert") || v.feedback_mentions("replace(") || v.feedback_mentions("separator");
+        // A REPLACE points at a character to remove, so it exists only once the context shows
+        // one (a separator, unit or currency sign in a seen value) or a hint names it: blind,
+        // the grammar can only cast.
+        let mut opts = vec!["none", "cast"];
+        if e.commas || hint {
+            opts.push("strip_commas");
+        }
         if e.unit.is_some() || e.currency.is_some() {
             opts.push("strip_all");
         }
-        let hint = v.feedback_mentions("convert") || v.feedback_mentions("replace(") || v.feedback_mentions("separator");
         let mut d = Decision { slot: "conv", labels: vec![], options: vec![], prior: vec![] };
         for o in &opts {
             let mut fs = vec![f(&["conv", o, "bias"]), f(&["conv", o, "op", op]), f(&["conv", o, "cls", op_class(op)])];
@@ -976,7 +1073,7 @@ impl<'a> Builder<'a> {
 
 /// Build one DBBench action from the view.
 pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
-    let mut b = Builder { view, decisions: Vec::new(), target: None };
+    let mut b = Builder { view, decisions: Vec::new(), target: None, used: Vec::new() };
     let kind = b.kind(ch)?;
     let t = &view.table;
     let sql_call = |sql: String, b: Builder| Built { tool: "execute_sql".into(), arguments: serde_json::json!({"query": sql}), decisions: b.decisions };
@@ -995,20 +1092,29 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
             let q_lower = view.question.to_lowercase();
             let asks_which = view.q_tokens.first().map(|w| w == "which" || w == "what" || w == "name" || w == "give").unwrap_or(false);
             for o in ops {
+                // Only features shared across operations: a weight per operation, or per
+                // operation and question word, would only ever grow for the operations of the
+                // training families and pull held-out questions towards them.
+                let cls = op_class(o);
                 let mut fs = vec![];
-                lexical(view, "op", o, &mut fs);
+                lexical(view, "op", cls, &mut fs);
                 let hits = op_lexicon(o).iter().filter(|w| q_lower.contains(*w)).count();
                 if hits > 0 {
                     fs.push(f(&["op", "lexmatch"]));
-                    fs.push(f(&["op", op_class(o), "lexmatch"]));
+                    fs.push(f(&["op", cls, "lexmatch"]));
                     if asks_which {
-                        fs.push(f(&["op", op_class(o), "lexmatch", "which"]));
+                        fs.push(f(&["op", cls, "lexmatch", "which"]));
                     }
                 }
-                if let Some(e) = &view.last_error {
-                    fs.push(f(&["op", o, "err", e]));
+                let prior = asked_op_prior(&q_lower, o);
+                if prior > 0.0 {
+                    fs.push(f(&["op", "asked"]));
+                    fs.push(f(&["op", cls, "asked"]));
                 }
-                d.push(o, fs, 0.0);
+                if let Some(e) = &view.last_error {
+                    fs.push(f(&["op", cls, "err", e]));
+                }
+                d.push(o, fs, prior);
             }
             let op = ops[b.decide(d, ch)?];
             let target = if op == "count" { None } else { Some(b.column("target", op, &[], ch)?) };
@@ -1034,12 +1140,16 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
                 let m = b.column("measure", op, &excl, ch)?;
                 let others: Vec<&str> = view.columns.iter().filter(|c| **c != m).map(|s| s.as_str()).collect();
                 threshold = b.filter("threshold", op, false, true, &others, ch)?.map(|(_, v)| v);
+                b.used.extend(threshold.iter().cloned());
                 measure = Some(m);
                 threshold.as_ref()?;
             } else if op == "argmax" || op == "argmin" {
                 measure = Some(b.column("measure", op, &excl, ch)?);
             }
             let w1 = b.filter("where", op, true, false, &[], ch)?;
+            if let Some((_, v)) = &w1 {
+                b.used.extend(v.strip_prefix('\u{1e}').map(|l| l.split('\u{1f}').map(str::to_string).collect()).unwrap_or_else(|| vec![v.clone()]));
+            }
             let w2 = match &w1 {
                 Some((c, _)) => b.filter("where2", op, true, false, &[c.as_str()], ch)?,
                 None => None,

@@ -35,14 +35,20 @@ pub struct TrainExample {
 pub struct TrainStats {
     pub examples: usize,
     pub decisions: usize,
-    /// Examples whose reply could not be read back from their context (e.g. a value the
-    /// context does not contain); their readable decisions still train.
+    /// Examples whose reply could not be read back from their context (e.g. a conversion of a
+    /// format only a sibling's injected text showed). They are skipped: a reply the policy could
+    /// not have produced from that context teaches nothing it can do there.
     pub partial: usize,
 }
 
 pub struct BuiltinPolicy {
     model: RwLock<LinearModel>,
 }
+
+/// Default L2 weight decay of the warm start (relative to the learning rate): habits learned
+/// from demonstrations stay bounded, so what the context says (a hint, a visible format) can
+/// still move the policy, as it moves an instruction-tuned model.
+pub const WEIGHT_DECAY: f32 = 0.05;
 
 impl Default for BuiltinPolicy {
     fn default() -> Self {
@@ -111,6 +117,12 @@ impl BuiltinPolicy {
 
     /// Apply one step of the mean weighted gradient of a batch, with learning rate `lr`.
     pub fn train(&self, examples: &[TrainExample], lr: f32) -> TrainStats {
+        self.train_decayed(examples, lr, 0.0)
+    }
+
+    /// [`train`](Self::train) with L2 weight decay: every weight shrinks by `lr * decay`.
+    pub fn train_decayed(&self, examples: &[TrainExample], lr: f32, decay: f32) -> TrainStats {
+        let raw_lr = lr;
         let mut stats = TrainStats::default();
         let n = examples.iter().filter(|e| e.weight != 0.0).count().max(1) as f32;
         let lr = lr / n;
@@ -122,10 +134,11 @@ impl BuiltinPolicy {
                 continue;
             }
             let Some((built, missed)) = read_back(&ex.context, &ex.target) else { continue };
-            stats.examples += 1;
             if missed {
                 stats.partial += 1;
+                continue;
             }
+            stats.examples += 1;
             for (d, chosen) in &built {
                 stats.decisions += 1;
                 let p = frozen.probs(&d.options, &d.prior, 1.0);
@@ -141,6 +154,12 @@ impl BuiltinPolicy {
                         updated.weights[fe.slot as usize] -= scale * po * fe.value;
                     }
                 }
+            }
+        }
+        if decay > 0.0 {
+            let keep = (1.0 - raw_lr * decay).clamp(0.0, 1.0);
+            for w in updated.weights.iter_mut() {
+                *w *= keep;
             }
         }
         updated.version = frozen.version + 1;
@@ -161,6 +180,21 @@ impl BuiltinPolicy {
         }
         let model = self.model.read().unwrap_or_else(|p| p.into_inner());
         sample_turn(&model, ctx, opts.seed, opts.temperature, build)
+    }
+
+    /// Each decision of `target` read back from `ctx`: (slot, the label taken, the model's
+    /// most likely label, the probability of the label taken). For diagnostics and tests.
+    pub fn decisions(&self, ctx: &Context, target: &AssistantTurn) -> Vec<(String, String, String, f32)> {
+        let m = self.model.read().unwrap_or_else(|p| p.into_inner());
+        let Some((built, _)) = read_back(ctx, target) else { return Vec::new() };
+        built
+            .iter()
+            .map(|(d, i)| {
+                let p = m.probs(&d.options, &d.prior, 1.0);
+                let best = (0..p.len()).fold(0, |b, j| if p[j] > p[b] { j } else { b });
+                (d.slot.to_string(), d.labels[*i].clone(), d.labels[best].clone(), p[*i])
+            })
+            .collect()
     }
 
     /// Log-probability of a reply given a context (for diagnostics and tests).
