@@ -19,6 +19,7 @@ pub const BUILTIN_SPECS: &[(&str, &str)] = &[
     ("harnesses/dbbench/plan-then-act.toml", include_str!("../../harnesses/dbbench/plan-then-act.toml")),
     ("harnesses/dbbench/loop-monitor.toml", include_str!("../../harnesses/dbbench/loop-monitor.toml")),
     ("harnesses/dbbench/value-probe.toml", include_str!("../../harnesses/dbbench/value-probe.toml")),
+    ("harnesses/dbbench/inspect-first.toml", include_str!("../../harnesses/dbbench/inspect-first.toml")),
     ("harnesses/appworld/base.toml", include_str!("../../harnesses/appworld/base.toml")),
     ("harnesses/appworld/api-docs-first.toml", include_str!("../../harnesses/appworld/api-docs-first.toml")),
     ("harnesses/appworld/plan-then-execute.toml", include_str!("../../harnesses/appworld/plan-then-execute.toml")),
