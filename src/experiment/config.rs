@@ -79,6 +79,10 @@ pub struct PolicyConfig {
     /// Generated demonstrations for the warm start (at most 50).
     #[serde(default = "default_demos")]
     pub warm_start_demos: usize,
+    /// L2 weight decay of the warm start, relative to the learning rate: keeps the habits it
+    /// teaches bounded, so hints and visible formats still move the policy.
+    #[serde(default = "default_weight_decay")]
+    pub weight_decay: f32,
     /// `openai` back-end: the endpoint's API root (e.g. `http://127.0.0.1:8000/v1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
@@ -142,6 +146,11 @@ pub struct DistillConfig {
     /// Weight of a distilled example relative to a unit GRPO advantage.
     #[serde(default = "default_weight")]
     pub weight: f32,
+    /// How rescues enter the update: `group` (default) joins them to the task's failed base
+    /// tries as off-policy successes, with group-relative advantages, so steps the failures
+    /// share with the rescue cancel out; `sft` adds them as positive examples of `weight`.
+    #[serde(default = "default_objective")]
+    pub objective: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -185,6 +194,9 @@ fn default_lr() -> f32 {
 fn default_demos() -> usize {
     40
 }
+fn default_weight_decay() -> f32 {
+    crate::policy::builtin::WEIGHT_DECAY
+}
 fn default_batch() -> usize {
     32
 }
@@ -209,6 +221,9 @@ fn default_ucb() -> f64 {
 fn default_mode() -> String {
     "strip".into()
 }
+fn default_objective() -> String {
+    "group".into()
+}
 fn default_weight() -> f32 {
     1.0
 }
@@ -220,6 +235,7 @@ impl Default for PolicyConfig {
             temperature: default_temperature(),
             learning_rate: default_lr(),
             warm_start_demos: default_demos(),
+            weight_decay: default_weight_decay(),
             base_url: None,
             model: None,
             api_key_env: None,
@@ -238,7 +254,7 @@ impl Default for RouterConfig {
 }
 impl Default for DistillConfig {
     fn default() -> Self {
-        DistillConfig { mode: default_mode(), weight: default_weight() }
+        DistillConfig { mode: default_mode(), weight: default_weight(), objective: default_objective() }
     }
 }
 impl Default for EvalSettings {
@@ -329,6 +345,9 @@ impl ExperimentConfig {
         if self.policy.warm_start_demos > 50 {
             return err("policy.warm_start_demos", format!("at most 50 demonstrations, got {}", self.policy.warm_start_demos));
         }
+        if !(0.0..=0.5).contains(&self.policy.weight_decay) {
+            return err("policy.weight_decay", format!("must be between 0 and 0.5, got {}", self.policy.weight_decay));
+        }
         if !(0.0..=10.0).contains(&self.policy.temperature) {
             return err("policy.temperature", "must be between 0 and 10".into());
         }
@@ -345,6 +364,9 @@ impl ExperimentConfig {
         }
         if !["strip", "keep-scaffold", "internalize"].contains(&self.distill.mode.as_str()) {
             return err("distill.mode", format!("`{}` (allowed: strip, keep-scaffold, internalize)", self.distill.mode));
+        }
+        if !["group", "sft"].contains(&self.distill.objective.as_str()) {
+            return err("distill.objective", format!("`{}` (allowed: group, sft)", self.distill.objective));
         }
         Ok(())
     }

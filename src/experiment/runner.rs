@@ -485,7 +485,7 @@ impl Job<'_> {
             .collect();
         st.rollouts.demo += demos.len() as u64;
         for _ in 0..WARM_START_EPOCHS {
-            self.policy.train(&examples, cfg.policy.learning_rate);
+            self.policy.train_decayed(&examples, cfg.policy.learning_rate, cfg.policy.weight_decay);
         }
         Ok(())
     }
@@ -505,7 +505,7 @@ impl Job<'_> {
                 break;
             }
             let task = &self.su.tasks[t];
-            if let (Some(sol), _) = crate::policy::builtin::coverage::solve(self.su.suite.as_ref(), &self.su.base, task, 1500) {
+            if let (Some(sol), _) = crate::policy::builtin::coverage::solve_with(self.su.suite.as_ref(), &self.su.base, task, 1500, false) {
                 demos.push(sol);
             }
         }
@@ -623,6 +623,8 @@ impl Job<'_> {
         let mode = if self.arm == "keep-scaffold" { DistillMode::KeepScaffold } else { DistillMode::parse(&cfg.distill.mode).unwrap_or(DistillMode::Strip) };
         let mut any = false;
         let mut rescued_by: Vec<(String, bool)> = Vec::new();
+        // each successful try's distilled examples
+        let mut rescues: Vec<Vec<TrainExample>> = Vec::new();
         let mut k = 0u64;
         for (sib, tries) in &plan {
             let Some(spec) = self.su.siblings.iter().find(|s| &s.name == sib) else { continue };
@@ -636,7 +638,7 @@ impl Job<'_> {
                 if success {
                     ok = true;
                     let d = distil(mode, &ep, &self.su.base, self.su.suite.as_ref(), task, cfg.distill.weight).map_err(|e| e.to_string())?;
-                    examples.extend(d.examples.iter().cloned());
+                    rescues.push(d.examples.clone());
                     distilled = Some(d);
                 }
                 let ids = self.save(&[(ep, self.ctx(it, "rescue", "train"))])?;
@@ -648,6 +650,23 @@ impl Job<'_> {
             }
             any |= ok;
             rescued_by.push((sib.clone(), ok));
+        }
+        if cfg.distill.objective == "sft" {
+            examples.extend(rescues.into_iter().flatten());
+        } else if !rescues.is_empty() {
+            // LUFFY-style: the rescues join the failed group as off-policy successes
+            let failed: Vec<&Episode> = failed.iter().filter(|e| e.infra_error.is_none()).collect();
+            let rewards: Vec<f64> = failed.iter().map(|_| 0.0).chain(rescues.iter().map(|_| 1.0)).collect();
+            let adv = group_advantages(&rewards);
+            for (e, a) in failed.iter().zip(&adv) {
+                push_steps(e, *a, examples);
+            }
+            for (r, a) in rescues.into_iter().zip(&adv[failed.len()..]) {
+                examples.extend(r.into_iter().map(|mut x| {
+                    x.weight *= *a;
+                    x
+                }));
+            }
         }
         let body = match decision {
             Some(mut d) => {
@@ -794,26 +813,37 @@ impl Job<'_> {
     }
 }
 
-/// GRPO: group-relative advantages `(r - mean) / std` for every step of every episode.
-fn grpo(group: &[Episode], scale: f32, out: &mut Vec<TrainExample>) {
-    let r: Vec<f64> = group.iter().map(|e| e.reward()).collect();
-    let m = mean(&r);
+/// Group-relative advantages `(r - mean) / std`; all zero when the group has no spread.
+fn group_advantages(r: &[f64]) -> Vec<f32> {
+    let m = mean(r);
     let var = r.iter().map(|x| (x - m).powi(2)).sum::<f64>() / r.len().max(1) as f64;
     let sd = var.sqrt();
     if sd < 1e-9 {
+        return vec![0.0; r.len()];
+    }
+    r.iter().map(|x| ((x - m) / sd) as f32).collect()
+}
+
+/// Every step of `e` that made a call, as a training example of weight `adv`.
+fn push_steps(e: &Episode, adv: f32, out: &mut Vec<TrainExample>) {
+    if adv == 0.0 {
         return;
     }
-    for (e, ri) in group.iter().zip(&r) {
-        if e.infra_error.is_some() {
+    for step in &e.steps {
+        if step.output.tool_calls.is_empty() {
             continue;
         }
-        let adv = ((ri - m) / sd) as f32 * scale;
-        for step in &e.steps {
-            if step.output.tool_calls.is_empty() {
-                continue;
-            }
-            out.push(TrainExample { context: step.context.clone(), target: step.output.clone(), weight: adv });
-        }
+        out.push(TrainExample { context: step.context.clone(), target: step.output.clone(), weight: adv });
+    }
+}
+
+/// GRPO: group-relative advantages for every step of every episode (infrastructure failures
+/// excluded).
+fn grpo(group: &[Episode], scale: f32, out: &mut Vec<TrainExample>) {
+    let group: Vec<&Episode> = group.iter().filter(|e| e.infra_error.is_none()).collect();
+    let r: Vec<f64> = group.iter().map(|e| e.reward()).collect();
+    for (e, a) in group.iter().zip(group_advantages(&r)) {
+        push_steps(e, a * scale, out);
     }
 }
 

@@ -135,6 +135,13 @@ pub fn task_covered(suite: &dyn Suite, base: &HarnessSpec, task: &Task, max_path
 /// one query (or mutation) then a commit, optionally after inspecting the table first.
 /// Returns the first solution found and whether the search hit `max_paths`.
 pub fn solve(suite: &dyn Suite, base: &HarnessSpec, task: &Task, max_paths: usize) -> (Option<Solution>, bool) {
+    solve_with(suite, base, task, max_paths, true)
+}
+
+/// [`solve`], optionally without the DBBench grammar's first look at the table (`inspect`):
+/// warm-start demonstrations are direct question -> SQL -> answer solutions, as in a text-to-SQL
+/// corpus, so looking at the data first is something the policy must learn.
+pub fn solve_with(suite: &dyn Suite, base: &HarnessSpec, task: &Task, max_paths: usize, inspect: bool) -> (Option<Solution>, bool) {
     if base.offered_tools(suite.tools()).iter().any(|t| t.name == super::appworld::TOOL) {
         return solve_appworld(suite, base, task, max_paths);
     }
@@ -146,7 +153,7 @@ pub fn solve(suite: &dyn Suite, base: &HarnessSpec, task: &Task, max_paths: usiz
     let frame = base_context(base, &task_prompt);
     // (context, steps that led to it)
     let mut starts: Vec<(Context, Solution)> = vec![(frame.clone(), Vec::new())];
-    {
+    if inspect {
         let mut dfs = Dfs { kind: Some("inspect"), ..Default::default() };
         let view = DbView::parse(&frame);
         if let Some(b) = build(&view, &mut dfs) {
