@@ -254,6 +254,16 @@ impl DbView {
         self.last_note.as_deref().is_some_and(|n| ["check the filter", "fix the query", "query again", "change the query", "written differently"].iter().any(|p| n.contains(p)))
     }
 
+    /// The newest statement repeats an earlier one word for word: running it again would only
+    /// give the same output again.
+    pub fn repeated_last(&self) -> bool {
+        let runs: Vec<&PastCall> = self.history.iter().filter(|h| h.tool == "execute_sql").collect();
+        match runs.split_last() {
+            Some((last, earlier)) => earlier.iter().any(|h| h.sql == last.sql),
+            None => false,
+        }
+    }
+
     /// Did a query filtering `col` on `value` already return no rows?
     pub fn filter_came_back_empty(&self, col: &str, value: &str) -> bool {
         let l = lit(value);
@@ -766,6 +776,10 @@ impl<'a> Builder<'a> {
                 prior -= innate::READ_REQUEST;
             }
             if k == "commit" && v.feedback_mentions("commit it now") && v.last_rows.is_some() {
+                prior += innate::FOLLOW_HINT;
+            }
+            // the same statement came back the same way twice: answer from it
+            if k == "commit" && v.repeated_last() && v.queried() {
                 prior += innate::FOLLOW_HINT;
             }
             if k != "commit" && k != "inspect" && v.feedback_mentions("not run any query") {
