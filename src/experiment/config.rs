@@ -135,6 +135,9 @@ pub struct RouterConfig {
     /// UCB exploration constant.
     #[serde(default = "default_ucb")]
     pub ucb_c: f64,
+    /// LLM voters (OpenAI-compatible endpoints), each voting as `llm:<name>` beside `voters`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub llm: Vec<crate::route::LlmVoterConfig>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -249,7 +252,7 @@ impl Default for BudgetConfig {
 }
 impl Default for RouterConfig {
     fn default() -> Self {
-        RouterConfig { voters: default_voters(), ucb_c: default_ucb() }
+        RouterConfig { voters: default_voters(), ucb_c: default_ucb(), llm: Vec::new() }
     }
 }
 impl Default for DistillConfig {
@@ -356,6 +359,17 @@ impl ExperimentConfig {
         }
         if self.budget.batch_tasks == 0 {
             return err("budget.batch_tasks", "must be at least 1".into());
+        }
+        for (i, l) in self.router.llm.iter().enumerate() {
+            if l.base_url.trim().is_empty() {
+                return err(&format!("router.llm[{i}].base_url"), "the endpoint's API root, e.g. \"http://127.0.0.1:8000/v1\"".into());
+            }
+            if l.model.trim().is_empty() {
+                return err(&format!("router.llm[{i}].model"), "a model name".into());
+            }
+        }
+        if self.router.voters.is_empty() && self.router.llm.is_empty() {
+            return err("router.voters", "list at least one voter".into());
         }
         for v in &self.router.voters {
             if !crate::route::VOTERS.contains(&v.as_str()) {

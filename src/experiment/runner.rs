@@ -142,6 +142,8 @@ struct Shared<'a> {
     error: Mutex<Option<String>>,
     /// One per seed: the first job of a seed searches its demonstrations, the others wait.
     demo_locks: Vec<Mutex<()>>,
+    /// The router's voters, built once (an LLM voter holds its endpoint's client).
+    router: Router,
 }
 
 struct SuiteSetup {
@@ -246,6 +248,7 @@ pub fn run_experiment(
     for s in &cfg.suites {
         suites.push(setup_suite(cfg, s, &lib)?);
     }
+    let router = Router::with_llm(&cfg.router.voters, cfg.router.ucb_c, &cfg.router.llm).map_err(ExperimentError::Setup)?;
     let config_json = serde_json::to_value(cfg).map_err(|e| ExperimentError::Setup(e.to_string()))?;
     // Resume the newest unfinished run of the same configuration, if any.
     let mut resumed = false;
@@ -281,6 +284,7 @@ pub fn run_experiment(
         started,
         error: Mutex::new(None),
         demo_locks: cfg.seeds.iter().map(|_| Mutex::new(())).collect(),
+        router,
     };
     sink.emit(Event::RunStarted { run_id, total: total_units, label: format!("experiment {}", cfg.name) });
     if resumed {
@@ -598,9 +602,8 @@ impl Job<'_> {
         let mut decision = None;
         match self.arm {
             "harness-s" | "keep-scaffold" => {
-                let router = Router::from_names(&cfg.router.voters, cfg.router.ucb_c);
                 let profiles: Vec<BehaviorProfile> = st.profiles.clone();
-                let d = router.route(&query, &profiles, b.rescue_siblings, &mut rng);
+                let d = self.sh.router.route(&query, &profiles, b.rescue_siblings, &mut rng);
                 plan = d.chosen.iter().map(|s| (s.clone(), b.rescue_tries)).collect();
                 decision = Some(d);
             }
@@ -694,7 +697,7 @@ impl Job<'_> {
         probe.truncate(cfg.budget.probe_tasks.min(probe.len()));
         let version = self.policy.version();
         let mut profiles: Vec<BehaviorProfile> =
-            self.su.siblings.iter().map(|s| BehaviorProfile { sibling: s.name.clone(), policy_version: version, anchor, ..Default::default() }).collect();
+            self.su.siblings.iter().map(|s| BehaviorProfile { sibling: s.name.clone(), specialty: s.specialty.clone().unwrap_or_default(), policy_version: version, anchor, ..Default::default() }).collect();
         let mut to_save = Vec::new();
         for &t in &probe {
             let task = &self.su.tasks[t];
@@ -770,7 +773,7 @@ impl Job<'_> {
         }
         let mut rollouts = Rollouts::default();
         let profiles = if st.profiles.is_empty() { self.measure_profiles(cfg.iterations, 99, &mut rollouts)? } else { st.profiles.clone() };
-        let router = Router::from_names(&cfg.router.voters, cfg.router.ucb_c);
+        let router = &self.sh.router;
         let it = cfg.iterations;
         let temp = cfg.policy.temperature;
         let mut out = Vec::new();

@@ -1,7 +1,9 @@
 //! Routing failed tasks to sibling harnesses: behaviour profiles and voters.
 
+pub mod llm;
 pub mod profile;
 pub mod router;
 
 pub use profile::{failure_signature, failure_summary, BehaviorProfile, Counts};
+pub use llm::{LlmVoter, LlmVoterConfig};
 pub use router::{borda, RouteQuery, Router, RoutingDecision, Voter, VOTERS};

@@ -40,6 +40,9 @@ impl Counts {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct BehaviorProfile {
     pub sibling: String,
+    /// The sibling's repair specialty, in its spec's words.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub specialty: String,
     /// The policy version the paired rollouts were made with.
     pub policy_version: u64,
     pub anchor: usize,

@@ -24,8 +24,9 @@ pub struct RouteQuery {
 
 pub trait Voter: Send + Sync {
     fn name(&self) -> String;
-    /// Siblings, best first. Must rank every sibling that has a profile.
-    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], rng: &mut SplitMix) -> Vec<String>;
+    /// Siblings, best first; must rank every sibling that has a profile. `Err` abstains from
+    /// this decision, saying why (an LLM voter whose endpoint failed).
+    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], rng: &mut SplitMix) -> Result<Vec<String>, String>;
 }
 
 /// Rescue-rate estimate with back-off: bucket counts shrunk toward the family rate, itself
@@ -62,8 +63,8 @@ impl Voter for PosteriorVoter {
     fn name(&self) -> String {
         "posterior".into()
     }
-    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], _rng: &mut SplitMix) -> Vec<String> {
-        order_for(&q.task_id, profiles.iter().map(|p| (shrunk(p, q).0, p.sibling.clone())).collect())
+    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], _rng: &mut SplitMix) -> Result<Vec<String>, String> {
+        Ok(order_for(&q.task_id, profiles.iter().map(|p| (shrunk(p, q).0, p.sibling.clone())).collect()))
     }
 }
 
@@ -108,8 +109,8 @@ impl Voter for ThompsonVoter {
     fn name(&self) -> String {
         "thompson".into()
     }
-    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], rng: &mut SplitMix) -> Vec<String> {
-        order_for(
+    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], rng: &mut SplitMix) -> Result<Vec<String>, String> {
+        Ok(order_for(
             &q.task_id,
             profiles
                 .iter()
@@ -118,7 +119,7 @@ impl Voter for ThompsonVoter {
                     (beta(rng, a.max(0.05), b.max(0.05)), p.sibling.clone())
                 })
                 .collect(),
-        )
+        ))
     }
 }
 
@@ -126,9 +127,9 @@ impl Voter for UcbVoter {
     fn name(&self) -> String {
         "ucb".into()
     }
-    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], _rng: &mut SplitMix) -> Vec<String> {
+    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], _rng: &mut SplitMix) -> Result<Vec<String>, String> {
         let total: f64 = profiles.iter().map(|p| p.by_family.get(&q.family).map(|c| c.base_failures()).unwrap_or(0) as f64).sum();
-        order_for(
+        Ok(order_for(
             &q.task_id,
             profiles
                 .iter()
@@ -138,7 +139,7 @@ impl Voter for UcbVoter {
                     (shrunk(p, q).0 + bonus, p.sibling.clone())
                 })
                 .collect(),
-        )
+        ))
     }
 }
 
@@ -170,6 +171,9 @@ pub struct RoutingDecision {
     pub chosen: Vec<String>,
     /// Per chosen sibling: did any of its tries rescue the task.
     pub rescued: Vec<(String, bool)>,
+    /// Voters that abstained from this decision, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub abstained: Vec<(String, String)>,
 }
 
 pub struct Router {
@@ -177,6 +181,7 @@ pub struct Router {
 }
 
 impl Router {
+    /// Statistical voters by name (unknown names are skipped; configs are checked earlier).
     pub fn from_names(names: &[String], ucb_c: f64) -> Router {
         let voters: Vec<Box<dyn Voter>> = names
             .iter()
@@ -192,10 +197,33 @@ impl Router {
         Router { voters }
     }
 
+    /// The statistical voters named in `names` plus one LLM voter per entry of `llm`.
+    pub fn with_llm(names: &[String], ucb_c: f64, llm: &[super::llm::LlmVoterConfig]) -> Result<Router, String> {
+        let mut r = Self::from_names(names, ucb_c);
+        for c in llm {
+            r.voters.push(Box::new(super::llm::LlmVoter::new(c)?));
+        }
+        Ok(r)
+    }
+
     /// Rank the siblings for a failed task and choose the top `k`.
     pub fn route(&self, q: &RouteQuery, profiles: &[BehaviorProfile], k: usize, rng: &mut SplitMix) -> RoutingDecision {
-        let rankings: Vec<(String, Vec<String>)> = self.voters.iter().map(|v| (v.name(), v.rank(q, profiles, rng))).collect();
-        let aggregate = borda(&rankings.iter().map(|r| r.1.clone()).collect::<Vec<_>>());
+        let mut rankings: Vec<(String, Vec<String>)> = Vec::new();
+        let mut abstained = Vec::new();
+        for v in &self.voters {
+            match v.rank(q, profiles, rng) {
+                Ok(r) => rankings.push((v.name(), r)),
+                Err(e) => {
+                    tracing::warn!(voter = %v.name(), task = %q.task_id, "voter abstained: {e}");
+                    abstained.push((v.name(), e));
+                }
+            }
+        }
+        let mut aggregate = borda(&rankings.iter().map(|r| r.1.clone()).collect::<Vec<_>>());
+        // every voter abstained: keep the profiles' order rather than choose nothing
+        if aggregate.is_empty() {
+            aggregate = profiles.iter().map(|p| p.sibling.clone()).collect();
+        }
         let chosen = aggregate.iter().take(k).cloned().collect();
         RoutingDecision {
             query: q.clone(),
@@ -205,6 +233,7 @@ impl Router {
             aggregate,
             chosen,
             rescued: Vec::new(),
+            abstained,
         }
     }
 }
@@ -235,8 +264,8 @@ mod tests {
         let ps = vec![profile("weak", 1, 9), profile("strong", 8, 2)];
         let q = RouteQuery { task_id: "t".into(), family: "sum".into(), signature: "wrong_answer".into(), summary: String::new() };
         let mut rng = SplitMix(1);
-        assert_eq!(PosteriorVoter.rank(&q, &ps, &mut rng)[0], "strong");
-        let wins = (0..200).filter(|_| ThompsonVoter.rank(&q, &ps, &mut rng)[0] == "strong").count();
+        assert_eq!(PosteriorVoter.rank(&q, &ps, &mut rng).unwrap()[0], "strong");
+        let wins = (0..200).filter(|_| ThompsonVoter.rank(&q, &ps, &mut rng).unwrap()[0] == "strong").count();
         assert!(wins > 150, "thompson picked strong {wins}/200");
         let d = Router::from_names(&["posterior".into(), "thompson".into(), "ucb".into()], 1.0).route(&q, &ps, 1, &mut rng);
         assert_eq!(d.chosen, vec!["strong"]);
@@ -247,7 +276,7 @@ mod tests {
     fn ucb_explores_unmeasured_siblings() {
         let ps = vec![profile("measured", 3, 7), profile("unmeasured", 0, 0)];
         let q = RouteQuery { task_id: "t".into(), family: "sum".into(), signature: "wrong_answer".into(), summary: String::new() };
-        let r = UcbVoter { c: 2.0 }.rank(&q, &ps, &mut SplitMix(0));
+        let r = UcbVoter { c: 2.0 }.rank(&q, &ps, &mut SplitMix(0)).unwrap();
         assert_eq!(r[0], "unmeasured");
     }
 }
