@@ -175,6 +175,10 @@ fn bad_configs_name_the_key() {
     assert!(e.contains("distill.mode"), "{e}");
     let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[policy]\nwarm_start_demos = 51\n").unwrap_err().to_string();
     assert!(e.contains("policy.warm_start_demos: at most 50"), "{e}");
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[policy]\nweight_decay = 0.9\n").unwrap_err().to_string();
+    assert!(e.contains("policy.weight_decay: must be between 0 and 0.5"), "{e}");
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[distill]\nobjective = \"rl\"\n").unwrap_err().to_string();
+    assert!(e.contains("distill.objective: `rl` (allowed: group, sft)"), "{e}");
 }
 
 #[test]

@@ -938,3 +938,21 @@ fn summarise(cfg: &ExperimentConfig, run_id: i64, resumed: bool, finished: bool,
     let _ = EpisodeFilter::default();
     ExperimentOutcome { run_id, resumed, finished, arms, heldout_delta, deltas, executor_rollouts, rollouts_detail: detail, rank_one, all_fail_tasks: all_fail, curves, wall_s }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::group_advantages;
+
+    #[test]
+    fn a_rescue_joined_to_a_failed_group_is_pushed_up_and_the_failures_down() {
+        // four failed base tries and one rescue: the group objective's rewards
+        let a = group_advantages(&[0.0, 0.0, 0.0, 0.0, 1.0]);
+        assert!(a[4] > 0.0 && a[..4].iter().all(|&x| x < 0.0), "{a:?}");
+        assert!(a.iter().sum::<f32>().abs() < 1e-5, "advantages are centred: {a:?}");
+        // steps a failure shares with the rescue cancel: 4 failures at -0.5 against one rescue at 2
+        assert!((a[4] + 4.0 * a[0]).abs() < 1e-5);
+        // a group without spread teaches nothing
+        assert_eq!(group_advantages(&[0.0, 0.0, 0.0]), vec![0.0; 3]);
+        assert_eq!(group_advantages(&[1.0, 1.0]), vec![0.0; 2]);
+    }
+}

@@ -1240,3 +1240,145 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{Message, Origin, ToolCall};
+
+    /// Chooses what the innate priors alone prefer (an untrained model scores every option 0).
+    struct ByPrior;
+    impl Chooser for ByPrior {
+        fn choose(&mut self, d: &Decision) -> Option<usize> {
+            (0..d.prior.len()).max_by(|&a, &b| d.prior[a].partial_cmp(&d.prior[b]).unwrap().then(b.cmp(&a)))
+        }
+    }
+
+    /// Records the decisions of one slot and otherwise chooses by prior.
+    struct Watch(&'static str, Vec<(Vec<String>, Vec<f32>)>);
+    impl Chooser for Watch {
+        fn choose(&mut self, d: &Decision) -> Option<usize> {
+            if d.slot == self.0 {
+                self.1.push((d.labels.clone(), d.prior.clone()));
+            }
+            ByPrior.choose(d)
+        }
+    }
+
+    fn task(question: &str) -> Vec<Message> {
+        vec![
+            Message::system("You are a database agent."),
+            Message::user(
+                format!("The name of this table is Stores, and the headers of this table are Store,City,Revenue.\nQuestion: {question}"),
+                Origin::Frame,
+            ),
+        ]
+    }
+
+    fn ran(msgs: &mut Vec<Message>, sql: &str, observation: &str) {
+        let id = format!("c{}", msgs.len());
+        let mut a = Message::new(Role::Assistant, "", Origin::Policy);
+        a.tool_calls.push(ToolCall { id: id.clone(), name: "execute_sql".into(), arguments: serde_json::json!({"query": sql}) });
+        msgs.push(a);
+        let mut t = Message::new(Role::Tool, observation, Origin::Environment);
+        t.tool_call_id = Some(id);
+        msgs.push(t);
+    }
+
+    fn hint(msgs: &mut Vec<Message>, text: &str) {
+        msgs.push(Message::user(text, Origin::Hook { hook: "hint".into(), kind: crate::episode::HookKind::PreHint }));
+    }
+
+    fn view(msgs: Vec<Message>) -> DbView {
+        DbView::parse(&Context { messages: msgs, tools: Vec::new() })
+    }
+
+    fn kind_chosen(msgs: Vec<Message>) -> String {
+        let b = build(&view(msgs), &mut ByPrior).unwrap();
+        let (d, i) = &b.decisions[0];
+        assert_eq!(d.slot, "kind");
+        d.labels[*i].clone()
+    }
+
+    #[test]
+    fn reads_whether_the_request_asks_for_a_change() {
+        assert_eq!(asked_mutation("delete the row for store 12."), Some("delete"));
+        assert_eq!(asked_mutation("remove every store in oslo."), Some("delete"));
+        assert_eq!(asked_mutation("add this row: store 9, bergen, 100."), Some("insert"));
+        assert_eq!(asked_mutation("add up the revenue of every store?"), None);
+        assert_eq!(asked_mutation("store 4 should have its city changed to oslo."), Some("update"));
+        assert_eq!(asked_mutation("which store should i delete?"), None);
+        assert_eq!(asked_mutation("what is the total revenue?"), None);
+    }
+
+    #[test]
+    fn reads_which_operation_the_request_asks_for() {
+        let asked = |q: &str| ["select", "count", "sum", "avg", "min", "max", "argmin", "argmax"].into_iter().filter(|o| asked_op_prior(q, o) > 0.0).collect::<Vec<_>>();
+        assert_eq!(asked("how many stores are in oslo?"), vec!["count"]);
+        assert_eq!(asked("what is the average revenue?"), vec!["avg"]);
+        assert_eq!(asked("what is the largest revenue?"), vec!["max"]);
+        assert_eq!(asked("which store has the largest revenue?"), vec!["argmax"]);
+        assert_eq!(asked("which city is store 4 in?"), vec!["select"]);
+    }
+
+    #[test]
+    fn a_question_is_answered_by_a_query_and_a_delete_request_by_a_delete() {
+        assert_eq!(kind_chosen(task("What is the total Revenue of stores in Oslo?")), "query");
+        assert_eq!(kind_chosen(task("Delete the row for store Nord.")), "delete");
+    }
+
+    #[test]
+    fn follows_a_hint_to_look_at_the_rows_once() {
+        let mut m = task("What is the total Revenue of stores in Oslo?");
+        hint(&mut m, "Before your first query, run SELECT * FROM `Stores` LIMIT 5 to see how the values are written.");
+        assert_eq!(kind_chosen(m.clone()), "inspect");
+        let b = build(&view(m.clone()), &mut ByPrior).unwrap();
+        assert_eq!(b.arguments["query"], "SELECT * FROM `Stores` LIMIT 5");
+        // once looked at, the hint has been followed
+        ran(&mut m, "SELECT * FROM `Stores` LIMIT 5", "[('Nord', 'Oslo', '1,200')]");
+        assert_ne!(kind_chosen(m), "inspect");
+    }
+
+    #[test]
+    fn a_replace_exists_only_once_the_context_shows_a_format() {
+        let q = "What is the total Revenue of stores in Oslo?";
+        let convs = |m: Vec<Message>| {
+            let mut w = Watch("conv", Vec::new());
+            build(&view(m), &mut w);
+            w.1
+        };
+        // blind: only none or a cast
+        let blind = convs(task(q));
+        assert!(!blind.is_empty());
+        assert!(blind.iter().all(|(labels, _)| labels == &vec!["none".to_string(), "cast".to_string()]), "{blind:?}");
+        // the rows show thousands separators: stripping them is offered and preferred
+        let mut m = task(q);
+        ran(&mut m, "SELECT * FROM `Stores` LIMIT 5", "[('Nord', 'Oslo', '1,200'), ('Sud', 'Bergen', '950')]");
+        let seen = convs(m);
+        let (labels, prior) = &seen[0];
+        let i = labels.iter().position(|l| l == "strip_commas").expect("strip_commas offered");
+        assert!(prior[i] > prior[0] && prior[i] > prior[1], "{seen:?}");
+    }
+
+    #[test]
+    fn the_same_statement_twice_is_answered_not_run_again() {
+        let mut m = task("What is the total Revenue of stores in Oslo?");
+        ran(&mut m, "SELECT SUM(`Revenue`) FROM `Stores` WHERE `City` = 'Oslo'", "[(None,)]");
+        assert!(!view(m.clone()).repeated_last());
+        ran(&mut m, "SELECT SUM(`Revenue`) FROM `Stores` WHERE `City` = 'Oslo'", "[(None,)]");
+        assert!(view(m.clone()).repeated_last());
+        assert_eq!(kind_chosen(m), "commit");
+    }
+
+    #[test]
+    fn a_hint_to_redo_the_query_is_followed() {
+        let mut m = task("What is the total Revenue of stores in Oslo?");
+        ran(&mut m, "SELECT SUM(`Revenue`) FROM `Stores` WHERE `City` = 'Oslo'", "[(0,)]");
+        let before = view(m.clone());
+        assert!(!before.asked_to_requery());
+        hint(&mut m, "That result looks wrong: check the filter and query again.");
+        let v = view(m.clone());
+        assert!(v.asked_to_requery());
+        assert_eq!(kind_chosen(m), "query");
+    }
+}

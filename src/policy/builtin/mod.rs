@@ -346,3 +346,76 @@ impl Policy for BuiltinPolicy {
         Ok(turn)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{Message, Origin, Role};
+
+    /// Takes `conv=strip_commas` wherever it is offered, otherwise the first option.
+    struct StripCommas;
+    impl Chooser for StripCommas {
+        fn choose(&mut self, d: &Decision) -> Option<usize> {
+            let pick = |l: &str| d.labels.iter().position(|x| x == l);
+            Some(match d.slot {
+                "kind" => pick("query")?,
+                "op" => pick("sum")?,
+                "conv" => pick("strip_commas")?,
+                _ => 0,
+            })
+        }
+    }
+
+    fn ctx(show_rows: bool) -> Context {
+        let mut messages = vec![
+            Message::system("You are a database agent."),
+            Message::user("The name of this table is Stores, and the headers of this table are Store,City,Revenue.\nQuestion: What is the total Revenue?", Origin::Frame),
+        ];
+        if show_rows {
+            // what a schema-first sibling injects: sample rows that show the format
+            messages.push(Message::user(
+                "Sample rows of Stores: [('Nord', 'Oslo', '1,200'), ('Sud', 'Bergen', '950')]",
+                Origin::Hook { hook: "schema".into(), kind: crate::episode::HookKind::OnInit },
+            ));
+        }
+        assert!(messages.iter().all(|m| m.role != Role::Tool));
+        Context { messages, tools: Vec::new() }
+    }
+
+    #[test]
+    fn a_reply_the_context_cannot_produce_is_skipped_in_training() {
+        let shown = ctx(true);
+        let b = dbbench::build(&DbView::parse(&shown), &mut StripCommas).expect("an action");
+        assert!(b.trace().contains("conv=strip_commas"), "{}", b.trace());
+        let target = AssistantTurn { content: b.trace(), tool_calls: vec![ToolCall { id: "c1".into(), name: b.tool.clone(), arguments: b.arguments.clone() }], ..Default::default() };
+
+        let p = BuiltinPolicy::new();
+        // where the rows were shown, the reply reads back and is learned from
+        let s = p.train(&[TrainExample { context: shown, target: target.clone(), weight: 1.0 }], 1.0);
+        assert_eq!((s.examples, s.partial), (1, 0));
+        assert!(s.decisions >= 3);
+        let before = p.snapshot();
+        // without them, no REPLACE can be pointed at: skipped, and the weights do not move
+        let s = p.train(&[TrainExample { context: ctx(false), target, weight: 1.0 }], 1.0);
+        assert_eq!((s.examples, s.partial, s.decisions), (0, 1, 0));
+        assert_eq!(p.snapshot().entries, before.entries);
+    }
+
+    #[test]
+    fn weight_decay_shrinks_every_weight() {
+        let shown = ctx(true);
+        let b = dbbench::build(&DbView::parse(&shown), &mut StripCommas).unwrap();
+        let target = AssistantTurn { content: b.trace(), tool_calls: vec![ToolCall { id: "c1".into(), name: b.tool.clone(), arguments: b.arguments.clone() }], ..Default::default() };
+        let p = BuiltinPolicy::new();
+        p.train(&[TrainExample { context: shown, target, weight: 1.0 }], 1.0);
+        let w0 = p.snapshot();
+        // an empty batch with decay 0.1 at lr 1: every weight times 0.9
+        p.train_decayed(&[], 1.0, 0.1);
+        let w1 = p.snapshot();
+        assert!(!w0.entries.is_empty());
+        for ((i0, a), (i1, b)) in w0.entries.iter().zip(&w1.entries) {
+            assert_eq!(i0, i1);
+            assert!((b - a * 0.9).abs() < 1e-6, "{a} -> {b}");
+        }
+    }
+}
