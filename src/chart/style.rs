@@ -42,10 +42,12 @@ pub const DASHES: [Option<&str>; 7] = [None, Some("9 4"), Some("2 3"), Some("10 
 pub const MARKERS: [Marker; 7] =
     [Marker::Circle, Marker::Square, Marker::Triangle, Marker::Diamond, Marker::Cross, Marker::InvertedTriangle, Marker::Plus];
 
-/// The `i`-th generic series style (wrapping after seven).
+/// The `i`-th generic series style. Past seven series the colours repeat, but each round shifts
+/// the dash and marker against them, so no two of the first 49 series look alike.
 pub fn nth(i: usize) -> SeriesStyle {
-    let i = i % PALETTE.len();
-    SeriesStyle { color: PALETTE[i], dash: DASHES[i], marker: MARKERS[i] }
+    let n = PALETTE.len();
+    let round = i / n;
+    SeriesStyle { color: PALETTE[i % n], dash: DASHES[(i + round) % n], marker: MARKERS[(i + 2 * round) % n] }
 }
 
 /// Arms in the order of their fixed styles: the routed arm solid blue, the baseline dashed black.
@@ -75,4 +77,20 @@ pub const MUTED: RGBColor = RGBColor(0x55, 0x55, 0x55);
 /// as `size / 1.24` pixels.
 pub fn text_width(text: &str, size: u32) -> u32 {
     (text.chars().count() as f64 * size as f64 / 1.24 * 0.62).ceil() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nth;
+
+    #[test]
+    fn series_past_the_palette_still_look_different() {
+        let styles: Vec<_> = (0..21).map(nth).collect();
+        for i in 0..styles.len() {
+            for j in 0..i {
+                let (a, b) = (styles[i], styles[j]);
+                assert!(a.color != b.color || a.dash != b.dash, "series {j} and {i} look alike");
+            }
+        }
+    }
 }
