@@ -201,6 +201,11 @@ fn an_experiment_runs_in_the_background_and_its_evidence_is_browsable() {
     assert_eq!(base_ep["episode"]["task_id"], task.as_str());
     assert_eq!(base_ep["row"]["success"], false);
     assert!(!r["distilled"]["examples"].as_array().unwrap().is_empty(), "{r}");
+    // ... and the routing decision that chose the sibling: each voter's ranking and the choice
+    let route = &r["route"];
+    assert_eq!(route["query"]["task_id"], task.as_str(), "{r}");
+    assert_eq!(route["rankings"].as_array().unwrap().len(), 3, "{route}");
+    assert!(route["chosen"].as_array().unwrap().contains(&r["sibling"]), "{route}");
     // The same rescue is found from the base failure.
     let from_base = wb.call("rescue", json!({"episode_id": base[0]})).unwrap();
     assert_eq!(from_base["task_id"], r["task_id"]);

@@ -379,6 +379,8 @@ impl Workbench {
         let mut rf = f.clone();
         rf.phase = Some("rescue".into());
         let attempts: Vec<Value> = self.store.episode_rows(&rf)?.iter().map(|r| json!({"id": r.id, "harness": r.harness, "success": r.success})).collect();
+        // the routing decision that chose the siblings (routed arms; null for random choices)
+        let route = self.store.record(row.run_id, "route", &format!("{}/{}/{}/{}/{}", row.suite, arm, seed, it, row.task_id))?.filter(|r| r["rankings"].as_array().is_some_and(|a| !a.is_empty()));
         Ok(json!({
             "task_id": row.task_id,
             "suite": row.suite,
@@ -391,6 +393,7 @@ impl Workbench {
             "rescue": rec["rescue_episode"],
             "attempts": attempts,
             "distilled": rec["distilled"],
+            "route": route,
         }))
     }
 

@@ -325,6 +325,20 @@ export interface Rescue {
   /** Every sibling rollout of this task in that iteration (some servers send it). */
   attempts?: { id: number; harness: string; success: boolean }[];
   distilled: { mode: string; examples: TrainExample[] };
+  /** The routing decision that sent the task to its siblings (routed arms only). */
+  route?: RouteDecision | null;
+}
+
+/** One stored routing decision: the failure, each voter's ranking, the Borda order, the choice. */
+export interface RouteDecision {
+  query: { task_id: string; family: string; signature: string; summary: string };
+  anchor: number;
+  policy_version: number;
+  rankings: [string, string[]][];
+  aggregate: string[];
+  chosen: string[];
+  rescued: [string, boolean][];
+  abstained?: [string, string][];
 }
 
 export type WorkbenchEvent =

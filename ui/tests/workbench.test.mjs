@@ -309,6 +309,13 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     // The base failure's outcome is a failure, the rescue's a success.
     assert.match(await page.locator('.col[data-col="base"] .final-score').innerText(), /failure/);
     assert.match(await page.locator('.col[data-col="rescue"] .final-score').innerText(), /success/);
+    // The routing decision: the failure signature, every voter's ranking, the choice.
+    assert.ok(r.route, "a harness-s rescue carries its routing decision");
+    const route = page.locator('[data-testid="route-summary"]');
+    assert.match(await route.locator("summary").innerText(), new RegExp(r.route.query.signature));
+    await route.locator("summary").click();
+    assert.equal(await route.locator(".route-table tr").count(), r.route.rankings.length + 1);
+    assert.match(await route.locator(".route-table").innerText(), /posterior[\s\S]*thompson[\s\S]*ucb[\s\S]*Borda/);
     await shot("6-rescue");
   });
 

@@ -5,7 +5,7 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { call } from "../client";
 import { navigate, showError, useLoad } from "../store";
-import type { EpisodeRecord, EpisodeRow, ExperimentDetail, ExperimentRow, Harness, Rescue, Suite } from "../types";
+import type { EpisodeRecord, EpisodeRow, ExperimentDetail, ExperimentRow, Harness, Rescue, RouteDecision, Suite } from "../types";
 import { ArmName, Empty, Loading, ms, Outcome, VirtualList } from "../ui";
 import { ExampleView, Timeline } from "./Timeline";
 
@@ -409,6 +409,7 @@ function RescueView({ episodeId }: { episodeId: number }) {
           </span>
         )}
       </div>
+      {d.route && <RouteSummary route={d.route} />}
       <div class="three-cols">
         <div class="col" data-col="base">
           <h3>
@@ -442,5 +443,47 @@ function RescueView({ episodeId }: { episodeId: number }) {
         </div>
       </div>
     </div>
+  );
+}
+
+/** Why the task went to these siblings: its failure signature, each voter's ranking and the
+ * Borda order, with the chosen siblings marked by whether they rescued. */
+function RouteSummary({ route }: { route: RouteDecision }) {
+  const outcome = new Map(route.rescued);
+  return (
+    <details class="route-summary" data-testid="route-summary">
+      <summary>
+        Routed as <code>{route.query.signature}</code> on <b>{route.query.family}</b>: chose{" "}
+        {route.chosen.map((s) => (
+          <span key={s} class={`tag ${outcome.get(s) ? "ok" : "fail"}`} title={outcome.get(s) ? "rescued the task" : "did not rescue"}>
+            {outcome.get(s) ? "✓" : "✗"} {s}
+          </span>
+        ))}{" "}
+        <span class="muted small">
+          profiles of anchor {route.anchor}, policy v{route.policy_version}
+        </span>
+      </summary>
+      <table class="route-table">
+        <tbody>
+          {route.rankings.map(([voter, order]) => (
+            <tr key={voter}>
+              <th>{voter}</th>
+              <td>{order.join(" › ")}</td>
+            </tr>
+          ))}
+          {(route.abstained ?? []).map(([voter, why]) => (
+            <tr key={voter} class="muted">
+              <th>{voter}</th>
+              <td>abstained: {why}</td>
+            </tr>
+          ))}
+          <tr class="aggregate">
+            <th>Borda</th>
+            <td>{route.aggregate.join(" › ")}</td>
+          </tr>
+        </tbody>
+      </table>
+      {route.query.summary && <pre class="route-failure">{route.query.summary}</pre>}
+    </details>
   );
 }
