@@ -92,6 +92,26 @@ fn a_failing_or_unreadable_endpoint_abstains_and_routing_goes_on() {
 }
 
 #[test]
+fn an_endpoint_that_keeps_failing_is_paused_then_asked_again() {
+    use harness_s::route::llm::{FAILURES_BEFORE_PAUSE, PAUSE_DECISIONS};
+    let server = ChatServer::start(Script::new().always(|_| (500, "down".into())));
+    let ps = vec![profile("weak", 1, 9), profile("strong", 8, 2)];
+    let router = Router::with_llm(&["posterior".into()], 1.0, &[voter(&server.url())]).unwrap();
+    let mut rng = SplitMix(5);
+    let decisions = FAILURES_BEFORE_PAUSE + PAUSE_DECISIONS + 1;
+    for i in 0..decisions {
+        let d = router.route(&query(), &ps, 1, &mut rng);
+        assert_eq!(d.chosen, vec!["strong"]);
+        assert_eq!(d.abstained.len(), 1);
+        if i >= FAILURES_BEFORE_PAUSE && i < FAILURES_BEFORE_PAUSE + PAUSE_DECISIONS {
+            assert!(d.abstained[0].1.contains("paused after"), "{:?}", d.abstained);
+        }
+    }
+    // three failures, a pause, then one more try
+    assert_eq!(server.request_count() as u32, FAILURES_BEFORE_PAUSE + 1);
+}
+
+#[test]
 fn an_experiment_with_an_llm_voter_stores_its_rankings() {
     // The model always ranks inspect-first, then schema-first, first; the rest follow.
     let server = ChatServer::start(Script::new().always(|_| (200, text_reply("{\"ranking\": [\"inspect-first\", \"schema-first\"]}"))));

@@ -61,7 +61,16 @@ pub struct LlmVoter {
     name: String,
     client: OpenAiPolicy,
     temperature: f32,
+    /// Consecutive failed requests, and decisions still to skip: an endpoint that keeps failing
+    /// is asked again only every [`PAUSE_DECISIONS`] decisions, so a dead server costs neither
+    /// hours of timeouts nor a warning per task.
+    health: std::sync::Mutex<(u32, u32)>,
 }
+
+/// Failures in a row after which the voter pauses.
+pub const FAILURES_BEFORE_PAUSE: u32 = 3;
+/// Decisions the voter sits out once paused, before it asks the endpoint again.
+pub const PAUSE_DECISIONS: u32 = 50;
 
 const SYSTEM: &str = "You route an agent's failed task to repair harnesses. Each candidate is the \
 agent's base harness plus one repair specialty. Using the measured evidence of where each \
@@ -76,7 +85,7 @@ impl LlmVoter {
         oc.timeout = std::time::Duration::from_secs(cfg.timeout_s.max(1));
         oc.max_retries = cfg.max_retries;
         let client = OpenAiPolicy::new(oc).map_err(|e| format!("{}: {e}", cfg.voter_name()))?;
-        Ok(LlmVoter { name: cfg.voter_name(), client, temperature: cfg.temperature })
+        Ok(LlmVoter { name: cfg.voter_name(), client, temperature: cfg.temperature, health: std::sync::Mutex::new((0, 0)) })
     }
 
     /// The request's messages: what the model is told about the failure and the candidates.
@@ -151,9 +160,37 @@ impl Voter for LlmVoter {
     }
 
     fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], rng: &mut SplitMix) -> Result<Vec<String>, String> {
+        // the seed is drawn whether or not the endpoint is asked, so the other voters' draws
+        // do not depend on the endpoint's health
+        let seed = rng.next_u64();
+        {
+            let mut h = self.health.lock().unwrap_or_else(|p| p.into_inner());
+            if h.1 > 0 {
+                h.1 -= 1;
+                return Err(format!("paused after {} failed requests in a row", h.0));
+            }
+        }
         let ctx = Self::prompt(q, profiles);
-        let opts = CallOptions { kind: CallKind::Act, seed: rng.next_u64(), temperature: self.temperature };
-        let turn = self.client.act(&ctx, &opts).map_err(|e| e.to_string())?;
+        let opts = CallOptions { kind: CallKind::Act, seed, temperature: self.temperature };
+        let turn = match self.client.act(&ctx, &opts) {
+            Ok(t) => {
+                let mut h = self.health.lock().unwrap_or_else(|p| p.into_inner());
+                if h.0 >= FAILURES_BEFORE_PAUSE {
+                    tracing::info!(voter = %self.name, "the endpoint answers again");
+                }
+                *h = (0, 0);
+                t
+            }
+            Err(e) => {
+                let mut h = self.health.lock().unwrap_or_else(|p| p.into_inner());
+                h.0 += 1;
+                if h.0 >= FAILURES_BEFORE_PAUSE {
+                    h.1 = PAUSE_DECISIONS;
+                    tracing::warn!(voter = %self.name, "{} requests in a row failed (last: {e}); sitting out the next {PAUSE_DECISIONS} decisions", h.0);
+                }
+                return Err(e.to_string());
+            }
+        };
         // candidates the reply leaves out follow by their overall fix rate
         let mut known: Vec<&BehaviorProfile> = profiles.iter().collect();
         known.sort_by(|a, b| {

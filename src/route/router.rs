@@ -214,7 +214,7 @@ impl Router {
             match v.rank(q, profiles, rng) {
                 Ok(r) => rankings.push((v.name(), r)),
                 Err(e) => {
-                    tracing::warn!(voter = %v.name(), task = %q.task_id, "voter abstained: {e}");
+                    tracing::debug!(voter = %v.name(), task = %q.task_id, "voter abstained: {e}");
                     abstained.push((v.name(), e));
                 }
             }
