@@ -191,7 +191,8 @@ struct EvalArgs {
 fn main() {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("HARNESS_S_LOG").unwrap_or_else(|_| "warn".into()))
-        .with_writer(std::io::stderr)
+        .with_writer(|| LogWriter { cleared: false })
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
     if let Err(e) = dispatch(cli) {
@@ -349,7 +350,31 @@ fn cmd_verify(suite_name: &str, file: Option<&std::path::Path>, json: bool) -> R
     Ok(())
 }
 
-/// Prints a one-line progress bar to stderr.
+/// Standard error for log lines. On a terminal it first clears the line a progress bar may be
+/// drawing on, so a warning starts on a clean line instead of running into the bar.
+struct LogWriter {
+    cleared: bool,
+}
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        use std::io::IsTerminal;
+        let mut err = std::io::stderr().lock();
+        if !self.cleared {
+            self.cleared = true;
+            if err.is_terminal() {
+                err.write_all(b"\r\x1b[K")?;
+            }
+        }
+        err.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+/// Prints a one-line progress bar to stderr (redrawn in place on a terminal, a line per update
+/// otherwise, so logs and CI output stay readable).
 struct ProgressPrinter {
     quiet: bool,
 }
@@ -364,10 +389,15 @@ impl EventSink for ProgressPrinter {
                 let width = 30;
                 let filled = if total > 0 { done * width / total } else { width };
                 let eta = eta_s.map(|s| format!("eta {:.0}s", s)).unwrap_or_default();
-                eprint!("\r{label:<14} [{}{}] {done}/{total}  success {:.3}  {eta}   ", "#".repeat(filled), ".".repeat(width - filled), success_rate);
-                let _ = std::io::stderr().flush();
-                if done == total {
-                    eprintln!();
+                let bar = format!("{label:<14} [{}{}] {done}/{total}  success {:.3}  {eta}", "#".repeat(filled), ".".repeat(width - filled), success_rate);
+                if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                    eprint!("\r\x1b[K{bar}");
+                    let _ = std::io::stderr().flush();
+                    if done == total {
+                        eprintln!();
+                    }
+                } else {
+                    eprintln!("{bar}");
                 }
             }
             Event::Message { text, .. } => eprintln!("{text}"),
