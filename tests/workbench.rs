@@ -201,6 +201,8 @@ fn an_experiment_runs_in_the_background_and_its_evidence_is_browsable() {
     assert_eq!(base_ep["episode"]["task_id"], task.as_str());
     assert_eq!(base_ep["row"]["success"], false);
     assert!(!r["distilled"]["examples"].as_array().unwrap().is_empty(), "{r}");
+    // the built-in policy's examples say whether its grammar can produce them in base context
+    assert!(r["distilled"]["examples"].as_array().unwrap().iter().all(|e| e["producible"].is_boolean()), "{r}");
     // ... and the routing decision that chose the sibling: each voter's ranking and the choice
     let route = &r["route"];
     assert_eq!(route["query"]["task_id"], task.as_str(), "{r}");

@@ -392,7 +392,7 @@ impl Workbench {
             "base_failures": base,
             "rescue": rec["rescue_episode"],
             "attempts": attempts,
-            "distilled": rec["distilled"],
+            "distilled": mark_producible(&row.policy, rec["distilled"].clone()),
             "route": route,
         }))
     }
@@ -436,4 +436,22 @@ impl Workbench {
             other => Err(CommandError::BadArguments(format!("report_file: `format` must be html, json or csv, not `{other}`"))),
         }
     }
+}
+
+/// For the built-in policy, mark each distilled example with whether its grammar can produce the
+/// target from the base context: the ones it cannot (they relied on what only the sibling
+/// showed) are skipped in training, and the inspector says so.
+fn mark_producible(policy: &str, mut distilled: Value) -> Value {
+    if policy != "builtin" {
+        return distilled;
+    }
+    if let Some(examples) = distilled.get_mut("examples").and_then(Value::as_array_mut) {
+        for ex in examples.iter_mut() {
+            let parsed: Option<crate::policy::builtin::TrainExample> = serde_json::from_value(ex.clone()).ok();
+            if let (Some(t), Some(o)) = (parsed, ex.as_object_mut()) {
+                o.insert("producible".into(), Value::Bool(crate::policy::builtin::BuiltinPolicy::can_produce(&t.context, &t.target)));
+            }
+        }
+    }
+    distilled
 }

@@ -312,6 +312,9 @@ export interface TrainExample {
   context: { messages: Message[]; tools: ToolSpec[] };
   target: AssistantTurn;
   weight: number;
+  /** Built-in policy only: can its grammar produce the target from this context? (false:
+   * training skips the example) */
+  producible?: boolean;
 }
 
 export interface Rescue {

@@ -306,6 +306,9 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     const r = await api(server, "rescue", { episode_id: ep.id });
     assert.match(await page.locator('.col[data-col="rescue"] h3').innerText(), new RegExp(r.sibling));
     assert.equal(await page.locator('.col[data-col="distilled"] .step.example').count(), r.distilled.examples.length);
+    // examples the built-in policy cannot produce in base context are marked as skipped
+    const skipped = r.distilled.examples.filter((e) => e.producible === false).length;
+    assert.equal(await page.locator('.col[data-col="distilled"] .skipped-note').count(), skipped);
     // The base failure's outcome is a failure, the rescue's a success.
     assert.match(await page.locator('.col[data-col="base"] .final-score').innerText(), /failure/);
     assert.match(await page.locator('.col[data-col="rescue"] .final-score').innerText(), /success/);

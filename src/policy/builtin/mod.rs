@@ -182,6 +182,13 @@ impl BuiltinPolicy {
         sample_turn(&model, ctx, opts.seed, opts.temperature, build)
     }
 
+    /// Can the grammar produce `target` from `ctx`? A distilled reply that relied on something
+    /// only a sibling showed (a value format, say) cannot be read back in the base context, and
+    /// training skips it (see [`TrainStats::partial`]).
+    pub fn can_produce(ctx: &Context, target: &AssistantTurn) -> bool {
+        matches!(read_back(ctx, target), Some((_, false)))
+    }
+
     /// Each decision of `target` read back from `ctx`: (slot, the label taken, the model's
     /// most likely label, the probability of the label taken). For diagnostics and tests.
     pub fn decisions(&self, ctx: &Context, target: &AssistantTurn) -> Vec<(String, String, String, f32)> {
@@ -396,8 +403,10 @@ mod tests {
         assert!(s.decisions >= 3);
         let before = p.snapshot();
         // without them, no REPLACE can be pointed at: skipped, and the weights do not move
-        let s = p.train(&[TrainExample { context: ctx(false), target, weight: 1.0 }], 1.0);
+        let s = p.train(&[TrainExample { context: ctx(false), target: target.clone(), weight: 1.0 }], 1.0);
         assert_eq!((s.examples, s.partial, s.decisions), (0, 1, 0));
+        assert!(!BuiltinPolicy::can_produce(&ctx(false), &target));
+        assert!(BuiltinPolicy::can_produce(&ctx(true), &target));
         assert_eq!(p.snapshot().entries, before.entries);
     }
 

@@ -339,7 +339,16 @@ export function ExampleView({ ex, n }: { ex: TrainExample; n: number }) {
           <MessageView key={k} m={m} />
         ))}
       </div>
-      <div class="lbl">target (trained on)</div>
+      {ex.producible === false ? (
+        <>
+          <div class="lbl">target (skipped in training)</div>
+          <p class="muted small skipped-note">
+            The built-in policy cannot write this reply from the base context: it relies on something only the sibling showed. Training skips it.
+          </p>
+        </>
+      ) : (
+        <div class="lbl">target (trained on)</div>
+      )}
       <TurnView t={ex.target} />
     </article>
   );
