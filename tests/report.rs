@@ -264,12 +264,17 @@ fn the_html_is_one_self_contained_file() {
     assert_eq!(html2.matches("<svg").count(), json["charts"].as_array().unwrap().len());
     assert!(html2.contains(env!("CARGO_PKG_VERSION")));
     assert!(html2.contains("md5 <code>"), "dataset hash");
-    for file in ["final_table.csv", "transfer_curves.csv", "locality.csv", "complementarity.csv", "router_quality.csv", "nonstationarity.csv", "behaviour.csv", "rank_one.csv"] {
+    assert!(html2.contains("harness-s against every other arm"));
+    for file in ["routed_vs_arms.csv", "final_table.csv", "transfer_curves.csv", "locality.csv", "complementarity.csv", "router_quality.csv", "nonstationarity.csv", "behaviour.csv", "rank_one.csv"] {
         let text = std::fs::read_to_string(paths.dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert!(text.lines().count() >= 1, "{file}");
     }
     let final_csv = std::fs::read_to_string(Path::new(&out_dir_path("html-finished")).join("final_table.csv")).unwrap();
     assert_eq!(final_csv.lines().count(), 1 + 4, "header and arm × split rows");
+    // harness-s against each other arm (here policy-only), per split
+    let routed_csv = std::fs::read_to_string(Path::new(&out_dir_path("html-finished")).join("routed_vs_arms.csv")).unwrap();
+    assert_eq!(routed_csv.lines().count(), 1 + 2, "{routed_csv}");
+    assert!(routed_csv.lines().skip(1).all(|l| l.contains(",harness-s,policy-only,")), "{routed_csv}");
 }
 
 fn out_dir_path(name: &str) -> PathBuf {

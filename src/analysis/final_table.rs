@@ -58,6 +58,18 @@ pub struct FinalTable {
     /// Per suite: the iteration the table is at.
     pub iterations: BTreeMap<String, u32>,
     pub rows: Vec<FinalRow>,
+    /// The routed arm against every other arm, paired on the same tasks and seeds: does routing
+    /// beat the controls that spend the same budget (random siblings, more base tries, ...)?
+    #[serde(default)]
+    pub routed_vs: Vec<RoutedDelta>,
+}
+
+/// [`ROUTED_ARM`] minus one other arm on one suite and split, at the table's iteration.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RoutedDelta {
+    pub suite: String,
+    pub split: String,
+    pub delta: PairedDelta,
 }
 
 /// The result the report leads with.
@@ -108,6 +120,15 @@ pub(crate) fn table(data: &Data) -> FinalTable {
             .collect();
         let mut keys: Vec<&(String, String)> = outcomes.keys().collect();
         keys.sort_by_key(|(arm, split)| (split_rank(split), data.arms.iter().position(|a| a == arm).unwrap_or(usize::MAX), arm.clone()));
+        for (arm, split) in &keys {
+            if arm == ROUTED_ARM {
+                continue;
+            }
+            let (Some(routed), Some(other)) = (outcomes.get(&(ROUTED_ARM.to_string(), split.clone())), outcomes.get(&(arm.clone(), split.clone()))) else { continue };
+            if let Some(delta) = paired(ROUTED_ARM, arm, routed, other) {
+                table.routed_vs.push(RoutedDelta { suite: suite.clone(), split: split.clone(), delta });
+            }
+        }
         for key in keys {
             let (arm, split) = key;
             let o = &outcomes[key];
@@ -254,6 +275,28 @@ mod tests {
         assert!(h[0].sentence.contains("harness-s"), "{}", h[0].sentence);
         let po = table.rows.iter().find(|r| r.arm == "policy-only").unwrap();
         assert!(po.delta.is_none());
+        // the routed arm against every other arm: here only policy-only, the same pairing
+        assert_eq!(table.routed_vs.len(), 1);
+        assert_eq!((table.routed_vs[0].split.as_str(), table.routed_vs[0].delta.baseline.as_str()), ("heldout", "policy-only"));
+        assert_eq!(&table.routed_vs[0].delta, d);
+    }
+
+    #[test]
+    fn the_routed_arm_is_paired_with_every_control() {
+        let t = TestRun::new();
+        for seed in 0..2 {
+            t.eval("policy-only", seed, 2, "heldout", &[true, false, false, false]);
+            t.eval("harness-s", seed, 2, "heldout", &[true, true, true, false]);
+            t.eval("random-rescue", seed, 2, "heldout", &[true, true, false, false]);
+            t.eval("base-resample", seed, 2, "heldout", &[true, false, false, true]);
+        }
+        let table = table(&t.data());
+        let by: BTreeMap<&str, &PairedDelta> = table.routed_vs.iter().map(|r| (r.delta.baseline.as_str(), &r.delta)).collect();
+        assert_eq!(by.len(), 3, "{:?}", table.routed_vs);
+        assert!(by.values().all(|d| d.arm == "harness-s"));
+        assert!((by["random-rescue"].mean - 0.25).abs() < 1e-12);
+        assert!((by["base-resample"].mean - 0.25).abs() < 1e-12);
+        assert!((by["policy-only"].mean - 0.5).abs() < 1e-12);
     }
 
     #[test]

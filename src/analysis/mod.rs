@@ -39,7 +39,7 @@ use read::Row;
 
 pub use behaviour::{BehaviourPersistence, BehaviourRow, SuiteTagger};
 pub use complementarity::{Complementarity, CoverageCurve};
-pub use final_table::{FinalRow, FinalTable, Headline, PairedDelta};
+pub use final_table::{FinalRow, FinalTable, Headline, PairedDelta, RoutedDelta};
 pub use locality::{Locality, LocalityCell};
 pub use nonstationarity::{Nonstationarity, RankCorrelation, SiblingUtility};
 pub use provenance::{DatasetHash, Provenance};

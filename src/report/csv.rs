@@ -51,6 +51,19 @@ fn ou<T: ToString>(x: Option<T>) -> String {
 pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
     let mut out = Vec::new();
     out.push(Csv {
+        file: "routed_vs_arms.csv",
+        header: vec!["suite", "split", "arm", "against", "delta", "delta_ci_low", "delta_ci_high", "tasks", "seeds"],
+        rows: a
+            .final_table
+            .routed_vs
+            .iter()
+            .map(|r| {
+                let d = &r.delta;
+                vec![r.suite.clone(), r.split.clone(), d.arm.clone(), d.baseline.clone(), f(d.mean), f(d.ci95[0]), f(d.ci95[1]), d.tasks.to_string(), d.seeds.to_string()]
+            })
+            .collect(),
+    });
+    out.push(Csv {
         file: "final_table.csv",
         header: vec!["suite", "arm", "split", "iteration", "seeds", "tasks", "success", "ci_low", "ci_high", "baseline", "delta", "delta_ci_low", "delta_ci_high", "delta_tasks"],
         rows: a

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::{Analysis, FinalRow, BASELINE_ARM, ROUTED_ARM};
+use crate::analysis::{Analysis, FinalRow, RoutedDelta, BASELINE_ARM, ROUTED_ARM};
 use crate::chart::{split_label, Chart};
 
 use super::compare::Comparison;
@@ -105,6 +105,34 @@ fn final_table_html(rows: &[&FinalRow], out: &mut String) {
         );
     }
     out.push_str("</tbody></table>");
+}
+
+/// The routed arm minus each other arm, paired: the same budget spent on routed siblings against
+/// random siblings, more base tries, or nothing.
+fn routed_vs_html(rows: &[&RoutedDelta], out: &mut String) {
+    out.push_str("<table><thead><tr><th class=\"l\">split</th><th class=\"l\">against</th><th>Δ (pts)</th><th>95% CI (pts)</th><th>tasks</th><th>seeds</th><th class=\"l\">reading</th></tr></thead><tbody>");
+    for r in rows {
+        let d = &r.delta;
+        let reading = if d.ci95[0] > 0.0 {
+            format!("{} ahead", d.arm)
+        } else if d.ci95[1] < 0.0 {
+            format!("{} behind", d.arm)
+        } else {
+            "cannot tell apart".to_string()
+        };
+        let _ = write!(
+            out,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+            esc(split_label(&r.split)),
+            esc(&d.baseline),
+            pts(d.mean),
+            ci_pts(d.ci95),
+            d.tasks,
+            d.seeds,
+            esc(&reading)
+        );
+    }
+    out.push_str("</tbody></table><p class=\"note\">Paired on the same tasks and seeds at the final table's iteration; the interval is a paired bootstrap over tasks.</p>");
 }
 
 pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> String {
@@ -215,6 +243,11 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
             h.push_str("<p class=\"note\">No evaluation yet.</p>");
         } else {
             final_table_html(&rows, &mut h);
+        }
+        let routed: Vec<&RoutedDelta> = a.final_table.routed_vs.iter().filter(|r| &r.suite == suite).collect();
+        if !routed.is_empty() {
+            let _ = write!(h, "<h3 id=\"routed-vs-{}\">{ROUTED_ARM} against every other arm — {}</h3>", esc(suite), esc(suite));
+            routed_vs_html(&routed, &mut h);
         }
     }
     // transfer curves

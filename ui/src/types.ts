@@ -141,6 +141,13 @@ export interface PairedDelta {
   seeds: number;
 }
 
+/** The routed arm minus one other arm, paired on the same tasks and seeds. */
+export interface RoutedDelta {
+  suite: string;
+  split: string;
+  delta: PairedDelta;
+}
+
 export interface FinalRow {
   suite: string;
   arm: string;
@@ -184,7 +191,7 @@ export interface Report {
   arms: string[];
   base_harness: string;
   headline: Headline[];
-  final_table: { baseline: string; iterations: Record<string, number>; rows: FinalRow[] };
+  final_table: { baseline: string; iterations: Record<string, number>; rows: FinalRow[]; routed_vs?: RoutedDelta[] };
   notes: string[];
   charts: { id: string; title: string; svg: string; series: string[] }[];
   comparison: null | {

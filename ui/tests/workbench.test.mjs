@@ -204,6 +204,9 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     assert.ok((await page.locator(".chart svg").count()) >= 1, "charts drawn inline");
     const arms = await page.locator(".final-table tbody tr td:nth-child(2)").allInnerTexts();
     assert.ok(arms.some((a) => a.includes("harness-s")) && arms.some((a) => a.includes("policy-only")));
+    // harness-s against each other arm, one row per split
+    const against = await page.locator(".routed-vs tbody tr td:nth-child(3)").allInnerTexts();
+    assert.ok(against.length >= 1 && against.every((a) => !a.includes("harness-s")), JSON.stringify(against));
     await shot("5-results");
     await page.selectOption("#compare-run", String(runs.b));
     await page.waitForSelector(".compare-table tbody tr", { timeout: 30_000 });

@@ -4,7 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { call, inTauri, saveReport, type ReportFormat } from "../client";
 import { finished, navigate, showError, useLoad, useStore } from "../store";
-import type { ExperimentRow, FinalRow, Report } from "../types";
+import type { ExperimentRow, FinalRow, Report, RoutedDelta } from "../types";
 import { ArmName, ci, Empty, Loading, pct, signedPts, StatusTag, when } from "../ui";
 
 const SPLIT_LABEL: Record<string, string> = { train: "training families", heldout: "held-out families" };
@@ -128,6 +128,7 @@ function ReportView({ r }: { r: Report }) {
       {hasCmp && <ComparisonTable r={r} />}
       <h3>Final table</h3>
       <FinalTable rows={r.final_table.rows} baseline={r.final_table.baseline} />
+      {(r.final_table.routed_vs ?? []).length > 0 && <RoutedVs rows={r.final_table.routed_vs!} />}
       <h3>Charts</h3>
       <Charts charts={r.charts} />
       {r.notes.length > 0 && (
@@ -221,6 +222,43 @@ function FinalTable({ rows, baseline }: { rows: FinalRow[]; baseline: string }) 
         ))}
       </tbody>
     </table>
+  );
+}
+
+/** The routed arm against every other arm, paired: does routing beat the controls? */
+function RoutedVs({ rows }: { rows: RoutedDelta[] }) {
+  return (
+    <>
+      <h3>{rows[0].delta.arm} against every other arm</h3>
+      <table class="table routed-vs">
+        <thead>
+          <tr>
+            <th>suite</th>
+            <th>split</th>
+            <th>against</th>
+            <th class="num">Δ</th>
+            <th>95% CI</th>
+            <th class="num">tasks</th>
+            <th class="num">seeds</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r, i) => (
+            <tr key={i}>
+              <td>{r.suite}</td>
+              <td>{SPLIT_LABEL[r.split] ?? r.split}</td>
+              <td>
+                <ArmName arm={r.delta.baseline} />
+              </td>
+              <td class={`num ${r.delta.ci95[0] > 0 ? "pos" : r.delta.ci95[1] < 0 ? "neg" : ""}`}>{signedPts(r.delta.mean)}</td>
+              <td class="muted">{ci(r.delta.ci95)}</td>
+              <td class="num">{r.delta.tasks}</td>
+              <td class="num">{r.delta.seeds}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
   );
 }
 
