@@ -6,4 +6,4 @@ pub mod runner;
 pub mod stats;
 
 pub use config::{ConfigError, ExperimentConfig};
-pub use runner::{run_experiment, ExperimentOutcome};
+pub use runner::{run_experiment, task_record_key, ExperimentOutcome};

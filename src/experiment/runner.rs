@@ -647,7 +647,7 @@ impl Job<'_> {
                 let ids = self.save(&[(ep, self.ctx(it, "rescue", "train"))])?;
                 if let (Some(d), Some(id)) = (distilled, ids.first()) {
                     let body = serde_json::json!({"rescue_episode": id, "task_id": task.id, "arm": self.arm, "seed_index": self.seed_index, "iteration": it, "sibling": sib, "distilled": d});
-                    let key = format!("{}/{}/{}/{}/{}/{}", self.suite_name, self.arm, self.seed_index, it, task.id, k);
+                    let key = format!("{}/{k}", task_record_key(&self.suite_name, self.arm, self.seed_index, it, &task.id));
                     self.sh.store.put_record(self.sh.run_id, "distilled", &key, &body).map_err(|e| e.to_string())?;
                 }
             }
@@ -678,7 +678,7 @@ impl Job<'_> {
             }
             None => serde_json::json!({"query": query, "chosen": plan.iter().map(|p| p.0.clone()).collect::<Vec<_>>(), "rescued": rescued_by, "rankings": [], "aggregate": [], "anchor": st.anchor, "policy_version": self.policy.version()}),
         };
-        let key = format!("{}/{}/{}/{}/{}", self.suite_name, self.arm, self.seed_index, it, task.id);
+        let key = task_record_key(&self.suite_name, self.arm, self.seed_index, it, &task.id);
         let mut body = body;
         if let Some(o) = body.as_object_mut() {
             o.insert("arm".into(), self.arm.into());
@@ -814,6 +814,13 @@ impl Job<'_> {
         self.save(&to_save)?;
         Ok(out)
     }
+}
+
+/// The key of a task's records in one iteration of one (suite, arm, seed) job:
+/// `suite/arm/seed_index/iteration/task_id` for its routing decision, and that plus `/try` for
+/// each distilled rescue. The inspector finds a rescue's records by it.
+pub fn task_record_key(suite: &str, arm: &str, seed_index: impl std::fmt::Display, iteration: impl std::fmt::Display, task_id: &str) -> String {
+    format!("{suite}/{arm}/{seed_index}/{iteration}/{task_id}")
 }
 
 /// Group-relative advantages `(r - mean) / std`; all zero when the group has no spread.

@@ -362,7 +362,8 @@ impl Workbench {
         let (Some(arm), Some(seed), Some(it)) = (c.arm.as_deref(), c.seed_index, c.iteration) else {
             return Err(CommandError::NotFound(format!("episode {id} is not part of an experiment's training")));
         };
-        let prefix = format!("{}/{}/{}/{}/{}/", row.suite, arm, seed, it, row.task_id);
+        let key = crate::experiment::task_record_key(&row.suite, arm, seed, it, &row.task_id);
+        let prefix = format!("{key}/");
         let records = self.store.records_with_prefix(row.run_id, "distilled", &prefix)?;
         let pick = records.iter().find(|(_, v)| v["rescue_episode"].as_i64() == Some(id)).or_else(|| records.first());
         let Some((_, rec)) = pick else {
@@ -380,7 +381,7 @@ impl Workbench {
         rf.phase = Some("rescue".into());
         let attempts: Vec<Value> = self.store.episode_rows(&rf)?.iter().map(|r| json!({"id": r.id, "harness": r.harness, "success": r.success})).collect();
         // the routing decision that chose the siblings (routed arms; null for random choices)
-        let route = self.store.record(row.run_id, "route", &format!("{}/{}/{}/{}/{}", row.suite, arm, seed, it, row.task_id))?.filter(|r| r["rankings"].as_array().is_some_and(|a| !a.is_empty()));
+        let route = self.store.record(row.run_id, "route", &key)?.filter(|r| r["rankings"].as_array().is_some_and(|a| !a.is_empty()));
         Ok(json!({
             "task_id": row.task_id,
             "suite": row.suite,
