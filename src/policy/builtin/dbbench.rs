@@ -639,12 +639,22 @@ pub mod innate {
     pub const VISIBLE_FORMAT: f32 = 2.0;
 }
 
-/// `col = 'v'`, or `col IN ('a', 'b')` for a list value (marked with a leading `\u{1e}`).
+/// The values of a filter value: the items of a list value (marked with a leading `\u{1e}`,
+/// separated by `\u{1f}`), or the value itself.
+fn filter_values(val: &str) -> Vec<&str> {
+    match val.strip_prefix('\u{1e}') {
+        Some(list) => list.split('\u{1f}').collect(),
+        None => vec![val],
+    }
+}
+
+/// `col = 'v'`, or `col IN ('a', 'b')` for a list value.
 fn eq_sql(c: &str, val: &str, trim: bool, q: bool) -> String {
     let col = if trim { format!("TRIM({})", ident(c, q)) } else { ident(c, q) };
-    match val.strip_prefix('\u{1e}') {
-        Some(list) => format!("{col} IN ({})", list.split('\u{1f}').map(lit).collect::<Vec<_>>().join(", ")),
-        None => format!("{col} = {}", lit(val)),
+    if val.starts_with('\u{1e}') {
+        format!("{col} IN ({})", filter_values(val).into_iter().map(lit).collect::<Vec<_>>().join(", "))
+    } else {
+        format!("{col} = {}", lit(val))
     }
 }
 
@@ -1162,7 +1172,7 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
             }
             let w1 = b.filter("where", op, true, false, &[], ch)?;
             if let Some((_, v)) = &w1 {
-                b.used.extend(v.strip_prefix('\u{1e}').map(|l| l.split('\u{1f}').map(str::to_string).collect()).unwrap_or_else(|| vec![v.clone()]));
+                b.used.extend(filter_values(v).into_iter().map(str::to_string));
             }
             let w2 = match &w1 {
                 Some((c, _)) => b.filter("where2", op, true, false, &[c.as_str()], ch)?,
