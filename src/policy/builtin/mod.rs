@@ -189,21 +189,6 @@ impl BuiltinPolicy {
         matches!(read_back(ctx, target), Some((_, false)))
     }
 
-    /// Each decision of `target` read back from `ctx`: (slot, the label taken, the model's
-    /// most likely label, the probability of the label taken). For diagnostics and tests.
-    pub fn decisions(&self, ctx: &Context, target: &AssistantTurn) -> Vec<(String, String, String, f32)> {
-        let m = self.model.read().unwrap_or_else(|p| p.into_inner());
-        let Some((built, _)) = read_back(ctx, target) else { return Vec::new() };
-        built
-            .iter()
-            .map(|(d, i)| {
-                let p = m.probs(&d.options, &d.prior, 1.0);
-                let best = (0..p.len()).fold(0, |b, j| if p[j] > p[b] { j } else { b });
-                (d.slot.to_string(), d.labels[*i].clone(), d.labels[best].clone(), p[*i])
-            })
-            .collect()
-    }
-
     /// Log-probability of a reply given a context (for diagnostics and tests).
     pub fn log_prob(&self, ctx: &Context, target: &AssistantTurn) -> Option<f32> {
         let m = self.model.read().unwrap_or_else(|p| p.into_inner());
