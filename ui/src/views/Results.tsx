@@ -4,7 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { call, inTauri, saveReport, type ReportFormat } from "../client";
 import { finished, navigate, showError, useLoad, useStore } from "../store";
-import type { ExperimentRow, FinalRow, Report, RoutedDelta } from "../types";
+import type { ExperimentRow, FinalRow, PairedDelta, Report, RoutedDelta } from "../types";
 import { ArmName, ci, Empty, Loading, pct, signedPts, StatusTag, when } from "../ui";
 
 const SPLIT_LABEL: Record<string, string> = { train: "training families", heldout: "held-out families" };
@@ -216,12 +216,23 @@ function FinalTable({ rows, baseline }: { rows: FinalRow[]; baseline: string }) 
               <b>{pct(r.success)}</b>
             </td>
             <td class="muted">{ci(r.ci95)}</td>
-            <td class={`num ${r.delta ? (r.delta.ci95[0] > 0 ? "pos" : r.delta.ci95[1] < 0 ? "neg" : "") : ""}`}>{r.delta ? signedPts(r.delta.mean) : ""}</td>
-            <td class="muted">{r.delta ? ci(r.delta.ci95) : ""}</td>
+            <DeltaCells delta={r.delta} />
           </tr>
         ))}
       </tbody>
     </table>
+  );
+}
+
+/** A paired difference and its interval as two cells, green or red when the interval excludes
+ * zero; empty cells where there is none. */
+function DeltaCells({ delta }: { delta: PairedDelta | null }) {
+  const sign = delta ? (delta.ci95[0] > 0 ? "pos" : delta.ci95[1] < 0 ? "neg" : "") : "";
+  return (
+    <>
+      <td class={`num ${sign}`}>{delta ? signedPts(delta.mean) : ""}</td>
+      <td class="muted">{delta ? ci(delta.ci95) : ""}</td>
+    </>
   );
 }
 
@@ -250,8 +261,7 @@ function RoutedVs({ rows }: { rows: RoutedDelta[] }) {
               <td>
                 <ArmName arm={r.delta.baseline} />
               </td>
-              <td class={`num ${r.delta.ci95[0] > 0 ? "pos" : r.delta.ci95[1] < 0 ? "neg" : ""}`}>{signedPts(r.delta.mean)}</td>
-              <td class="muted">{ci(r.delta.ci95)}</td>
+              <DeltaCells delta={r.delta} />
               <td class="num">{r.delta.tasks}</td>
               <td class="num">{r.delta.seeds}</td>
             </tr>
