@@ -15,6 +15,7 @@ pub mod harness;
 pub mod policy;
 pub mod report;
 pub mod route;
+pub mod sandbox;
 pub mod store;
 pub mod suite;
 pub mod task;

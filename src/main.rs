@@ -25,6 +25,10 @@ use harness_s::task::Task;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Run a model's code (AppWorld cells, SWE-Gym commands) even where bubblewrap is missing,
+    /// with only process-level limits. Without bubblewrap the workbench otherwise refuses.
+    #[arg(long, global = true)]
+    unsafe_no_sandbox: bool,
 }
 
 #[derive(Subcommand)]
@@ -195,7 +199,13 @@ fn main() {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
-    if let Err(e) = dispatch(cli) {
+    harness_s::sandbox::allow_unsandboxed(cli.unsafe_no_sandbox);
+    // scratch folders of workbench processes that were killed go now
+    harness_s::sandbox::scratch::sweep_stale();
+    install_signal_handler();
+    let result = dispatch(cli);
+    harness_s::sandbox::scratch::remove_root();
+    if let Err(e) = result {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
@@ -211,7 +221,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Coverage { suite, file, family, max_paths, json } => cmd_coverage(&suite, file.as_deref(), family.as_deref(), max_paths, json),
         Command::Experiment { command: ExperimentCommand::Run { config, db, json } } => cmd_experiment_run(&config, &db, json),
         Command::Report { experiment, db, compare, out } => cmd_report(&experiment, &db, compare.as_deref(), &out),
-        Command::Serve { port, db, ui } => serve::serve(port, &db, ui.as_deref()),
+        Command::Serve { port, db, ui } => serve::serve(port, &db, ui.as_deref(), cancel_on_ctrl_c()),
     }
 }
 
@@ -440,6 +450,8 @@ fn select_tasks(all: Vec<Task>, ids: Option<&str>, family: Option<&str>, limit: 
 
 fn cmd_eval(a: EvalArgs) -> Result<()> {
     let s = find_suite(&a.suite)?;
+    // every back-end of `eval` is a model whose code is untrusted
+    suite::require_containment(s.as_ref())?;
     let lib = library(a.harness_dir.as_deref())?;
     let entry = lib.get(&a.suite, &a.harness).ok_or_else(|| {
         let names: Vec<_> = lib.for_suite(&a.suite).iter().map(|e| e.spec.name.clone()).collect();
@@ -502,16 +514,29 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
     Ok(())
 }
 
-fn cancel_on_ctrl_c() -> Arc<AtomicBool> {
-    let cancel = Arc::new(AtomicBool::new(false));
-    let c = cancel.clone();
+/// Set by the first Ctrl-C (or SIGTERM) where a command stops gracefully.
+static CANCEL: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+/// A command that stops gracefully on the first signal is running.
+static GRACEFUL: AtomicBool = AtomicBool::new(false);
+
+/// Ctrl-C and SIGTERM, for every command: where the command stops gracefully
+/// ([`cancel_on_ctrl_c`]) the first signal asks it to; otherwise, or on a second signal, the
+/// scratch folders are removed and the process exits (its sandboxed children die with it).
+fn install_signal_handler() {
+    let cancel = CANCEL.get_or_init(|| Arc::new(AtomicBool::new(false))).clone();
     let _ = ctrlc::set_handler(move || {
-        if c.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
+        if GRACEFUL.load(Ordering::SeqCst) && !cancel.swap(true, Ordering::SeqCst) {
+            eprintln!("\nstopping after the work in flight; run the same command again to resume (Ctrl-C again quits at once)");
+            return;
         }
-        eprintln!("\nstopping after the work in flight; run the same command again to resume (Ctrl-C again quits at once)");
+        harness_s::sandbox::scratch::remove_root();
+        std::process::exit(130);
     });
-    cancel
+}
+
+fn cancel_on_ctrl_c() -> Arc<AtomicBool> {
+    GRACEFUL.store(true, Ordering::SeqCst);
+    CANCEL.get_or_init(|| Arc::new(AtomicBool::new(false))).clone()
 }
 
 fn cmd_experiment_run(config: &std::path::Path, db: &str, json: bool) -> Result<()> {

@@ -172,8 +172,8 @@ async fn static_file(State(app): State<Arc<App>>, uri: Uri) -> Response {
     }
 }
 
-/// Serve until Ctrl-C; running experiments are stopped cleanly (resumable) on the way out.
-pub fn serve(port: u16, db: &str, ui: Option<&Path>) -> Result<()> {
+/// Serve until `stop` is set (Ctrl-C, SIGTERM); running experiments are stopped cleanly (resumable) on the way out.
+pub fn serve(port: u16, db: &str, ui: Option<&Path>, stop: Arc<std::sync::atomic::AtomicBool>) -> Result<()> {
     let workspace = harness_s::workbench::workspace_for(db);
     let workbench = Arc::new(Workbench::open(db, &workspace).map_err(|e| anyhow::anyhow!("{e}"))?);
     let ui_dir = find_ui_dir(ui);
@@ -199,7 +199,11 @@ pub fn serve(port: u16, db: &str, ui: Option<&Path>) -> Result<()> {
         // Not a graceful shutdown: open event streams never end by themselves.
         tokio::select! {
             r = axum::serve(listener, router) => r.context("serving")?,
-            _ = tokio::signal::ctrl_c() => eprintln!("stopping: running experiments stop after the work in flight and can be resumed"),
+            _ = async {
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            } => eprintln!("stopping: running experiments stop after the work in flight and can be resumed"),
         }
         Ok::<_, anyhow::Error>(())
     })?;

@@ -185,6 +185,22 @@ pub trait Suite: Send + Sync {
     }
     /// The message the benchmark sends back when a turn has no tool call.
     fn no_tool_call_message(&self) -> &'static str;
+    /// The agent's actions run as code on this machine (Python, bash), so a model's actions
+    /// need the sandbox. False where they run in-process (SQL on the embedded engine) or on
+    /// someone else's server or container.
+    fn runs_agent_code(&self) -> bool {
+        false
+    }
+}
+
+/// Before a model (not the built-in policy) acts on `suite`: Ok unless its code would run here
+/// without a sandbox and the user did not allow that (`--unsafe-no-sandbox`).
+pub fn require_containment(suite: &dyn Suite) -> Result<(), crate::sandbox::SandboxError> {
+    if suite.runs_agent_code() {
+        crate::sandbox::require_for_model_code()
+    } else {
+        Ok(())
+    }
 }
 
 /// All suites the workbench knows, by name.

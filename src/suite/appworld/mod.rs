@@ -486,4 +486,8 @@ impl Suite for AppWorld {
     fn no_tool_call_message(&self) -> &'static str {
         "No code found. Write Python code in the `execute_python` tool; finish with apis.supervisor.complete_task()."
     }
+    fn runs_agent_code(&self) -> bool {
+        // the bundled world runs cells here; a real AppWorld server runs them itself
+        self.config.urls.is_empty()
+    }
 }

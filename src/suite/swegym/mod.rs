@@ -107,7 +107,8 @@ fn setup_limits() -> Limits {
 }
 
 /// A local copy of a bundled instance's repository at its base: the clean repository with the
-/// test patch and the fix reversed, committed. Returns the runtime and the commit's hash.
+/// test patch and the fix reversed, committed. Returns the runtime and the commit's hash. The
+/// patches reach `git apply` on its standard input, so no copy of them is left in the folder.
 pub fn prepare_bundled(inst: &Instance) -> Result<(LocalRuntime, String), EnvError> {
     let dir = instance::bundled_repo_dir(&inst.repo).ok_or_else(|| {
         EnvError(format!(
@@ -116,25 +117,25 @@ pub fn prepare_bundled(inst: &Instance) -> Result<(LocalRuntime, String), EnvErr
         ))
     })?;
     let mut rt = LocalRuntime::from_dir(&dir)?;
-    let tmp = rt.root().join("tmp");
-    let write = |name: &str, text: &str| std::fs::write(tmp.join(name), text).map_err(|e| EnvError(format!("writing the patches: {e}")));
-    write("test.patch", &inst.test_patch)?;
-    write("fix.patch", &inst.patch)?;
-    let script = format!(
-        "set -e\ngit init -q --template= -b main .\nmkdir -p .git/info\nprintf '__pycache__/\\n*.pyc\\n' > .git/info/exclude\n\
-         git apply -R --whitespace=nowarn \"$TMPDIR/test.patch\"\ngit apply -R --whitespace=nowarn \"$TMPDIR/fix.patch\"\n\
-         rm -f \"$TMPDIR/test.patch\" \"$TMPDIR/fix.patch\"\ngit add -A\n{BASE_COMMIT_ENV} git commit -q --no-verify -m base\ngit rev-parse HEAD"
-    );
-    let out = rt.exec(&script, None, &setup_limits())?;
-    if !out.ok() {
-        return Err(EnvError(format!("preparing {} at its base failed: {}", inst.instance_id, out.output.trim())));
-    }
-    let sha = out.output.trim().lines().last().unwrap_or("").to_string();
+    let step = |rt: &mut LocalRuntime, what: &str, script: &str, stdin: Option<&str>| -> Result<String, EnvError> {
+        let out = rt.exec(script, stdin.map(str::as_bytes), &setup_limits())?;
+        if !out.ok() {
+            return Err(EnvError(format!("preparing {} at its base ({what}) failed: {}", inst.instance_id, out.output.trim())));
+        }
+        Ok(out.output)
+    };
+    step(&mut rt, "git init", "set -e\ngit init -q --template= -b main .\nmkdir -p .git/info\nprintf '__pycache__/\\n*.pyc\\n' > .git/info/exclude", None)?;
+    step(&mut rt, "reversing the test patch", "git apply -R --whitespace=nowarn -", Some(&inst.test_patch))?;
+    step(&mut rt, "reversing the fix", "git apply -R --whitespace=nowarn -", Some(&inst.patch))?;
+    let out = step(&mut rt, "commit", &format!("set -e\ngit add -A\n{BASE_COMMIT_ENV} git commit -q --no-verify -m base\ngit rev-parse HEAD"), None)?;
+    let sha = out.trim().lines().last().unwrap_or("").to_string();
     Ok((rt, sha))
 }
 
 /// The prepared base of a bundled instance, made once per process and copied for every
-/// workspace (and checked against the instance's `base_commit`).
+/// workspace (and checked against the instance's `base_commit`). It is sealed: owned by the
+/// workbench, closed to everyone else, and never shown inside a sandbox, so an agent can neither
+/// read nor change the source its grading copy is made from.
 fn base_template(inst: &Instance) -> Result<std::sync::Arc<LocalRuntime>, EnvError> {
     type Templates = std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<LocalRuntime>>>;
     static TEMPLATES: std::sync::OnceLock<Templates> = std::sync::OnceLock::new();
@@ -150,6 +151,7 @@ fn base_template(inst: &Instance) -> Result<std::sync::Arc<LocalRuntime>, EnvErr
             inst.instance_id, inst.base_commit
         )));
     }
+    rt.seal()?;
     let t = std::sync::Arc::new(rt);
     templates.lock().unwrap_or_else(|p| p.into_inner()).insert(key, t.clone());
     Ok(t)
@@ -225,6 +227,8 @@ pub struct SweEnv {
     /// (edits when checked, result) of the syntax check of the last edited file.
     syntax: RefCell<Option<(usize, String)>>,
     repo_map: RefCell<Option<String>>,
+    /// The workspace grew past [`runtime::DISK_QUOTA`]: the episode ended and is not resolved.
+    over_quota: bool,
 }
 
 /// Tool arguments: a JSON object, or a string holding one.
@@ -250,7 +254,7 @@ fn failed(observation: impl Into<String>, kind: &str) -> StepOutcome {
 impl SweEnv {
     pub fn new(inst: Instance, config: SweGymConfig) -> Result<SweEnv, EnvError> {
         let rt = workspace(&config, &inst)?;
-        Ok(SweEnv { inst, config, rt: RefCell::new(rt), editor: Editor::default(), facts: Facts::default(), done: false, syntax: RefCell::new(None), repo_map: RefCell::new(None) })
+        Ok(SweEnv { inst, config, rt: RefCell::new(rt), editor: Editor::default(), facts: Facts::default(), done: false, syntax: RefCell::new(None), repo_map: RefCell::new(None), over_quota: false })
     }
 
     pub fn instance(&self) -> &Instance {
@@ -388,18 +392,19 @@ impl Environment for SweEnv {
         let Some(args) = arguments_object(&action.arguments) else {
             return Ok(failed("ERROR:\nThe tool arguments must be a JSON object.", "bad_arguments"));
         };
-        match action.name.as_str() {
+        let result = match action.name.as_str() {
             BASH => self.bash(&args),
             EDITOR => self.edit(&args),
-            FINISH => {
-                self.done = true;
-                Ok(outcome("The task is finished.", true, Signals { submitted: true, ..Signals::default() }))
-            }
-            other => Ok(failed(format!("ERROR:\nUnknown tool `{other}`. The tools are: {BASH}, {EDITOR}, {FINISH}."), "unknown_tool")),
-        }
+            _ => return self.control(action),
+        }?;
+        Ok(self.within_quota(result))
     }
 
     fn score(&mut self, _submitted: Option<&Action>) -> Result<Score, EnvError> {
+        if self.over_quota {
+            let report = TestReport { reason: format!("the workspace grew past its disk quota of {} bytes", runtime::DISK_QUOTA), ..TestReport::default() };
+            return Ok(self.report_score(&report, "", false));
+        }
         // as in SWE-Gym, what counts is the state of the repository, finished or not
         let diff = self.diff()?;
         let config = self.config.clone();
@@ -409,6 +414,38 @@ impl Environment for SweEnv {
     }
 
     fn resource(&self, name: &str) -> Option<String> {
+        self.resource_text(name)
+    }
+}
+
+impl SweEnv {
+    /// End the episode when the workspace has outgrown its disk quota (a command that filled the
+    /// disk is contained, not scored).
+    fn within_quota(&mut self, outcome: StepOutcome) -> StepOutcome {
+        let used = self.rt.borrow().disk_usage().unwrap_or(0);
+        if used <= runtime::DISK_QUOTA {
+            return outcome;
+        }
+        self.over_quota = true;
+        self.done = true;
+        StepOutcome {
+            observation: format!("{}\n\nERROR: the workspace holds {used} bytes, past its disk quota of {} bytes. The episode ends here.", outcome.observation, runtime::DISK_QUOTA),
+            done: true,
+            signals: Signals { error_kind: Some("disk_quota".into()), ..outcome.signals },
+        }
+    }
+
+    fn control(&mut self, action: &Action) -> Result<StepOutcome, EnvError> {
+        match action.name.as_str() {
+            FINISH => {
+                self.done = true;
+                Ok(outcome("The task is finished.", true, Signals { submitted: true, ..Signals::default() }))
+            }
+            other => Ok(failed(format!("ERROR:\nUnknown tool `{other}`. The tools are: {BASH}, {EDITOR}, {FINISH}."), "unknown_tool")),
+        }
+    }
+
+    fn resource_text(&self, name: &str) -> Option<String> {
         match name {
             "repo_map" => {
                 if self.repo_map.borrow().is_none() {
@@ -538,5 +575,8 @@ impl Suite for SweGym {
     }
     fn no_tool_call_message(&self) -> &'static str {
         "Please continue working on the task using the tools provided. If you think you have solved the task, call `finish`."
+    }
+    fn runs_agent_code(&self) -> bool {
+        !matches!(self.config.runtime, RuntimeChoice::Container(_))
     }
 }

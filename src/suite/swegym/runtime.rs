@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::sandbox::{ResourceLimits, ScratchDir};
 use crate::suite::EnvError;
 
 /// Where the repository appears to the agent, in every runtime.
@@ -61,6 +62,10 @@ pub trait Runtime: Send {
     fn exec(&mut self, command: &str, stdin: Option<&[u8]>, limits: &Limits) -> Result<ExecOutput, EnvError>;
     /// A short description for logs and score details (`local, network isolated`, `docker ...`).
     fn describe(&self) -> String;
+    /// Bytes the workspace holds on this machine, where the runtime can tell.
+    fn disk_usage(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Single-quote `s` for a POSIX shell.
@@ -72,15 +77,14 @@ pub fn shell_quote(s: &str) -> String {
 // Process runner shared by both runtimes.
 // ------------------------------------------------------------------------------------------------
 
-/// Run `argv` in a new process group, feeding `stdin`, collecting stdout+stderr up to the cap,
-/// killing the whole group on timeout and after the command ends (so nothing it left running in
-/// the background survives it).
+/// Run `cmd` (already [`contain`](crate::sandbox::contain)ed: its own process group, dying with
+/// the workbench), feeding `stdin`, collecting stdout+stderr up to the cap, killing the whole
+/// group on timeout and after the command ends (so nothing it left running in the background
+/// survives it; a sandbox's processes die with its `bwrap`).
 pub fn run_process(mut cmd: Command, stdin: Option<&[u8]>, limits: &Limits) -> Result<ExecOutput, EnvError> {
-    use std::os::unix::process::CommandExt;
     let (mut reader, writer) = std::io::pipe().map_err(|e| EnvError(format!("pipe: {e}")))?;
     let writer2 = writer.try_clone().map_err(|e| EnvError(format!("pipe: {e}")))?;
     cmd.stdout(writer).stderr(writer2).stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
-    cmd.process_group(0);
     let mut child = cmd.spawn().map_err(|e| EnvError(format!("could not start `{:?}`: {e}", cmd.get_program())))?;
     // the parent's copies of the write end must go, or the reader never sees end of file
     drop(cmd);
@@ -155,14 +159,17 @@ fn kill_group(pgid: i32) {
 // Local runtime.
 // ------------------------------------------------------------------------------------------------
 
-/// How the local runtime keeps commands off the network.
+/// How the local runtime contains the commands it runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Isolation {
-    /// A new user and network namespace (`unshare -rn`): works unprivileged where allowed.
+    /// A bubblewrap sandbox ([`crate::sandbox`]): only `/usr`, the repository at `/testbed` and
+    /// the episode's own `/tmp` and home are visible; no network; own PID namespace.
+    Sandbox,
+    /// No bubblewrap: a new user and network namespace (`unshare -rn`), unprivileged.
     UserAndNetwork,
-    /// A new network namespace (`unshare -n`), for a privileged user.
+    /// No bubblewrap: a new network namespace (`unshare -n`), for a privileged user.
     Network,
-    /// The OS allows neither; commands can reach the network.
+    /// The OS allows none of these; commands can reach the network.
     None,
 }
 
@@ -171,6 +178,9 @@ impl Isolation {
     pub fn probe() -> Isolation {
         static PROBED: OnceLock<Isolation> = OnceLock::new();
         *PROBED.get_or_init(|| {
+            if crate::sandbox::availability().usable() {
+                return Isolation::Sandbox;
+            }
             let works = |args: &[&str]| {
                 Command::new("unshare").args(args).arg("true").stdout(Stdio::null()).stderr(Stdio::null()).status().map(|s| s.success()).unwrap_or(false)
             };
@@ -188,13 +198,13 @@ impl Isolation {
         match self {
             Isolation::UserAndNetwork => &["unshare", "-rn"],
             Isolation::Network => &["unshare", "-n"],
-            Isolation::None => &[],
+            Isolation::Sandbox | Isolation::None => &[],
         }
     }
 }
 
 /// The directory of the real `python3` (not a version-manager shim, which costs a start-up per
-/// call), put first on the runtime's `PATH`.
+/// call), put first on the runtime's `PATH` when commands run outside a sandbox.
 fn python_dir() -> Option<PathBuf> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -209,12 +219,20 @@ fn python_dir() -> Option<PathBuf> {
     .clone()
 }
 
-static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
+/// The Python a sandbox runs (the system's, else the one on `PATH` with its prefix bound).
+fn sandbox_python() -> Option<crate::sandbox::Interpreter> {
+    static PY: OnceLock<Option<crate::sandbox::Interpreter>> = OnceLock::new();
+    PY.get_or_init(|| crate::sandbox::interpreter(None).ok()).clone()
+}
 
-/// A temporary copy of a repository: `<tmp>/harness-s-swe-*/testbed` plus `home/` and `tmp/`
-/// beside it. Everything is removed on drop.
+/// Disk a workspace may use (the repository, its home and temporary folder together); past it
+/// the episode ends. A single file is capped lower by the kernel (RLIMIT_FSIZE).
+pub const DISK_QUOTA: u64 = 2 << 30;
+
+/// A temporary copy of a repository: `testbed/`, `home/` and `tmp/` in a folder under the
+/// workbench's scratch root. Everything is removed on drop.
 pub struct LocalRuntime {
-    root: PathBuf,
+    dir: ScratchDir,
     repo: PathBuf,
     isolation: Isolation,
 }
@@ -222,34 +240,42 @@ pub struct LocalRuntime {
 impl LocalRuntime {
     /// Copy `source` (skipping `.git` and Python caches) into a fresh temporary folder.
     pub fn from_dir(source: &Path) -> Result<LocalRuntime, EnvError> {
-        let rt = Self::empty()?;
-        copy_tree(source, &rt.repo, false).map_err(|e| EnvError(format!("copying {} into the runtime: {e}", source.display())))?;
-        Ok(rt)
+        Self::filled(|repo| copy_tree(source, repo, false).map_err(|e| EnvError(format!("copying {} into the runtime: {e}", source.display()))))
     }
 
     /// A fresh copy of another runtime's repository, its git history included.
     pub fn copy_of(other: &LocalRuntime) -> Result<LocalRuntime, EnvError> {
-        let rt = Self::empty()?;
-        copy_tree(&other.repo, &rt.repo, true).map_err(|e| EnvError(format!("copying {} into the runtime: {e}", other.repo.display())))?;
-        Ok(rt)
+        Self::filled(|repo| copy_tree(&other.repo, repo, true).map_err(|e| EnvError(format!("copying {} into the runtime: {e}", other.repo.display()))))
     }
 
     /// An empty repository folder.
     pub fn empty() -> Result<LocalRuntime, EnvError> {
-        sweep_abandoned();
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
-        let name = format!("harness-s-swe-{}-{}-{nanos}", std::process::id(), NEXT_DIR.fetch_add(1, Ordering::Relaxed));
-        let root = std::env::temp_dir().join(name);
-        let repo = root.join("testbed");
-        for d in [&repo, &root.join("home"), &root.join("tmp")] {
+        Self::filled(|_| Ok(()))
+    }
+
+    fn filled(fill: impl FnOnce(&Path) -> Result<(), EnvError>) -> Result<LocalRuntime, EnvError> {
+        let dir = ScratchDir::new("swe").map_err(|e| EnvError(format!("creating a scratch folder: {e}")))?;
+        let repo = dir.path().join("testbed");
+        for d in [&repo, &dir.path().join("home"), &dir.path().join("tmp")] {
             std::fs::create_dir_all(d).map_err(|e| EnvError(format!("creating {}: {e}", d.display())))?;
         }
-        Ok(LocalRuntime { root, repo, isolation: Isolation::probe() })
+        fill(&repo)?;
+        let isolation = Isolation::probe();
+        if isolation == Isolation::Sandbox {
+            crate::sandbox::hand_over(dir.path()).map_err(|e| EnvError(format!("giving {} to the sandbox user: {e}", dir.path().display())))?;
+        }
+        Ok(LocalRuntime { dir, repo, isolation })
+    }
+
+    /// Take the folder back from the sandbox's user and close it to everyone else: after this
+    /// no sandbox can write it, even outside its namespace (a pristine template).
+    pub fn seal(&self) -> Result<(), EnvError> {
+        crate::sandbox::take_back(self.dir.path()).map_err(|e| EnvError(format!("sealing {}: {e}", self.dir.path().display())))
     }
 
     /// The temporary folder holding the copy (for tests and cleanup checks).
     pub fn root(&self) -> &Path {
-        &self.root
+        self.dir.path()
     }
 
     pub fn repo(&self) -> &Path {
@@ -260,38 +286,78 @@ impl LocalRuntime {
         self.isolation
     }
 
+    /// Bytes the workspace holds (files and links, not following links).
+    pub fn disk_usage(&self) -> u64 {
+        fn walk(p: &Path) -> u64 {
+            let Ok(m) = std::fs::symlink_metadata(p) else { return 0 };
+            if m.is_dir() {
+                std::fs::read_dir(p).map(|rd| rd.flatten().map(|e| walk(&e.path())).sum()).unwrap_or(0)
+            } else {
+                m.len()
+            }
+        }
+        walk(self.dir.path())
+    }
+
     fn to_real(&self, command: &str) -> String {
         command.replace(REPO_ROOT, &self.repo.display().to_string())
     }
 
     fn to_shown(&self, output: &str) -> String {
-        output.replace(&self.repo.display().to_string(), REPO_ROOT).replace(&self.root.display().to_string(), "")
+        output.replace(&self.repo.display().to_string(), REPO_ROOT).replace(&self.dir.path().display().to_string(), "")
     }
-}
 
-impl Drop for LocalRuntime {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
-    }
-}
-
-/// Remove the folders of runtimes whose process is gone (a killed run cannot clean up after
-/// itself), once per process.
-fn sweep_abandoned() {
-    static SWEPT: OnceLock<()> = OnceLock::new();
-    SWEPT.get_or_init(|| {
-        let Ok(rd) = std::fs::read_dir(std::env::temp_dir()) else { return };
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            let Some(pid) = name.strip_prefix("harness-s-swe-").and_then(|r| r.split('-').next()).and_then(|p| p.parse::<i32>().ok()) else { continue };
-            // SAFETY: kill(2) with signal 0 only checks that the process exists.
-            let alive = unsafe { libc::kill(pid, 0) } == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-            if !alive {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
+    fn sandboxed(&self, command: &str, limits: &Limits) -> Result<Command, EnvError> {
+        let mut spec = crate::sandbox::SandboxSpec::new(REPO_ROOT)
+            .mount(&self.repo, REPO_ROOT, true)
+            .mount(self.dir.path().join("home"), "/home/agent", true);
+        spec.tmp = Some(self.dir.path().join("tmp"));
+        if let Some(py) = sandbox_python() {
+            spec = spec.interpreter(&py);
         }
-    });
+        for (k, v) in [("HOME", "/home/agent"), ("TMPDIR", "/tmp"), ("USER", "agent")] {
+            spec.set_env(k, v);
+        }
+        for (k, v) in COMMON_ENV {
+            spec.set_env(k, v);
+        }
+        spec.limits = ResourceLimits::command(limits.timeout.as_secs().max(1));
+        spec.command(&["bash", "-c", command]).map_err(|e| EnvError(e.to_string()))
+    }
+
+    fn unsandboxed(&self, command: &str, limits: &Limits) -> Command {
+        let prefix = self.isolation.prefix();
+        let mut cmd = match prefix.split_first() {
+            Some((p, rest)) => {
+                let mut c = Command::new(p);
+                c.args(rest).arg("bash");
+                c
+            }
+            None => Command::new("bash"),
+        };
+        cmd.arg("-c").arg(self.to_real(command)).current_dir(&self.repo).env_clear();
+        let mut path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+        if let Some(py) = python_dir() {
+            path = format!("{}:{path}", py.display());
+        }
+        cmd.env("PATH", path).env("HOME", self.dir.path().join("home")).env("TMPDIR", self.dir.path().join("tmp"));
+        for (k, v) in COMMON_ENV {
+            cmd.env(k, v);
+        }
+        crate::sandbox::contain(&mut cmd, Some(ResourceLimits::command(limits.timeout.as_secs().max(1))), None);
+        cmd
+    }
 }
+
+/// The environment every command gets besides `PATH`, `HOME` and `TMPDIR`.
+const COMMON_ENV: &[(&str, &str)] = &[
+    ("LANG", "C.UTF-8"),
+    ("PYTHONDONTWRITEBYTECODE", "1"),
+    ("PYTHONHASHSEED", "0"),
+    ("GIT_CONFIG_NOSYSTEM", "1"),
+    ("GIT_CONFIG_GLOBAL", "/dev/null"),
+    ("TERM", "dumb"),
+];
 
 fn copy_tree(from: &Path, to: &Path, with_git: bool) -> std::io::Result<()> {
     let mut entries: Vec<_> = std::fs::read_dir(from)?.collect::<Result<_, _>>()?;
@@ -302,6 +368,7 @@ fn copy_tree(from: &Path, to: &Path, with_git: bool) -> std::io::Result<()> {
         if (n == ".git" && !with_git) || n == "__pycache__" || n.ends_with(".pyc") {
             continue;
         }
+        // links are not followed (nor copied): a link the agent planted never reads the host
         let ty = e.file_type()?;
         let target = to.join(&name);
         if ty.is_dir() {
@@ -317,29 +384,11 @@ fn copy_tree(from: &Path, to: &Path, with_git: bool) -> std::io::Result<()> {
 
 impl Runtime for LocalRuntime {
     fn exec(&mut self, command: &str, stdin: Option<&[u8]>, limits: &Limits) -> Result<ExecOutput, EnvError> {
-        let prefix = self.isolation.prefix();
-        let mut cmd = match prefix.split_first() {
-            Some((p, rest)) => {
-                let mut c = Command::new(p);
-                c.args(rest).arg("bash");
-                c
-            }
-            None => Command::new("bash"),
-        };
-        cmd.arg("-c").arg(self.to_real(command)).current_dir(&self.repo).env_clear();
-        let mut path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
-        if let Some(py) = python_dir() {
-            path = format!("{}:{path}", py.display());
+        if self.isolation == Isolation::Sandbox {
+            let cmd = self.sandboxed(command, limits)?;
+            return run_process(cmd, stdin, limits);
         }
-        cmd.env("PATH", path)
-            .env("HOME", self.root.join("home"))
-            .env("TMPDIR", self.root.join("tmp"))
-            .env("LANG", "C.UTF-8")
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .env("PYTHONHASHSEED", "0")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("TERM", "dumb");
+        let cmd = self.unsandboxed(command, limits);
         let mut out = run_process(cmd, stdin, limits)?;
         out.output = self.to_shown(&out.output);
         Ok(out)
@@ -347,9 +396,14 @@ impl Runtime for LocalRuntime {
 
     fn describe(&self) -> String {
         match self.isolation {
+            Isolation::Sandbox => "local (bubblewrap sandbox)".into(),
             Isolation::None => "local (no network isolation available)".into(),
-            _ => "local (network isolated)".into(),
+            _ => "local (network isolated, no sandbox)".into(),
         }
+    }
+
+    fn disk_usage(&self) -> Option<u64> {
+        Some(LocalRuntime::disk_usage(self))
     }
 }
 
@@ -433,8 +487,11 @@ impl ContainerConfig {
 fn command_of(argv: &[String]) -> Command {
     let mut c = Command::new(&argv[0]);
     c.args(&argv[1..]);
+    crate::sandbox::contain(&mut c, None, None);
     c
 }
+
+static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
 
 /// A running container of an instance's image.
 pub struct ContainerRuntime {

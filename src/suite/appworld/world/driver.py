@@ -6,8 +6,13 @@ import ast, builtins, io, json, linecache, sys, traceback
 
 _IN, _OUT = sys.stdin, sys.stdout
 ALLOWED_MODULES = {"math", "re", "json", "datetime", "collections", "itertools", "functools", "statistics", "string", "random", "decimal", "fractions", "operator", "copy", "typing", "dataclasses", "calendar", "time"}
-BLOCKED_NAMES = {"open", "exec", "eval", "compile", "__import__", "globals", "locals", "vars", "breakpoint", "input", "exit", "quit", "help", "memoryview", "__builtins__", "__loader__", "__spec__"}
-BLOCKED_ATTRS = {"__class__", "__subclasses__", "__globals__", "__bases__", "__mro__", "__code__", "__builtins__", "__dict__", "__getattribute__", "f_globals", "f_locals", "gi_frame", "tb_frame"}
+BLOCKED_NAMES = {"open", "exec", "eval", "compile", "__import__", "globals", "locals", "vars", "breakpoint", "input", "exit", "quit", "help", "memoryview", "getattr", "setattr", "delattr", "__builtins__", "__loader__", "__spec__"}
+# attributes that reach frames, or look names up or evaluate text by string (a way round this check)
+BLOCKED_ATTRS = {"f_globals", "f_locals", "f_back", "gi_frame", "gi_code", "cr_frame", "ag_frame", "tb_frame", "tb_next",
+                 "attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "Formatter", "get_field"}
+# private and dunder attributes are refused (`print.__self__`, `random._os`, `x.__class__`) but for
+# these few, which reach nothing
+ALLOWED_PRIVATE_ATTRS = {"__init__", "__name__", "__doc__", "__len__", "__str__", "__repr__"}
 
 
 def send(msg):
@@ -65,9 +70,13 @@ def unsafe(tree):
             bad = sorted({n.split(".")[0] for n in names if n.split(".")[0] not in ALLOWED_MODULES})
             if bad:
                 return "Usage of the following module(s) is not allowed: " + ", ".join(bad) + "."
+            if isinstance(node, ast.ImportFrom):
+                names = [a.name for a in node.names if a.name in BLOCKED_ATTRS or a.name.startswith("_")]
+                if names:
+                    return "Usage of the following name(s) is not allowed: " + ", ".join(names) + "."
         elif isinstance(node, ast.Name) and node.id in BLOCKED_NAMES:
             return f"Usage of the following function or name is not allowed: {node.id}."
-        elif isinstance(node, ast.Attribute) and node.attr in BLOCKED_ATTRS:
+        elif isinstance(node, ast.Attribute) and (node.attr in BLOCKED_ATTRS or (node.attr.startswith("_") and node.attr not in ALLOWED_PRIVATE_ATTRS)):
             return f"Usage of the following attribute is not allowed: {node.attr}."
     return None
 

@@ -4,8 +4,10 @@
 //! AppWorld. Each `apis.<app>.<api>(**kwargs)` comes back to the workbench as a JSON line and is
 //! answered from the episode's [`World`]. A cell that runs past the time limit gets its process
 //! killed (a fresh one starts for the next cell; the apps' state lives in the workbench and is
-//! kept). Unsafe code (imports outside a small allow-list such as os, subprocess or socket;
-//! `open`, `eval`, `exec`, `__import__`; dunder escapes) is refused before it runs.
+//! kept). The runner lives in the workbench's sandbox ([`crate::sandbox`]: no host files, no
+//! network, its own PID namespace, kernel limits), and as a first line unsafe code (imports
+//! outside a small allow-list such as os, subprocess or socket; `open`, `eval`, `exec`,
+//! `getattr`, `__import__`; private and dunder attributes) is refused before it runs.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -15,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::apps::World;
+use crate::sandbox::{ResourceLimits, SandboxSpec};
 
 /// The Python side of the runner.
 pub const DRIVER: &str = include_str!("driver.py");
@@ -28,17 +31,31 @@ struct Process {
     lines: Receiver<String>,
 }
 
+/// Kernel limits of the runner: generous for an episode of API calls, tight for anything else.
+fn runner_limits() -> ResourceLimits {
+    ResourceLimits { cpu_seconds: 300, address_space: 2 << 30, file_size: 16 << 20, open_files: 256, processes: 32 }
+}
+
 impl Process {
     fn start(python: &str) -> Result<Process, String> {
-        let dir = std::env::temp_dir();
-        let mut cmd = Command::new(python);
-        cmd.arg("-I").arg("-c").arg(DRIVER).current_dir(dir).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).env_clear();
-        #[cfg(unix)]
-        {
-            // its own process group: a Ctrl-C meant for the workbench does not reach it
-            use std::os::unix::process::CommandExt;
-            cmd.process_group(0);
-        }
+        let mut cmd = if crate::sandbox::availability().usable() {
+            // the runner sees the system's /usr, its interpreter and a private 64 MiB /tmp: no
+            // host files, no network, no other process
+            let interp = crate::sandbox::interpreter(Some(python)).map_err(|e| e.to_string())?;
+            let mut spec = SandboxSpec::new("/tmp").interpreter(&interp);
+            spec.limits = runner_limits();
+            spec.command(&[&interp.program, "-I", "-c", DRIVER]).map_err(|e| e.to_string())?
+        } else {
+            // no bubblewrap: the built-in policy's code keeps process-level limits; a model's
+            // code was refused before the run started unless the user allowed this
+            let mut c = Command::new(python);
+            c.arg("-I").arg("-c").arg(DRIVER).current_dir(std::env::temp_dir()).env_clear();
+            crate::sandbox::contain(&mut c, Some(runner_limits()), None);
+            c
+        };
+        // contained children lead their own process group: a Ctrl-C meant for the workbench does
+        // not reach them, and they die with it
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
         let mut child = cmd.spawn().map_err(|e| format!("cannot start `{python}`: {e}"))?;
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let stdout = child.stdout.take().ok_or("no stdout")?;
@@ -58,8 +75,12 @@ impl Process {
     }
 
     fn kill(&mut self) {
-        // cells cannot start processes (os and subprocess are refused), so the runner is the
-        // only process to stop
+        // in a sandbox, killing bwrap takes down the sandbox's PID namespace with everything a
+        // cell may have started; without one, the runner's process group goes
+        // SAFETY: kill(2) on the runner's own process group; no memory is touched.
+        unsafe {
+            libc::kill(-(self.child.id() as i32), libc::SIGKILL);
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -1,0 +1,88 @@
+//! Every child the workbench starts dies with it and carries kernel-enforced limits.
+//!
+//! [`contain`] arranges, in the forked child just before `exec`:
+//! - `PR_SET_PDEATHSIG = SIGKILL`: the kernel kills the child when the thread that started it
+//!   ends, which includes the workbench being killed with SIGKILL. (The signal follows the
+//!   starting *thread*: children are started from threads that wait for them.)
+//! - its own process group, so a kill reaches everything it started that stayed in the group;
+//! - resource limits ([`ResourceLimits`]): CPU seconds, address space, file size, open files and
+//!   no core dumps, enforced by the kernel whether or not the workbench is still watching;
+//! - optionally, a switch to an unprivileged user (see [`super::sandbox_user`]).
+
+use std::process::Command;
+
+/// Kernel resource limits of a child and everything it starts (each process has its own
+/// counters; `processes` counts the processes of the sandbox's user).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResourceLimits {
+    /// RLIMIT_CPU: CPU seconds per process (SIGKILL past the hard limit).
+    pub cpu_seconds: u64,
+    /// RLIMIT_AS: bytes of address space per process.
+    pub address_space: u64,
+    /// RLIMIT_FSIZE: bytes of the largest file a process may write.
+    pub file_size: u64,
+    /// RLIMIT_NOFILE: open descriptors per process.
+    pub open_files: u64,
+    /// RLIMIT_NPROC inside a sandbox: processes of the sandbox's user (fork bombs stop here).
+    pub processes: u64,
+}
+
+impl ResourceLimits {
+    /// Limits for a command an agent runs in a repository (tests included).
+    pub fn command(timeout_secs: u64) -> ResourceLimits {
+        ResourceLimits { cpu_seconds: timeout_secs + 5, address_space: 4 << 30, file_size: 512 << 20, open_files: 1024, processes: 256 }
+    }
+}
+
+/// A user and group to switch to before `exec` (only root can).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwitchUser {
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// Make `cmd`'s child die with the workbench, lead its own process group, and run under
+/// `limits` (the process limit is left to the sandbox, which counts per sandbox) as `user`.
+pub fn contain(cmd: &mut Command, limits: Option<ResourceLimits>, user: Option<SwitchUser>) {
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0);
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the forked child before exec and calls only async-signal-safe
+    // functions (setgroups, setgid, setuid, prctl, getppid, setrlimit); it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            // the user first: a change of user clears the parent-death signal
+            if let Some(u) = user {
+                if libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(u.gid) != 0 || libc::setuid(u.uid) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // the parent may have died between fork and prctl: then nobody would kill us
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other("the workbench ended before the child started"));
+            }
+            if let Some(l) = limits {
+                let set = |resource: libc::__rlimit_resource_t, v: u64| {
+                    let r = libc::rlimit { rlim_cur: v as libc::rlim_t, rlim_max: v as libc::rlim_t };
+                    if libc::setrlimit(resource, &r) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                };
+                // the hard CPU limit a few seconds past the soft one: SIGXCPU first, then SIGKILL
+                let cpu = libc::rlimit { rlim_cur: l.cpu_seconds as libc::rlim_t, rlim_max: (l.cpu_seconds + 2) as libc::rlim_t };
+                if libc::setrlimit(libc::RLIMIT_CPU, &cpu) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                set(libc::RLIMIT_AS, l.address_space)?;
+                set(libc::RLIMIT_FSIZE, l.file_size)?;
+                set(libc::RLIMIT_NOFILE, l.open_files)?;
+                set(libc::RLIMIT_CORE, 0)?;
+            }
+            Ok(())
+        });
+    }
+}

@@ -1,0 +1,310 @@
+//! Containment for code a model wrote: the one sandbox both SWE-Gym's local runtime and the
+//! bundled AppWorld world's Python runner use.
+//!
+//! A sandboxed command runs under bubblewrap (`bwrap`) with:
+//! - a read-only view of the system's `/usr` (and `/lib`, `/bin` ... as links into it), the
+//!   interpreter's own prefix where it lives outside `/usr`, and `/etc/alternatives`; nothing
+//!   else of the host: no home, no project checkout, no datasets, no run store;
+//! - the episode's folders bound where the agent expects them (`/testbed`, `/tmp`), or a private
+//!   size-capped tmpfs;
+//! - new user, PID, network, IPC, UTS and cgroup namespaces (no network at all, and `/proc`
+//!   shows only the sandbox's own processes, so the workbench's environment and command line are
+//!   out of reach), `--new-session`, `--die-with-parent`, a cleared environment;
+//! - kernel resource limits ([`ResourceLimits`]), with the process count set inside the sandbox
+//!   (`prlimit`), where it counts the sandbox's processes only;
+//! - when the workbench runs as root, an unprivileged user ([`sandbox_user`]): root ignores
+//!   RLIMIT_NPROC, and a sandbox escape should not land as root.
+//!
+//! Killing `bwrap` (a time limit, the end of an episode, the workbench dying) kills the
+//! sandbox's PID 1 and with it every process in the sandbox, detached or not.
+//!
+//! Where bubblewrap is missing or does not work ([`availability`]), callers fall back to the
+//! isolation they had before (a process group, a network namespace where allowed, the same
+//! resource limits) — acceptable for the built-in policy, whose code is the workbench's own; for
+//! a model's code the workbench refuses unless the user allows it ([`require_for_model_code`]).
+
+pub mod child;
+pub mod scratch;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+pub use child::{contain, ResourceLimits, SwitchUser};
+pub use scratch::ScratchDir;
+
+/// The bubblewrap program (default `bwrap` on `PATH`).
+pub const ENV_BWRAP: &str = "HARNESS_S_BWRAP";
+
+/// The user a sandbox runs as when the workbench is root: `nobody`.
+pub const NOBODY: SwitchUser = SwitchUser { uid: 65534, gid: 65534 };
+
+/// Why a sandbox could not be used.
+#[derive(Clone, Debug, thiserror::Error, PartialEq)]
+pub enum SandboxError {
+    #[error(
+        "model-written code must run in a sandbox, and bubblewrap is not usable here: {0}. Install it (Debian/Ubuntu: \
+         apt-get install bubblewrap), or pass --unsafe-no-sandbox to run the model's code with only process-level limits"
+    )]
+    Unavailable(String),
+    #[error("preparing the sandbox: {0}")]
+    Setup(String),
+}
+
+/// Whether bubblewrap works on this machine, probed once per process.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Availability {
+    Bubblewrap(Bubblewrap),
+    /// Why not (not installed, user namespaces disabled, ...).
+    Missing(String),
+}
+
+/// A working bubblewrap and the options this version knows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bubblewrap {
+    pub program: PathBuf,
+    /// `--disable-userns` (0.8): no nested user namespaces inside.
+    pub disable_userns: bool,
+    /// `--size` for a tmpfs (0.8).
+    pub tmpfs_size: bool,
+}
+
+impl Availability {
+    pub fn usable(&self) -> bool {
+        matches!(self, Availability::Bubblewrap(_))
+    }
+}
+
+/// The user sandboxes run as: `nobody` when the workbench is root, else the workbench's own
+/// user (unprivileged already).
+pub fn sandbox_user() -> Option<SwitchUser> {
+    // SAFETY: geteuid(2) cannot fail and touches no memory.
+    (unsafe { libc::geteuid() } == 0).then_some(NOBODY)
+}
+
+/// Probe bubblewrap once: run a minimal sandbox, as the sandbox's user, that must come up.
+pub fn availability() -> &'static Availability {
+    static PROBED: OnceLock<Availability> = OnceLock::new();
+    PROBED.get_or_init(|| {
+        let program = std::env::var(ENV_BWRAP).ok().filter(|p| !p.trim().is_empty()).unwrap_or_else(|| "bwrap".into());
+        let help = match Command::new(&program).arg("--help").stdin(Stdio::null()).output() {
+            Ok(out) => String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Availability::Missing(format!("`{program}` is not installed")),
+            Err(e) => return Availability::Missing(format!("`{program}` could not start: {e}")),
+        };
+        let bw = Bubblewrap { program: PathBuf::from(&program), disable_userns: help.contains("--disable-userns"), tmpfs_size: help.contains("--size") };
+        let mut cmd = SandboxSpec::new("/").sandboxed(&bw, &["/usr/bin/true"]);
+        cmd.stdout(Stdio::null()).stderr(Stdio::piped()).stdin(Stdio::null());
+        match cmd.output() {
+            Ok(out) if out.status.success() => Availability::Bubblewrap(bw),
+            Ok(out) => Availability::Missing(format!("`{program}` cannot make a sandbox here: {}", String::from_utf8_lossy(&out.stderr).trim())),
+            Err(e) => Availability::Missing(format!("`{program}` could not start: {e}")),
+        }
+    })
+}
+
+static ALLOW_UNSANDBOXED: AtomicBool = AtomicBool::new(false);
+
+/// The user passed `--unsafe-no-sandbox`: model-written code may run without bubblewrap.
+pub fn allow_unsandboxed(allow: bool) {
+    ALLOW_UNSANDBOXED.store(allow, Ordering::SeqCst);
+}
+
+pub fn unsandboxed_allowed() -> bool {
+    ALLOW_UNSANDBOXED.load(Ordering::SeqCst)
+}
+
+/// Before running a model's code: Ok when bubblewrap works or the user allowed running without
+/// it; otherwise the error says what to install and which flag overrides.
+pub fn require_for_model_code() -> Result<(), SandboxError> {
+    match availability() {
+        Availability::Bubblewrap(_) => Ok(()),
+        Availability::Missing(why) if !unsandboxed_allowed() => Err(SandboxError::Unavailable(why.clone())),
+        Availability::Missing(why) => {
+            static WARNED: OnceLock<()> = OnceLock::new();
+            WARNED.get_or_init(|| tracing::warn!("running model-written code without a sandbox (--unsafe-no-sandbox): {why}"));
+            Ok(())
+        }
+    }
+}
+
+/// A Python interpreter as a sandbox sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interpreter {
+    /// The program inside the sandbox.
+    pub program: String,
+    /// Its installation prefix, bound read-only, when it lives outside `/usr`.
+    pub prefix: Option<PathBuf>,
+}
+
+impl Interpreter {
+    /// The folder of the program, to put first on `PATH`.
+    pub fn bin_dir(&self) -> String {
+        Path::new(&self.program).parent().map(|p| p.display().to_string()).unwrap_or_else(|| "/usr/bin".into())
+    }
+}
+
+/// The Python a sandbox runs: `python` if given (a path or a name on `PATH`), else the system's
+/// `/usr/bin/python3` when present, else the first `python3` on `PATH`.
+pub fn interpreter(python: Option<&str>) -> Result<Interpreter, SandboxError> {
+    let wanted = python.map(str::trim).filter(|p| !p.is_empty() && *p != "python3");
+    if wanted.is_none() && Path::new("/usr/bin/python3").exists() {
+        return Ok(Interpreter { program: "/usr/bin/python3".into(), prefix: None });
+    }
+    let name = wanted.unwrap_or("python3");
+    let out = Command::new(name)
+        .args(["-I", "-c", "import os, sys; print(os.path.realpath(sys.executable)); print(os.path.realpath(sys.prefix))"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| SandboxError::Setup(format!("cannot start `{name}`: {e}")))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let (Some(exe), Some(prefix)) = (lines.next(), lines.next()) else {
+        return Err(SandboxError::Setup(format!("`{name}` did not say where it is installed")));
+    };
+    let prefix = PathBuf::from(prefix);
+    let inside_usr = prefix.starts_with("/usr");
+    Ok(Interpreter { program: exe.to_string(), prefix: (!inside_usr).then_some(prefix) })
+}
+
+/// A host folder shown inside the sandbox.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mount {
+    pub host: PathBuf,
+    pub inside: String,
+    pub writable: bool,
+}
+
+/// What one sandboxed command sees and may use.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SandboxSpec {
+    pub mounts: Vec<Mount>,
+    /// `/tmp`: a host folder, or (None) a private tmpfs of `tmp_size` bytes.
+    pub tmp: Option<PathBuf>,
+    pub tmp_size: u64,
+    /// The working directory inside.
+    pub cwd: String,
+    /// The whole environment (nothing of the workbench's own is passed).
+    pub env: Vec<(String, String)>,
+    pub limits: ResourceLimits,
+}
+
+impl SandboxSpec {
+    /// Nothing bound but the system, a private 64 MiB `/tmp`, `cwd` as the working directory,
+    /// `PATH=/usr/bin:/bin`, command limits of 60 s.
+    pub fn new(cwd: &str) -> SandboxSpec {
+        SandboxSpec {
+            mounts: Vec::new(),
+            tmp: None,
+            tmp_size: 64 << 20,
+            cwd: cwd.to_string(),
+            env: vec![("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()), ("LANG".into(), "C.UTF-8".into())],
+            limits: ResourceLimits::command(60),
+        }
+    }
+
+    pub fn mount(mut self, host: impl Into<PathBuf>, inside: &str, writable: bool) -> Self {
+        self.mounts.push(Mount { host: host.into(), inside: inside.to_string(), writable });
+        self
+    }
+
+    /// Show `interp`'s prefix (read-only) and put its folder first on `PATH`.
+    pub fn interpreter(mut self, interp: &Interpreter) -> Self {
+        if let Some(p) = &interp.prefix {
+            self.mounts.push(Mount { host: p.clone(), inside: p.display().to_string(), writable: false });
+        }
+        let bin = interp.bin_dir();
+        self.set_env("PATH", &format!("{bin}:/usr/local/bin:/usr/bin:/bin"));
+        self
+    }
+
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_string(), value.to_string()));
+    }
+
+    /// The bubblewrap command line for `argv`, with the limits and (as root) the unprivileged
+    /// user set in the child.
+    fn sandboxed(&self, bw: &Bubblewrap, argv: &[&str]) -> Command {
+        let mut c = Command::new(&bw.program);
+        c.args(["--ro-bind", "/usr", "/usr"]);
+        for (link, target) in [("/lib", "usr/lib"), ("/lib64", "usr/lib64"), ("/bin", "usr/bin"), ("/sbin", "usr/sbin")] {
+            if Path::new(link).exists() {
+                c.args(["--symlink", target, link]);
+            }
+        }
+        c.args(["--ro-bind-try", "/etc/alternatives", "/etc/alternatives"]);
+        c.args(["--proc", "/proc", "--dev", "/dev"]);
+        match &self.tmp {
+            Some(host) => {
+                c.arg("--bind").arg(host).arg("/tmp");
+            }
+            None => {
+                if bw.tmpfs_size {
+                    c.args(["--size", &self.tmp_size.to_string()]);
+                }
+                c.args(["--tmpfs", "/tmp"]);
+            }
+        }
+        for m in &self.mounts {
+            c.arg(if m.writable { "--bind" } else { "--ro-bind" }).arg(&m.host).arg(&m.inside);
+        }
+        c.args(["--chdir", &self.cwd]);
+        c.args(["--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]);
+        if bw.disable_userns {
+            c.arg("--disable-userns");
+        }
+        for (k, v) in &self.env {
+            c.args(["--setenv", k, v]);
+        }
+        c.arg("--");
+        // the process limit is set inside, where it counts this sandbox's processes only
+        if Path::new("/usr/bin/prlimit").exists() {
+            c.args(["/usr/bin/prlimit", &format!("--nproc={}", self.limits.processes), "--"]);
+        }
+        c.args(argv);
+        contain(&mut c, Some(self.limits), sandbox_user());
+        c
+    }
+
+    /// `argv` in a sandbox. Errors when bubblewrap is not usable; the caller decides the
+    /// fallback.
+    pub fn command(&self, argv: &[&str]) -> Result<Command, SandboxError> {
+        match availability() {
+            Availability::Bubblewrap(bw) => Ok(self.sandboxed(bw, argv)),
+            Availability::Missing(why) => Err(SandboxError::Unavailable(why.clone())),
+        }
+    }
+}
+
+/// Give a folder (recursively, links not followed) to the sandbox's user, so a sandbox running
+/// as `nobody` can write its own work folder. Nothing to do when the workbench is not root.
+pub fn hand_over(path: &Path) -> std::io::Result<()> {
+    let Some(user) = sandbox_user() else { return Ok(()) };
+    chown_tree(path, user.uid, user.gid)
+}
+
+/// Take a folder back from the sandbox's user (the reverse of [`hand_over`]) and close its top
+/// to everyone else.
+pub fn take_back(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    if sandbox_user().is_some() {
+        // SAFETY: geteuid/getegid cannot fail and touch no memory.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        chown_tree(path, uid, gid)?;
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+}
+
+fn chown_tree(path: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
+    std::os::unix::fs::lchown(path, Some(uid), Some(gid))?;
+    let meta = std::fs::symlink_metadata(path)?;
+    if meta.is_dir() {
+        for e in std::fs::read_dir(path)? {
+            chown_tree(&e?.path(), uid, gid)?;
+        }
+    }
+    Ok(())
+}
