@@ -229,6 +229,9 @@ impl SandboxSpec {
     /// user set in the child.
     fn sandboxed(&self, bw: &Bubblewrap, argv: &[&str]) -> Command {
         let mut c = Command::new(&bw.program);
+        // bwrap's own processes (the sandbox's PID 1 among them, whose /proc/1/environ the
+        // sandbox can read) get no environment: the workbench's API keys stay outside
+        c.env_clear();
         c.args(["--ro-bind", "/usr", "/usr"]);
         for (link, target) in [("/lib", "usr/lib"), ("/lib64", "usr/lib64"), ("/bin", "usr/bin"), ("/sbin", "usr/sbin")] {
             if Path::new(link).exists() {
@@ -252,7 +255,7 @@ impl SandboxSpec {
             c.arg(if m.writable { "--bind" } else { "--ro-bind" }).arg(&m.host).arg(&m.inside);
         }
         c.args(["--chdir", &self.cwd]);
-        c.args(["--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]);
+        c.args(["--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]);
         if bw.disable_userns {
             c.arg("--disable-userns");
         }

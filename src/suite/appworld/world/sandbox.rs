@@ -36,23 +36,30 @@ fn runner_limits() -> ResourceLimits {
     ResourceLimits { cpu_seconds: 300, address_space: 2 << 30, file_size: 16 << 20, open_files: 256, processes: 32 }
 }
 
+/// The command that starts a contained Python running `args` (`-c <code>`, ...): in the sandbox
+/// where bubblewrap works (the system's /usr, the interpreter and a private 64 MiB /tmp: no host
+/// files, no network, no other process), else with process-level limits only.
+pub fn contained_python(python: &str, args: &[&str]) -> Result<Command, String> {
+    if crate::sandbox::availability().usable() {
+        let interp = crate::sandbox::interpreter(Some(python)).map_err(|e| e.to_string())?;
+        let mut spec = SandboxSpec::new("/tmp").interpreter(&interp);
+        spec.limits = runner_limits();
+        let mut argv = vec![interp.program.as_str()];
+        argv.extend_from_slice(args);
+        spec.command(&argv).map_err(|e| e.to_string())
+    } else {
+        // no bubblewrap: the built-in policy's code keeps process-level limits; a model's code
+        // was refused before the run started unless the user allowed this
+        let mut c = Command::new(python);
+        c.args(args).current_dir(std::env::temp_dir()).env_clear();
+        crate::sandbox::contain(&mut c, Some(runner_limits()), None);
+        Ok(c)
+    }
+}
+
 impl Process {
     fn start(python: &str) -> Result<Process, String> {
-        let mut cmd = if crate::sandbox::availability().usable() {
-            // the runner sees the system's /usr, its interpreter and a private 64 MiB /tmp: no
-            // host files, no network, no other process
-            let interp = crate::sandbox::interpreter(Some(python)).map_err(|e| e.to_string())?;
-            let mut spec = SandboxSpec::new("/tmp").interpreter(&interp);
-            spec.limits = runner_limits();
-            spec.command(&[&interp.program, "-I", "-c", DRIVER]).map_err(|e| e.to_string())?
-        } else {
-            // no bubblewrap: the built-in policy's code keeps process-level limits; a model's
-            // code was refused before the run started unless the user allowed this
-            let mut c = Command::new(python);
-            c.arg("-I").arg("-c").arg(DRIVER).current_dir(std::env::temp_dir()).env_clear();
-            crate::sandbox::contain(&mut c, Some(runner_limits()), None);
-            c
-        };
+        let mut cmd = contained_python(python, &["-I", "-c", DRIVER])?;
         // contained children lead their own process group: a Ctrl-C meant for the workbench does
         // not reach them, and they die with it
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
