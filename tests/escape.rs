@@ -114,8 +114,10 @@ fn appworld_filter_refuses_the_known_escapes_and_the_episode_goes_on() {
 /// Run Python in the AppWorld runner's sandbox with no filter at all: what code that got past the
 /// filter could do.
 fn sandboxed_python(code: &str, timeout: Duration) -> ExecOutput {
-    let cmd = contained_python("python3", &["-I", "-c", code]).expect("the runner's command");
-    run_process(cmd, None, &Limits { timeout, max_output: 1 << 20 }).expect("the sandbox starts")
+    let (cmd, lifeline) = contained_python("python3", &["-I", "-c", code]).expect("the runner's command");
+    let out = run_process(cmd, None, &Limits { timeout, max_output: 1 << 20 }).expect("the sandbox starts");
+    drop(lifeline);
+    out
 }
 
 #[test]

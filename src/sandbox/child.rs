@@ -44,11 +44,18 @@ pub struct SwitchUser {
 /// Make `cmd`'s child die with the workbench, lead its own process group, and run under
 /// `limits` (the process limit is left to the sandbox, which counts per sandbox) as `user`.
 pub fn contain(cmd: &mut Command, limits: Option<ResourceLimits>, user: Option<SwitchUser>) {
+    contain_with(cmd, limits, user, libc::SIGKILL, None)
+}
+
+/// [`contain`] with the signal the child gets when the workbench dies (a supervisor that must
+/// act on it takes SIGTERM) and a descriptor to hand to the child open (the sandbox's lifeline).
+pub(crate) fn contain_with(cmd: &mut Command, limits: Option<ResourceLimits>, user: Option<SwitchUser>, death_signal: libc::c_int, keep_fd: Option<libc::c_int>) {
     use std::os::unix::process::CommandExt;
     cmd.process_group(0);
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the forked child before exec and calls only async-signal-safe
-    // functions (setgroups, setgid, setuid, prctl, getppid, setrlimit); it allocates nothing.
+    // functions (setgroups, setgid, setuid, prctl, getppid, fcntl, setrlimit); it allocates
+    // nothing.
     unsafe {
         cmd.pre_exec(move || {
             // the user first: a change of user clears the parent-death signal
@@ -57,12 +64,17 @@ pub fn contain(cmd: &mut Command, limits: Option<ResourceLimits>, user: Option<S
                     return Err(std::io::Error::last_os_error());
                 }
             }
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, death_signal as libc::c_ulong, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             // the parent may have died between fork and prctl: then nobody would kill us
             if libc::getppid() != parent {
                 return Err(std::io::Error::other("the workbench ended before the child started"));
+            }
+            if let Some(fd) = keep_fd {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             if let Some(l) = limits {
                 let set = |resource: libc::__rlimit_resource_t, v: u64| {

@@ -15,8 +15,13 @@
 //! - when the workbench runs as root, an unprivileged user ([`sandbox_user`]): root ignores
 //!   RLIMIT_NPROC, and a sandbox escape should not land as root.
 //!
-//! Killing `bwrap` (a time limit, the end of an episode, the workbench dying) kills the
-//! sandbox's PID 1 and with it every process in the sandbox, detached or not.
+//! Ending a sandbox reaches every process in it, detached or not, and is kernel-driven so that it
+//! also happens when the workbench is killed: the workbench's child is a small supervisor whose
+//! parent-death signal makes it kill its process group (bwrap, and a sandbox still being set up);
+//! inside, a watchdog holds the read end of a *lifeline* pipe whose only writer is the
+//! workbench, and kills everything in the sandbox when it closes — at the end of the command or
+//! episode ([`Lifeline`] dropped) or when the workbench dies (the kernel closes it). Killing
+//! bwrap's PID 1 then tears the PID namespace down.
 //!
 //! Where bubblewrap is missing or does not work ([`availability`]), callers fall back to the
 //! isolation they had before (a process group, a network namespace where allowed, the same
@@ -94,7 +99,10 @@ pub fn availability() -> &'static Availability {
             Err(e) => return Availability::Missing(format!("`{program}` could not start: {e}")),
         };
         let bw = Bubblewrap { program: PathBuf::from(&program), disable_userns: help.contains("--disable-userns"), tmpfs_size: help.contains("--size") };
-        let mut cmd = SandboxSpec::new("/").sandboxed(&bw, &["/usr/bin/true"]);
+        let (mut cmd, _lifeline) = match SandboxSpec::new("/").sandboxed(&bw, &["/usr/bin/true"]) {
+            Ok(c) => c,
+            Err(e) => return Availability::Missing(format!("a pipe for the sandbox: {e}")),
+        };
         cmd.stdout(Stdio::null()).stderr(Stdio::piped()).stdin(Stdio::null());
         match cmd.output() {
             Ok(out) if out.status.success() => Availability::Bubblewrap(bw),
@@ -226,9 +234,13 @@ impl SandboxSpec {
     }
 
     /// The bubblewrap command line for `argv`, with the limits and (as root) the unprivileged
-    /// user set in the child.
-    fn sandboxed(&self, bw: &Bubblewrap, argv: &[&str]) -> Command {
-        let mut c = Command::new(&bw.program);
+    /// user set in the child, wrapped in the supervisor and the in-sandbox watchdog.
+    fn sandboxed(&self, bw: &Bubblewrap, argv: &[&str]) -> std::io::Result<(Command, Lifeline)> {
+        let lifeline = Lifeline::new()?;
+        let fd = lifeline.read_fd().to_string();
+        let mut c = Command::new("/bin/sh");
+        let spare = if lifeline.read_fd() == 9 { "8" } else { "9" };
+        c.args(["-c", SUPERVISOR, "sh", spare]).arg(&bw.program);
         // bwrap's own processes (the sandbox's PID 1 among them, whose /proc/1/environ the
         // sandbox can read) get no environment: the workbench's API keys stay outside
         c.env_clear();
@@ -262,23 +274,63 @@ impl SandboxSpec {
         for (k, v) in &self.env {
             c.args(["--setenv", k, v]);
         }
-        c.arg("--");
+        c.args(["--", "/bin/sh", "-c", WATCHDOG, "sh", &fd]);
         // the process limit is set inside, where it counts this sandbox's processes only
         if Path::new("/usr/bin/prlimit").exists() {
             c.args(["/usr/bin/prlimit", &format!("--nproc={}", self.limits.processes), "--"]);
         }
         c.args(argv);
-        contain(&mut c, Some(self.limits), sandbox_user());
-        c
+        child::contain_with(&mut c, Some(self.limits), sandbox_user(), libc::SIGTERM, Some(lifeline.read_fd()));
+        Ok((c, lifeline))
     }
 
-    /// `argv` in a sandbox. Errors when bubblewrap is not usable; the caller decides the
-    /// fallback.
-    pub fn command(&self, argv: &[&str]) -> Result<Command, SandboxError> {
+    /// `argv` in a sandbox, and its [`Lifeline`]: keep it while the command runs, drop it to end
+    /// the sandbox. Errors when bubblewrap is not usable; the caller decides the fallback.
+    pub fn command(&self, argv: &[&str]) -> Result<(Command, Lifeline), SandboxError> {
         match availability() {
-            Availability::Bubblewrap(bw) => Ok(self.sandboxed(bw, argv)),
+            Availability::Bubblewrap(bw) => self.sandboxed(bw, argv).map_err(|e| SandboxError::Setup(format!("a pipe for the sandbox: {e}"))),
             Availability::Missing(why) => Err(SandboxError::Unavailable(why.clone())),
         }
+    }
+}
+
+/// The workbench's direct child: it starts bubblewrap and, when the workbench dies (its
+/// parent-death signal is SIGTERM), kills its whole process group — bubblewrap and a sandbox
+/// still being set up, which bubblewrap's own `--die-with-parent` does not yet cover.
+///
+/// A background command's standard input is /dev/null in a non-interactive shell, so the real
+/// one is first kept on a spare descriptor (`$1`: 8 or 9, whichever the lifeline is not).
+const SUPERVISOR: &str = r#"trap 'kill -KILL 0' HUP INT TERM; s=$1; shift; eval "exec $s<&0"; eval "\"\$@\" <&$s $s<&- &"; eval "exec $s<&-"; wait $!"#;
+
+/// The sandbox's first process: it starts a watchdog on the lifeline (a pipe whose only writer
+/// is the workbench) and becomes the command. When the lifeline closes — the command's time is
+/// up, its episode ended, or the workbench died — the watchdog kills every process in the
+/// sandbox. It holds none of the command's output streams, so their end is the command's end.
+const WATCHDOG: &str = r#"fd=$1; shift; { cat <&"$fd"; kill -KILL -1; } </dev/null >/dev/null 2>&1 & exec "$@""#;
+
+/// The workbench's end of a sandbox's lifeline pipe: while it is open the sandbox may run; when
+/// it closes (dropped, or the workbench gone) everything in the sandbox is killed.
+#[derive(Debug)]
+pub struct Lifeline {
+    read: std::os::fd::OwnedFd,
+    _write: std::os::fd::OwnedFd,
+}
+
+impl Lifeline {
+    fn new() -> std::io::Result<Lifeline> {
+        use std::os::fd::FromRawFd;
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: pipe2(2) fills two descriptors this function then owns.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: both descriptors were just created and are owned by nothing else.
+        Ok(unsafe { Lifeline { read: std::os::fd::OwnedFd::from_raw_fd(fds[0]), _write: std::os::fd::OwnedFd::from_raw_fd(fds[1]) } })
+    }
+
+    fn read_fd(&self) -> libc::c_int {
+        use std::os::fd::AsRawFd;
+        self.read.as_raw_fd()
     }
 }
 

@@ -307,7 +307,7 @@ impl LocalRuntime {
         output.replace(&self.repo.display().to_string(), REPO_ROOT).replace(&self.dir.path().display().to_string(), "")
     }
 
-    fn sandboxed(&self, command: &str, limits: &Limits) -> Result<Command, EnvError> {
+    fn sandboxed(&self, command: &str, limits: &Limits) -> Result<(Command, crate::sandbox::Lifeline), EnvError> {
         let mut spec = crate::sandbox::SandboxSpec::new(REPO_ROOT)
             .mount(&self.repo, REPO_ROOT, true)
             .mount(self.dir.path().join("home"), "/home/agent", true);
@@ -385,8 +385,11 @@ fn copy_tree(from: &Path, to: &Path, with_git: bool) -> std::io::Result<()> {
 impl Runtime for LocalRuntime {
     fn exec(&mut self, command: &str, stdin: Option<&[u8]>, limits: &Limits) -> Result<ExecOutput, EnvError> {
         if self.isolation == Isolation::Sandbox {
-            let cmd = self.sandboxed(command, limits)?;
-            return run_process(cmd, stdin, limits);
+            let (cmd, lifeline) = self.sandboxed(command, limits)?;
+            let out = run_process(cmd, stdin, limits);
+            // whatever the command left behind in its sandbox dies now
+            drop(lifeline);
+            return out;
         }
         let cmd = self.unsandboxed(command, limits);
         let mut out = run_process(cmd, stdin, limits)?;

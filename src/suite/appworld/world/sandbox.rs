@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::apps::World;
-use crate::sandbox::{ResourceLimits, SandboxSpec};
+use crate::sandbox::{Lifeline, ResourceLimits, SandboxSpec};
 
 /// The Python side of the runner.
 pub const DRIVER: &str = include_str!("driver.py");
@@ -29,6 +29,8 @@ struct Process {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
+    /// Dropped with the process: everything in its sandbox is killed.
+    _lifeline: Option<Lifeline>,
 }
 
 /// Kernel limits of the runner: generous for an episode of API calls, tight for anything else.
@@ -39,27 +41,29 @@ fn runner_limits() -> ResourceLimits {
 /// The command that starts a contained Python running `args` (`-c <code>`, ...): in the sandbox
 /// where bubblewrap works (the system's /usr, the interpreter and a private 64 MiB /tmp: no host
 /// files, no network, no other process), else with process-level limits only.
-pub fn contained_python(python: &str, args: &[&str]) -> Result<Command, String> {
+/// The [`Lifeline`] (in a sandbox) must be kept while the runner may run.
+pub fn contained_python(python: &str, args: &[&str]) -> Result<(Command, Option<Lifeline>), String> {
     if crate::sandbox::availability().usable() {
         let interp = crate::sandbox::interpreter(Some(python)).map_err(|e| e.to_string())?;
         let mut spec = SandboxSpec::new("/tmp").interpreter(&interp);
         spec.limits = runner_limits();
         let mut argv = vec![interp.program.as_str()];
         argv.extend_from_slice(args);
-        spec.command(&argv).map_err(|e| e.to_string())
+        let (cmd, lifeline) = spec.command(&argv).map_err(|e| e.to_string())?;
+        Ok((cmd, Some(lifeline)))
     } else {
         // no bubblewrap: the built-in policy's code keeps process-level limits; a model's code
         // was refused before the run started unless the user allowed this
         let mut c = Command::new(python);
         c.args(args).current_dir(std::env::temp_dir()).env_clear();
         crate::sandbox::contain(&mut c, Some(runner_limits()), None);
-        Ok(c)
+        Ok((c, None))
     }
 }
 
 impl Process {
     fn start(python: &str) -> Result<Process, String> {
-        let mut cmd = contained_python(python, &["-I", "-c", DRIVER])?;
+        let (mut cmd, lifeline) = contained_python(python, &["-I", "-c", DRIVER])?;
         // contained children lead their own process group: a Ctrl-C meant for the workbench does
         // not reach them, and they die with it
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
@@ -78,7 +82,7 @@ impl Process {
                 }
             })
             .map_err(|e| e.to_string())?;
-        Ok(Process { child, stdin, lines })
+        Ok(Process { child, stdin, lines, _lifeline: lifeline })
     }
 
     fn kill(&mut self) {
