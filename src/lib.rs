@@ -11,6 +11,7 @@ pub mod episode;
 pub mod eval;
 pub mod events;
 pub mod experiment;
+pub mod fault;
 pub mod harness;
 pub mod policy;
 pub mod report;

@@ -433,7 +433,9 @@ impl Job<'_> {
 
     fn rollout(&self, task: &Task, harness: &HarnessSpec, sample: u32, seed: u64, temperature: f32) -> Episode {
         let req = EpisodeRequest { suite: self.su.suite.as_ref(), harness, task, policy: self.policy, sample, seed, temperature, cancel: None };
-        run_episode(&req)
+        let ep = run_episode(&req);
+        crate::fault::point("rollout");
+        ep
     }
 
     fn save(&self, batch: &[(Episode, EpisodeContext)]) -> Result<Vec<i64>, String> {
@@ -444,6 +446,7 @@ impl Job<'_> {
     }
 
     fn checkpoint(&self, st: &JobState) -> Result<(), String> {
+        crate::fault::point("checkpoint");
         let v = serde_json::to_value(st).map_err(|e| e.to_string())?;
         self.sh.store.set_state(self.sh.run_id, &job_key(&self.suite_name, self.arm, self.seed_index), &v).map_err(|e| e.to_string())
     }
@@ -582,6 +585,7 @@ impl Job<'_> {
         self.save(&to_save)?;
         if !examples.is_empty() {
             self.policy.train(&examples, cfg.policy.learning_rate);
+            crate::fault::point("update");
         }
         st.train_success.push(if tries > 0 { successes as f64 / tries as f64 } else { 0.0 });
         Ok(true)
@@ -761,6 +765,7 @@ impl Job<'_> {
             let s = per_task.values().filter(|v| **v).count();
             points.push(EvalPoint { iteration: it, split: split.into(), success: if n > 0 { s as f64 / n as f64 } else { 0.0 }, tasks: n, per_task });
         }
+        crate::fault::point("evaluation");
         self.save(&to_save)?;
         Ok(points)
     }

@@ -240,6 +240,7 @@ impl Store {
                     let (id,): (i64,) =
                         sqlx::query_as_with::<DB, (i64,), _>(INSERT_EPISODE, a).fetch_one(&mut *tx).await?;
                     ids.push(id);
+                    crate::fault::point("store-write");
                 }
                 tx.commit().await?;
                 Ok(ids)
