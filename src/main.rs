@@ -452,6 +452,12 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
     let s = find_suite(&a.suite)?;
     // every back-end of `eval` is a model whose code is untrusted
     suite::require_containment(s.as_ref())?;
+    if a.samples == 0 || a.samples > 10_000 {
+        bail!("--samples: between 1 and 10000 tries per task, got {}", a.samples);
+    }
+    if a.concurrency > 1_024 {
+        bail!("--concurrency: at most 1024 episodes at once, got {}", a.concurrency);
+    }
     let lib = library(a.harness_dir.as_deref())?;
     let entry = lib.get(&a.suite, &a.harness).ok_or_else(|| {
         let names: Vec<_> = lib.for_suite(&a.suite).iter().map(|e| e.spec.name.clone()).collect();

@@ -162,6 +162,32 @@ fn a_killed_run_resumes_to_the_same_numbers() {
 }
 
 #[test]
+fn budgets_are_bounded_with_a_cost_estimate() {
+    // the number that once aborted the process on allocation is a clear error now
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[budget]\nbase_tries = 1000000000000\n").unwrap_err().to_string();
+    assert_eq!(e, "x.toml: budget.base_tries: at most 1024, got 1000000000000");
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\niterations = 1000000000000\n").unwrap_err().to_string();
+    assert!(e.contains("iterations: at most 100000"), "{e}");
+    // each number in bounds, the product not: the estimate says how much and why
+    let big = "name = \"x\"\nseeds = [1,2,3,4,5,6,7,8,9,10]\niterations = 100000\n[budget]\nbatch_tasks = 1000\n";
+    let e = ExperimentConfig::parse("x.toml", big).unwrap_err().to_string();
+    assert!(e.starts_with("x.toml: budget: this experiment could spend up to ") && e.contains("executor rollouts") && e.contains("over the limit of 1000000000"), "{e}");
+    // negative and fractional numbers name the key and its line
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n\n[budget]\nbatch_tasks = -1\n").unwrap_err();
+    assert_eq!(e.key, "budget.batch_tasks");
+    assert!(e.message.starts_with("line 4:"), "{e}");
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\niterations = 2.5\n").unwrap_err();
+    assert_eq!(e.key, "iterations", "{e}");
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[policy]\nlearning_rate = nan\n").unwrap_err().to_string();
+    assert!(e.contains("policy.learning_rate: must be a number between 0 and 100"), "{e}");
+    // the shipped experiment files stay well inside
+    for f in ["demo.toml", "appworld.toml", "swegym-demo.toml"] {
+        let c = ExperimentConfig::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments").join(f)).unwrap();
+        assert!(c.cost_estimate().total < 10_000_000, "{f}");
+    }
+}
+
+#[test]
 fn bad_configs_name_the_key() {
     let e = ExperimentConfig::parse("x.toml", "name = \"x\"\narms = [\"magic\"]\n").unwrap_err().to_string();
     assert!(e.contains("x.toml: arms: unknown arm `magic` (allowed: policy-only, harness-s"), "{e}");

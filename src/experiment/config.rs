@@ -266,6 +266,43 @@ impl Default for EvalSettings {
     }
 }
 
+/// Upper bounds of the numbers in an experiment file: no allocation or loop is sized by a user's
+/// number without one.
+pub const MAX_ITERATIONS: usize = 100_000;
+pub const MAX_SEEDS: usize = 1_000;
+pub const MAX_WORKERS: usize = 1_024;
+pub const MAX_TASKS: usize = 1_000_000;
+pub const MAX_TRIES: usize = 1_024;
+pub const MAX_SIBLINGS: usize = 64;
+/// Executor rollouts one experiment may plan for (training and probing, worst case).
+pub const MAX_ROLLOUTS: u128 = 1_000_000_000;
+
+/// What an experiment can cost, in executor rollouts (see [`ExperimentConfig::cost_estimate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CostEstimate {
+    pub per_job: u128,
+    pub jobs: u128,
+    pub total: u128,
+}
+
+/// The dotted key a TOML value at byte `offset` belongs to: `table.key` from the nearest table
+/// header above and the `key =` of its line.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let line_start = text[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    let key = line.split_once('=').map(|(k, _)| k.trim().trim_matches('"').to_string()).filter(|k| !k.is_empty())?;
+    let table = text[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('[') && l.ends_with(']'))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
+    Some(match table {
+        Some(t) if !t.is_empty() => format!("{t}.{key}"),
+        _ => key,
+    })
+}
+
 /// A bad experiment file: names the key and what is allowed.
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 #[error("{file}: {key}: {message}")]
@@ -279,12 +316,29 @@ impl ExperimentConfig {
     pub fn parse(file: &str, text: &str) -> Result<Self, ConfigError> {
         let cfg: ExperimentConfig = toml::from_str(text).map_err(|e| {
             let msg = e.message().to_string();
-            let key = msg.split('`').nth(1).unwrap_or("(file)").to_string();
-            let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1).unwrap_or(0);
+            let start = e.span().map(|s| s.start.min(text.len()));
+            let line = start.map(|s| text[..s].matches('\n').count() + 1).unwrap_or(0);
+            // unknown keys are named in the message; a bad value is named by the line it is on
+            let key = match msg.strip_prefix("unknown field `") {
+                Some(rest) => rest.split('`').next().unwrap_or("(file)").to_string(),
+                None => start.and_then(|s| key_at(text, s)).unwrap_or_else(|| "(file)".into()),
+            };
             ConfigError { file: file.into(), key, message: format!("line {line}: {msg}") }
         })?;
         cfg.validate(file)?;
         Ok(cfg)
+    }
+
+    /// An upper bound of the executor rollouts the experiment's training and probing can spend
+    /// (every task of every batch all-fail and rescued), per arm × seed and in all; evaluation
+    /// comes on top and depends on the dataset.
+    pub fn cost_estimate(&self) -> CostEstimate {
+        let b = &self.budget;
+        let per_task = (b.base_tries as u128) + (b.rescue_siblings as u128) * (b.rescue_tries as u128);
+        let anchors = (self.iterations / self.reanchor_every.max(1)) as u128 + 1;
+        let per_job = (self.iterations as u128) * (b.batch_tasks as u128) * per_task + anchors * (b.probe_tasks as u128) * 16;
+        let jobs = (self.arms.len() * self.seeds.len() * self.suites.len()) as u128;
+        CostEstimate { per_job, jobs, total: per_job.saturating_mul(jobs) }
     }
 
     pub fn load(path: &std::path::Path) -> Result<Self, ConfigError> {
@@ -359,6 +413,38 @@ impl ExperimentConfig {
         }
         if self.budget.batch_tasks == 0 {
             return err("budget.batch_tasks", "must be at least 1".into());
+        }
+        for (key, value, max) in [
+            ("iterations", self.iterations, MAX_ITERATIONS),
+            ("eval_every", self.eval_every, MAX_ITERATIONS),
+            ("reanchor_every", self.reanchor_every, MAX_ITERATIONS),
+            ("seeds", self.seeds.len(), MAX_SEEDS),
+            ("workers", self.workers, MAX_WORKERS),
+            ("budget.batch_tasks", self.budget.batch_tasks, MAX_TASKS),
+            ("budget.base_tries", self.budget.base_tries, MAX_TRIES),
+            ("budget.rescue_siblings", self.budget.rescue_siblings, MAX_SIBLINGS),
+            ("budget.rescue_tries", self.budget.rescue_tries, MAX_TRIES),
+            ("budget.probe_tasks", self.budget.probe_tasks, MAX_TASKS),
+            ("eval.train_tasks", self.eval.train_tasks, MAX_TASKS),
+        ] {
+            if value > max {
+                return err(key, format!("at most {max}, got {value}"));
+            }
+        }
+        let cost = self.cost_estimate();
+        if cost.total > MAX_ROLLOUTS {
+            return err(
+                "budget",
+                format!(
+                    "this experiment could spend up to {} executor rollouts ({} per arm and seed: iterations × batch_tasks × (base_tries + rescue_siblings × rescue_tries), plus probes), over the limit of {}; lower iterations, seeds, arms or the budget",
+                    cost.total, cost.per_job, MAX_ROLLOUTS
+                ),
+            );
+        }
+        for (key, v) in [("policy.learning_rate", self.policy.learning_rate as f64), ("distill.weight", self.distill.weight as f64), ("router.ucb_c", self.router.ucb_c)] {
+            if !v.is_finite() || !(0.0..=100.0).contains(&v) {
+                return err(key, format!("must be a number between 0 and 100, got {v}"));
+            }
         }
         for (i, l) in self.router.llm.iter().enumerate() {
             if l.base_url.trim().is_empty() {
