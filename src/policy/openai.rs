@@ -29,7 +29,7 @@
 
 pub mod text_tools;
 mod transport;
-mod wire;
+pub mod wire;
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -185,7 +185,7 @@ fn short(s: &str, n: usize) -> String {
 }
 
 /// Parses a 200 reply body. `text_tools` = parse tool calls out of the content (text mode).
-pub(crate) fn parse_reply(body: &str, text_tools_on: bool, first_index: usize) -> Result<AssistantTurn, PolicyError> {
+pub fn parse_reply(body: &str, text_tools_on: bool, first_index: usize) -> Result<AssistantTurn, PolicyError> {
     let v: Value = serde_json::from_str(body)
         .map_err(|e| PolicyError::Protocol(format!("reply is not JSON ({e}): {}", short(body, 200))))?;
     let Some(choices) = v.get("choices").and_then(Value::as_array) else {

@@ -225,9 +225,15 @@ fn bundled() -> Vec<Task> {
 pub fn load_ids(path: &Path) -> Result<Vec<String>, LoadError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| LoadError { file: file.clone(), line: 0, message: e.to_string() })?;
+    parse_ids(&file, &text)
+}
+
+/// [`load_ids`] on a file's text.
+pub fn parse_ids(file: &str, text: &str) -> Result<Vec<String>, LoadError> {
+    let file = file.to_string();
     let mut ids = Vec::new();
     if text.trim_start().starts_with('[') {
-        let v: Vec<Value> = serde_json::from_str(&text).map_err(|e| LoadError { file: file.clone(), line: e.line(), message: format!("not a JSON array of task ids: {e}") })?;
+        let v: Vec<Value> = serde_json::from_str(text).map_err(|e| LoadError { file: file.clone(), line: e.line(), message: format!("not a JSON array of task ids: {e}") })?;
         for (i, x) in v.iter().enumerate() {
             let id = x.as_str().ok_or_else(|| LoadError { file: file.clone(), line: 1, message: format!("element {i} is not a string: {x}") })?;
             ids.push((1, id.to_string()));
