@@ -30,7 +30,6 @@ const SECRET: &str = "sk-escape-suite-7f3a9c1e5b";
 /// Host files an agent must not read: a stand-in for the run store, a home file, and the
 /// bundled SWE-Gym dataset with its gold patches.
 struct Host {
-    _dir: tempfile::TempDir,
     store: PathBuf,
     home_file: PathBuf,
     dataset: PathBuf,
@@ -43,14 +42,17 @@ fn host() -> &'static Host {
         // test reads it only through the children it starts.
         unsafe { std::env::set_var("OPENAI_API_KEY", SECRET) };
         assert!(harness_s::sandbox::availability().usable(), "bubblewrap must work here: {:?}", harness_s::sandbox::availability());
-        let dir = tempfile::Builder::new().prefix("escape-host-").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-        let store = dir.path().join("runs.db");
+        // one folder for the test process, made afresh (a static is never dropped)
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("escape-host");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = dir.join("runs.db");
         std::fs::write(&store, format!("store {SECRET}")).unwrap();
-        let home_file = dir.path().join("home-secret.txt");
+        let home_file = dir.join("home-secret.txt");
         std::fs::write(&home_file, format!("home {SECRET}")).unwrap();
         let dataset = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/swegym/bundled.jsonl");
         assert!(dataset.exists());
-        Host { _dir: dir, store, home_file, dataset }
+        Host { store, home_file, dataset }
     })
 }
 

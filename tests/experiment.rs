@@ -10,6 +10,8 @@ use harness_s::store::{BlockingStore, EpisodeFilter};
 #[path = "support/kill_after.rs"]
 mod kill_after;
 use kill_after::KillAfter;
+#[path = "support/postgres.rs"]
+mod postgres;
 
 const SMALL: &str = r#"
 name = "small"
@@ -238,4 +240,48 @@ train_tasks = 120
     let last = curve.iter().rev().next().unwrap().1;
     assert!(last > first + 0.03, "train success rose from {first} to {last}");
     let _ = st;
+}
+
+/// The demo experiment at reduced size on a real Postgres server: the same numbers as on SQLite,
+/// and the same episodes.
+#[test]
+fn the_demo_on_postgres_gives_the_sqlite_numbers() {
+    let Some(url) = postgres::fresh_database("demo") else { return };
+    let demo = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/demo.toml")).unwrap();
+    let mut c = ExperimentConfig::parse("demo.toml", &demo).unwrap();
+    c.seeds = vec![1, 2];
+    c.iterations = 2;
+    c.budget.batch_tasks = 8;
+    c.budget.probe_tasks = 6;
+    c.eval.train_tasks = 16;
+    c.policy.warm_start_demos = 10;
+    let dir = tempfile::tempdir().unwrap();
+    let lite = store(&dir, "demo.db");
+    let pg = BlockingStore::open(&url).unwrap();
+    let a = run_experiment(&c, &lite, &NullSink, &AtomicBool::new(false)).unwrap();
+    let b = run_experiment(&c, &pg, &NullSink, &AtomicBool::new(false)).unwrap();
+    assert!(a.finished && b.finished);
+    assert_eq!(a.arms, b.arms);
+    assert_eq!(a.heldout_delta, b.heldout_delta);
+    assert_eq!(a.deltas, b.deltas);
+    assert_eq!(a.rollouts_detail, b.rollouts_detail);
+    assert_eq!(a.rank_one, b.rank_one);
+    assert_eq!(a.curves, b.curves);
+    let count = |s: &BlockingStore, id| s.count_episodes(&EpisodeFilter::run(id)).unwrap();
+    assert_eq!(count(&lite, a.run_id), count(&pg, b.run_id));
+    // the analyses read the same evidence from both
+    let ra = harness_s::analysis::analyse(&lite, a.run_id).unwrap();
+    let rb = harness_s::analysis::analyse(&pg, b.run_id).unwrap();
+    // (what differs by nature: the run's own id, times and store)
+    let strip = |v: &mut serde_json::Value| {
+        if let Some(o) = v.as_object_mut() {
+            o.remove("provenance");
+            o.remove("run");
+        }
+    };
+    let (mut ja, mut jb) = (serde_json::to_value(&ra).unwrap(), serde_json::to_value(&rb).unwrap());
+    strip(&mut ja);
+    strip(&mut jb);
+    let differing: Vec<&String> = ja.as_object().unwrap().iter().filter(|(k, v)| jb.get(k.as_str()) != Some(v)).map(|(k, _)| k).collect();
+    assert!(differing.is_empty(), "the analyses differ in {differing:?}");
 }

@@ -1,6 +1,8 @@
 //! The run store: round trips, filters, checkpoints, records, durability across reopen and kill,
 //! redaction, location errors, concurrency through the blocking facade, and (when
-//! `HARNESS_S_TEST_PG_URL` is set) the same round trip on Postgres.
+//! Every test that is not about SQLite files runs on both back-ends: SQLite and a real
+//! PostgreSQL server (`tests/support/postgres.rs`: `HARNESS_S_TEST_PG_URL`, or a private
+//! cluster the tests start on loopback).
 
 use std::path::Path;
 
@@ -12,6 +14,17 @@ use harness_s::store::{
 };
 use harness_s::suite::{Score, Signals};
 use serde_json::json;
+
+#[path = "support/postgres.rs"]
+mod postgres;
+
+/// Where each back-end's store for one test lives: SQLite in memory, and a fresh Postgres
+/// database (where a server could be had; under CI it must).
+fn locations(label: &str) -> Vec<String> {
+    let mut v = vec!["sqlite::memory:".to_string()];
+    v.extend(postgres::fresh_database(label));
+    v
+}
 
 fn sql_call(id: &str, sql: &str) -> ToolCall {
     ToolCall { id: id.into(), name: "execute_sql".into(), arguments: json!({ "sql": sql }) }
@@ -277,14 +290,27 @@ async fn file_store_round_trip() {
 }
 
 #[tokio::test]
-async fn memory_store_round_trip() {
-    let store = Store::open("sqlite::memory:").await.unwrap();
-    round_trip(&store).await;
+async fn round_trip_on_each_backend() {
+    for location in locations("roundtrip") {
+        let store = Store::open(&location).await.unwrap();
+        round_trip(&store).await;
+        if location.starts_with("postgres") {
+            assert_eq!(store.backend(), harness_s::store::BackendKind::Postgres);
+            // opening again finds the schema in place
+            let again = Store::open(&location).await.unwrap();
+            assert!(!again.runs().await.unwrap().is_empty());
+        }
+    }
 }
 
 #[tokio::test]
 async fn runs_newest_first_and_latest_by_kind() {
-    let store = Store::open("sqlite::memory:").await.unwrap();
+    for location in locations("runs") {
+        runs_newest_first_and_latest_by_kind_on(Store::open(&location).await.unwrap()).await;
+    }
+}
+
+async fn runs_newest_first_and_latest_by_kind_on(store: Store) {
     assert!(store.latest_run(None).await.unwrap().is_none());
     let a = store.create_run(&NewRun::new(KIND_EVAL, "a")).await.unwrap();
     let b = store.create_run(&NewRun::new(KIND_EXPERIMENT, "b")).await.unwrap();
@@ -300,7 +326,12 @@ async fn runs_newest_first_and_latest_by_kind() {
 
 #[tokio::test]
 async fn filters_and_counts() {
-    let store = Store::open("sqlite::memory:").await.unwrap();
+    for location in locations("filters") {
+        filters_and_counts_on(Store::open(&location).await.unwrap()).await;
+    }
+}
+
+async fn filters_and_counts_on(store: Store) {
     let run = store.create_run(&NewRun::new(KIND_EXPERIMENT, "filters")).await.unwrap();
     let other = store.create_run(&NewRun::new(KIND_EXPERIMENT, "other")).await.unwrap();
     let mut batch = Vec::new();
@@ -368,7 +399,12 @@ async fn filters_and_counts() {
 
 #[tokio::test]
 async fn state_is_upserted_per_run_and_key() {
-    let store = Store::open("sqlite::memory:").await.unwrap();
+    for location in locations("state") {
+        state_is_upserted_per_run_and_key_on(Store::open(&location).await.unwrap()).await;
+    }
+}
+
+async fn state_is_upserted_per_run_and_key_on(store: Store) {
     let a = store.create_run(&NewRun::new(KIND_EXPERIMENT, "a")).await.unwrap();
     let b = store.create_run(&NewRun::new(KIND_EXPERIMENT, "b")).await.unwrap();
     store.set_state(a, "cursor", &json!(1)).await.unwrap();
@@ -387,7 +423,12 @@ async fn state_is_upserted_per_run_and_key() {
 
 #[tokio::test]
 async fn records_by_kind_in_order() {
-    let store = Store::open("sqlite::memory:").await.unwrap();
+    for location in locations("records") {
+        records_by_kind_in_order_on(Store::open(&location).await.unwrap()).await;
+    }
+}
+
+async fn records_by_kind_in_order_on(store: Store) {
     let run = store.create_run(&NewRun::new(KIND_EXPERIMENT, "records")).await.unwrap();
     for (i, key) in ["q3", "q1", "q2"].iter().enumerate() {
         store.put_record(run, "distilled_example", key, &json!({"i": i})).await.unwrap();
@@ -404,10 +445,23 @@ async fn records_by_kind_in_order() {
     assert_eq!(store.record(run, "routing", "q9").await.unwrap(), None);
 }
 
+/// A SQLite file in `dir`, and a fresh Postgres database: stores that outlive their handle.
+fn persistent_locations(dir: &tempfile::TempDir, file: &str) -> Vec<String> {
+    let mut v = vec![temp_db(dir, file)];
+    v.extend(postgres::fresh_database(file));
+    v
+}
+
 #[tokio::test]
 async fn file_survives_reopen() {
     let dir = tempfile::tempdir().unwrap();
-    let path = temp_db(&dir, "store.db");
+    for path in persistent_locations(&dir, "store.db") {
+        survives_reopen(&path).await;
+    }
+}
+
+async fn survives_reopen(path: &str) {
+    let path = path.to_string();
     let e = episode("t-1", "select", "bare", 0, true);
     let (run, id) = {
         let store = Store::open(&path).await.unwrap();
@@ -420,7 +474,8 @@ async fn file_survives_reopen() {
         (run, id)
     };
     // Both the plain path and the `sqlite://` URL name the same file.
-    for location in [path.clone(), format!("sqlite://{path}")] {
+    let again = if path.starts_with("postgres") { vec![path.clone()] } else { vec![path.clone(), format!("sqlite://{path}")] };
+    for location in again {
         let store = Store::open(&location).await.unwrap();
         assert_eq!(store.episode(id).await.unwrap(), Some(e.clone()));
         let r = store.run(run).await.unwrap().unwrap();
@@ -435,7 +490,13 @@ async fn file_survives_reopen() {
 #[tokio::test]
 async fn dropped_store_keeps_finished_episodes() {
     let dir = tempfile::tempdir().unwrap();
-    let path = temp_db(&dir, "store.db");
+    for path in persistent_locations(&dir, "dropped.db") {
+        dropped_keeps(&path).await;
+    }
+}
+
+async fn dropped_keeps(path: &str) {
+    let path = path.to_string();
     let run;
     {
         let store = Store::open(&path).await.unwrap();
@@ -462,7 +523,7 @@ const CHILD_DB_ENV: &str = "HARNESS_S_STORE_TEST_CHILD_DB";
 /// there afterwards.
 #[test]
 fn killed_process_keeps_finished_episodes() {
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::Write;
 
     if let Ok(path) = std::env::var(CHILD_DB_ENV) {
         let store = BlockingStore::open(&path).unwrap();
@@ -485,10 +546,16 @@ fn killed_process_keeps_finished_episodes() {
         }
     }
     let dir = tempfile::tempdir().unwrap();
-    let path = temp_db(&dir, "killed.db");
+    for path in persistent_locations(&dir, "killed.db") {
+        killed_child_keeps(&path);
+    }
+}
+
+fn killed_child_keeps(path: &str) {
+    use std::io::{BufRead, BufReader};
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["killed_process_keeps_finished_episodes", "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD_DB_ENV, &path)
+        .env(CHILD_DB_ENV, path)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -498,7 +565,7 @@ fn killed_process_keeps_finished_episodes() {
     let status = child.wait().unwrap();
     assert!(wrote, "the child did not finish writing (status {status})");
     assert!(!status.success());
-    let store = BlockingStore::open(&path).unwrap();
+    let store = BlockingStore::open(path).unwrap();
     let run = store.latest_run(Some(KIND_EVAL)).unwrap().expect("the child's run");
     assert_eq!(run.status, RunStatus::Running);
     assert_eq!(store.count_episodes(&EpisodeFilter::run(run.id)).unwrap(), 7);
@@ -535,7 +602,12 @@ async fn secrets_are_redacted() {
         })
     );
 
-    let store = Store::open("sqlite::memory:").await.unwrap();
+    for location in locations("secrets") {
+        secrets_stay_out(Store::open(&location).await.unwrap()).await;
+    }
+}
+
+async fn secrets_stay_out(store: Store) {
     let run = store
         .create_run(&NewRun::new(KIND_EVAL, "secrets").config(json!({"policy": {"api_key": "sk-live", "model": "m"}})))
         .await
@@ -574,7 +646,12 @@ async fn bad_locations_are_clear_errors() {
 #[test]
 fn concurrent_inserts_through_blocking_store() {
     let dir = tempfile::tempdir().unwrap();
-    let store = BlockingStore::open(&temp_db(&dir, "concurrent.db")).unwrap();
+    for path in persistent_locations(&dir, "concurrent.db") {
+        concurrent_inserts(BlockingStore::open(&path).unwrap());
+    }
+}
+
+fn concurrent_inserts(store: BlockingStore) {
     let run = store.create_run(&NewRun::new(KIND_EVAL, "concurrent")).unwrap();
     let per_thread = 25u32;
     let workers: Vec<_> = (0..4u32)
@@ -613,26 +690,14 @@ fn concurrent_inserts_through_blocking_store() {
 #[test]
 fn blocking_store_on_a_given_runtime() {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let store = BlockingStore::open_with(runtime.handle().clone(), "sqlite::memory:").unwrap();
-    let run = store.create_run(&NewRun::new(KIND_EVAL, "given runtime")).unwrap();
-    let e = episode("t-1", "select", "bare", 0, true);
-    let id = store.insert_episode(run, &e, &EpisodeContext::default()).unwrap();
-    assert_eq!(store.episode(id).unwrap(), Some(e));
-    assert_eq!(store.runs().unwrap().len(), 1);
-}
-
-#[tokio::test]
-async fn postgres_round_trip() {
-    let Ok(url) = std::env::var("HARNESS_S_TEST_PG_URL") else {
-        println!("skipping postgres_round_trip: HARNESS_S_TEST_PG_URL is not set");
-        return;
-    };
-    let store = Store::open(&url).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(store.backend(), harness_s::store::BackendKind::Postgres);
-    round_trip(&store).await;
-    // Opening again finds the schema in place.
-    let again = Store::open(&url).await.unwrap();
-    assert!(!again.runs().await.unwrap().is_empty());
+    for location in locations("given_runtime") {
+        let store = BlockingStore::open_with(runtime.handle().clone(), &location).unwrap();
+        let run = store.create_run(&NewRun::new(KIND_EVAL, "given runtime")).unwrap();
+        let e = episode("t-1", "select", "bare", 0, true);
+        let id = store.insert_episode(run, &e, &EpisodeContext::default()).unwrap();
+        assert_eq!(store.episode(id).unwrap(), Some(e));
+        assert_eq!(store.runs().unwrap().len(), 1);
+    }
 }
 
 /// An `Effect::Call` intervention (its call kind is written as `call_kind`, apart from the hook's
@@ -652,8 +717,10 @@ async fn episode_with_a_policy_call_intervention_round_trips() {
             completion_tokens: 6,
         },
     });
-    let store = Store::open("sqlite::memory:").await.unwrap();
-    let run = store.create_run(&NewRun::new(KIND_EVAL, "call")).await.unwrap();
-    let id = store.insert_episode(run, &e, &EpisodeContext::default()).await.unwrap();
-    assert_eq!(store.episode(id).await.unwrap(), Some(e));
+    for location in locations("call") {
+        let store = Store::open(&location).await.unwrap();
+        let run = store.create_run(&NewRun::new(KIND_EVAL, "call")).await.unwrap();
+        let id = store.insert_episode(run, &e, &EpisodeContext::default()).await.unwrap();
+        assert_eq!(store.episode(id).await.unwrap(), Some(e.clone()));
+    }
 }
