@@ -232,6 +232,12 @@ pub fn run_experiment(
 ) -> Result<ExperimentOutcome, ExperimentError> {
     let started = Instant::now();
     if cfg.policy.backend != "builtin" {
+        // a model's actions are untrusted code: no run without the sandbox (or the user's say-so)
+        for name in &cfg.suites {
+            if let Some(s) = crate::suite::by_name(name) {
+                crate::suite::require_containment(s.as_ref()).map_err(|e| ExperimentError::Setup(e.to_string()))?;
+            }
+        }
         // Rollouts through an endpoint work (`harness-s eval`); updating its weights from the
         // recipe's gradients needs a trainer on the serving side, which the runner does not drive.
         return Err(ExperimentError::Setup(format!(
