@@ -125,13 +125,28 @@ fn commands_are_limited_killed_and_cleaned_up() {
     let root = rt.root().to_path_buf();
     // time limit: the command and what it started are killed
     let t0 = Instant::now();
-    let out = rt.exec("sleep 30 & echo $! > \"$TMPDIR/bg.pid\"; sleep 20", None, &Limits { timeout: Duration::from_millis(400), max_output: 4096 }).unwrap();
+    let marker = format!("swe-suite-bg-{}", std::process::id());
+    let out = rt.exec(&format!("sh -c 'exec -a {marker} sleep 30' & sleep 20"), None, &Limits { timeout: Duration::from_millis(400), max_output: 4096 }).unwrap();
     assert!(out.timed_out && out.exit_code.is_none());
     assert!(t0.elapsed() < Duration::from_secs(5), "killed promptly: {:?}", t0.elapsed());
-    let pid = std::fs::read_to_string(root.join("tmp/bg.pid")).unwrap().trim().to_string();
-    std::thread::sleep(Duration::from_millis(100));
-    let status = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    assert!(status.is_empty() || status.contains(") Z "), "background process {pid} survived: {status}");
+    // (the sandbox numbers processes in its own namespace: look for it by name on the host)
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let alive: Vec<String> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| {
+                let cmd = String::from_utf8_lossy(&std::fs::read(e.path().join("cmdline")).ok()?).replace('\0', " ");
+                let zombie = std::fs::read_to_string(e.path().join("stat")).map(|s| s.contains(") Z ")).unwrap_or(true);
+                (cmd.contains(&marker) && !zombie).then_some(cmd)
+            })
+            .collect();
+        if alive.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the background process survived: {alive:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     // output cap
     let out = rt.exec("head -c 100000 /dev/zero | tr '\\0' 'x'", None, &Limits { timeout: Duration::from_secs(10), max_output: 1000 }).unwrap();
     assert!(out.truncated && out.output.len() == 1000 && out.ok());

@@ -164,7 +164,7 @@ pub(crate) struct Data<'a> {
     pub suites: Vec<String>,
     pub arms: Vec<String>,
     /// The run's episodes of the phases the analyses read ([`ANALYSIS_PHASES`]), without
-    /// trajectories, in insertion order.
+    /// trajectories, by suite, arm and seed, each job's in the order it wrote them.
     pub rows: Vec<Row>,
     /// Every episode of the run, of any phase.
     pub episodes: u64,
@@ -265,6 +265,13 @@ impl<'a> Data<'a> {
             strings(run.config.get("arms")),
             rows.iter().filter_map(|r| r.context.arm.clone()).collect::<BTreeSet<_>>(),
         );
+        // One canonical order whatever order parallel jobs wrote in: by suite, arm and seed,
+        // then (stably) each job's own order, which its seed fixes.
+        let pos = |list: &[String], x: &str| list.iter().position(|y| y == x).unwrap_or(usize::MAX);
+        let mut rows = rows;
+        rows.sort_by_key(|r| (pos(&suites, &r.suite), pos(&arms, r.context.arm.as_deref().unwrap_or("")), r.context.seed_index, r.id));
+        routes.sort_by_key(|r| (pos(&suites, &r.suite), pos(&arms, &r.arm), r.seed_index, r.iteration));
+        profiles.sort_by_key(|p| (pos(&suites, &p.suite), pos(&arms, &p.arm), p.seed_index, p.profile.anchor));
         Ok(Data { store, run, base_harness, suites, arms, rows, episodes, routes, profiles })
     }
 }
