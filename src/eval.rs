@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::seed::hash_str;
 use crate::episode::{Episode, EpisodeStatus};
 use crate::events::{Event, EventSink};
 use crate::harness::{run_episode, EpisodeRequest, HarnessSpec};
@@ -171,12 +172,4 @@ pub fn summarise(run_id: i64, suite: &dyn Suite, tasks: &[Task], episodes: &[Epi
     }
 }
 
-/// FNV-1a: a stable hash for seeds (std's hasher is randomised per process).
-pub fn hash_str(s: &str) -> u64 {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in s.as_bytes() {
-        h ^= *b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    h
-}
+

@@ -17,6 +17,7 @@ pub mod policy;
 pub mod report;
 pub mod route;
 pub mod sandbox;
+pub mod seed;
 pub mod store;
 pub mod suite;
 pub mod task;

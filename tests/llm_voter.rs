@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 
 use harness_s::events::NullSink;
 use harness_s::experiment::{run_experiment, ExperimentConfig};
-use harness_s::policy::builtin::model::SplitMix;
+use harness_s::seed::SplitMix;
 use harness_s::route::{BehaviorProfile, LlmVoterConfig, RouteQuery, Router};
 use harness_s::store::BlockingStore;
 use serde_json::Value;

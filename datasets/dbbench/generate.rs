@@ -35,24 +35,18 @@ const MAX_ROWS: i64 = 40;
 const GROUP_CONCAT_MAX_LEN: usize = 1024;
 
 // ------------------------------------------------------------------------------------------------
-// PRNG: splitmix64 (Steele, Lea, Flood; constants from Vigna's reference implementation).
+// PRNG: the workbench's splitmix64 with the helpers the generator needs.
 // ------------------------------------------------------------------------------------------------
 
-struct Rng {
-    state: u64,
-}
+struct Rng(harness_s::seed::SplitMix);
 
 impl Rng {
     fn new(seed: u64) -> Self {
-        Rng { state: seed }
+        Rng(harness_s::seed::SplitMix(seed))
     }
 
     fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     fn below(&mut self, n: usize) -> usize {
@@ -67,7 +61,7 @@ impl Rng {
     }
 
     fn chance(&mut self, p: f64) -> bool {
-        ((self.next_u64() >> 11) as f64) / ((1u64 << 53) as f64) < p
+        self.0.next_f64() < p
     }
 
     fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {

@@ -24,7 +24,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use harness_s::policy::builtin::model::SplitMix;
+use harness_s::seed::SplitMix;
 use harness_s::suite::swegym::instance::{Instance, BUNDLED_OWNER};
 use harness_s::suite::swegym::operators::edits;
 use harness_s::suite::swegym::runtime::{Limits, LocalRuntime, Runtime};
@@ -39,14 +39,6 @@ fn dataset_dir() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/swegym"))
 }
 
-fn fnv(s: &str) -> u64 {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in s.as_bytes() {
-        h ^= *b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    h
-}
 
 fn files_of(dir: &Path, rel: &str, out: &mut Vec<String>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir.join(rel)).expect("read repo").map(|e| e.unwrap()).collect();
@@ -450,7 +442,7 @@ fn family(name: &str, repo_dir: &Path, out: &mut Vec<serde_json::Value>) {
         }
     }
     // seeded Fisher-Yates
-    let mut rng = SplitMix(SEED ^ fnv(name));
+    let mut rng = SplitMix(SEED ^ harness_s::seed::hash_str(name));
     for i in (1..candidates.len()).rev() {
         let j = (rng.next_u64() % (i as u64 + 1)) as usize;
         candidates.swap(i, j);
@@ -534,8 +526,8 @@ fn family(name: &str, repo_dir: &Path, out: &mut Vec<serde_json::Value>) {
         let fail_to_pass: Vec<String> = killed.iter().map(|m| test_name(m)).collect();
         let pass_to_pass: Vec<String> = all_methods.iter().map(test_name).filter(|t| !fail_to_pass.contains(t)).collect();
         let id = format!("{BUNDLED_OWNER}__{name}-{:04}", 101 + made);
-        let day = 1 + (fnv(&id) % 28) as usize;
-        let month = 1 + (fnv(&format!("{id}m")) % 12) as usize;
+        let day = 1 + (harness_s::seed::hash_str(&id) % 28) as usize;
+        let month = 1 + (harness_s::seed::hash_str(&format!("{id}m")) % 12) as usize;
         let mut inst = Instance {
             instance_id: id,
             repo: format!("{BUNDLED_OWNER}/{name}"),

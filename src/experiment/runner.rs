@@ -25,10 +25,11 @@ use super::config::ExperimentConfig;
 use super::stats::{bootstrap_ci, mean};
 use crate::distil::{distil, DistillMode};
 use crate::episode::Episode;
-use crate::eval::hash_str;
+use crate::seed::{hash_str, shuffle};
 use crate::events::{Event, EventSink, ProgressUnit};
 use crate::harness::{run_episode, EpisodeRequest, HarnessLibrary, HarnessSpec};
-use crate::policy::builtin::model::{SparseModel, SplitMix};
+use crate::policy::builtin::model::SparseModel;
+use crate::seed::SplitMix;
 use crate::policy::builtin::{BuiltinPolicy, TrainExample};
 use crate::route::{failure_signature, failure_summary, BehaviorProfile, RouteQuery, Router};
 use crate::store::{BlockingStore, EpisodeContext, EpisodeFilter, NewRun, RunStatus, StoreError};
@@ -167,14 +168,11 @@ pub enum ExperimentError {
     Run(String),
 }
 
+/// The runner's salt for [`crate::seed::mix`].
+const SALT: u64 = 0x51b1_1e55;
+
 fn mix(parts: &[u64]) -> u64 {
-    let mut r = SplitMix(0x51b1_1e55);
-    let mut h = 0u64;
-    for p in parts {
-        r.0 ^= p.wrapping_add(h);
-        h = r.next_u64();
-    }
-    h
+    crate::seed::mix(SALT, parts)
 }
 
 fn setup_suite(cfg: &ExperimentConfig, name: &str, lib: &HarnessLibrary) -> Result<SuiteSetup, ExperimentError> {
@@ -868,13 +866,6 @@ fn grpo(group: &[Episode], scale: f32, out: &mut Vec<TrainExample>) {
     }
 }
 
-fn shuffle<T>(v: &mut [T], seed: u64) {
-    let mut r = SplitMix(seed);
-    for i in (1..v.len()).rev() {
-        let j = (r.next_u64() % (i as u64 + 1)) as usize;
-        v.swap(i, j);
-    }
-}
 
 fn last_point<'a>(st: &'a JobState, split: &str) -> Option<&'a EvalPoint> {
     st.curve.iter().rev().find(|p| p.split == split)

@@ -1,6 +1,6 @@
 //! Small statistics used by experiment summaries and reports: means, a seeded paired bootstrap.
 
-use crate::policy::builtin::model::SplitMix;
+use crate::seed::SplitMix;
 
 pub fn mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {

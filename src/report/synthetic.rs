@@ -7,8 +7,8 @@
 use serde_json::{json, Value};
 
 use crate::episode::{CallRecord, Episode, EpisodeStatus, Step, TRAJECTORY_SCHEMA};
-use crate::eval::hash_str;
-use crate::policy::builtin::model::SplitMix;
+use crate::seed::hash_str;
+use crate::seed::SplitMix;
 use crate::policy::{AssistantTurn, Context, Message, Origin, Role, ToolCall, ToolSpec};
 use crate::route::BehaviorProfile;
 use crate::store::{BlockingStore, EpisodeContext, NewRun, RunStatus, StoreError};
@@ -78,29 +78,14 @@ fn sigmoid(x: f64) -> f64 {
 }
 
 fn unit(r: &mut SplitMix) -> f64 {
-    (r.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    r.next_f64()
 }
 
 fn mix(parts: &[u64]) -> u64 {
-    let mut r = SplitMix(0x5e7_7e71c);
-    let mut h = 0;
-    for p in parts {
-        r.0 ^= p.wrapping_add(h);
-        h = r.next_u64();
-    }
-    h
+    crate::seed::mix(0x5e7_7e71c, parts)
 }
 
-/// `0..n` in a seeded random order.
-fn shuffled(n: usize, seed: u64) -> Vec<usize> {
-    let mut v: Vec<usize> = (0..n).collect();
-    let mut r = SplitMix(seed);
-    for i in (1..n).rev() {
-        let j = (r.next_u64() % (i as u64 + 1)) as usize;
-        v.swap(i, j);
-    }
-    v
-}
+use crate::seed::shuffled;
 
 struct Task {
     id: String,

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::profile::BehaviorProfile;
 use super::router::{RouteQuery, Voter};
-use crate::policy::builtin::model::SplitMix;
+use crate::seed::SplitMix;
 use crate::policy::openai::{OpenAiConfig, OpenAiPolicy};
 use crate::policy::{CallKind, CallOptions, Context, Message, Origin, Policy, Role};
 

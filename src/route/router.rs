@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::profile::{BehaviorProfile, Counts};
-use crate::policy::builtin::model::SplitMix;
+use crate::seed::SplitMix;
 
 pub const VOTERS: &[&str] = &["posterior", "thompson", "ucb"];
 
@@ -54,7 +54,7 @@ pub struct UcbVoter {
 /// Best first; equal scores are ordered by a hash of (task, sibling), so ties do not always
 /// favour the same names.
 fn order_for(task: &str, mut scored: Vec<(f64, String)>) -> Vec<String> {
-    let tie = |s: &str| crate::eval::hash_str(&format!("{task}/{s}"));
+    let tie = |s: &str| crate::seed::hash_str(&format!("{task}/{s}"));
     scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal).then(tie(&a.1).cmp(&tie(&b.1))));
     scored.into_iter().map(|(_, s)| s).collect()
 }

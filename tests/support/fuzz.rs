@@ -46,7 +46,7 @@ fn cases_dir(target: &str) -> PathBuf {
 }
 
 fn fnv(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf29ce484222325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100000001b3))
+    harness_s::seed::fnv1a(data.iter().copied())
 }
 
 /// Replace a random node of `v` by something another parser would not expect.

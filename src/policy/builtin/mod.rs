@@ -19,7 +19,8 @@ use std::sync::RwLock;
 use serde::{Deserialize, Serialize};
 
 use self::dbbench::{Built, Chooser, DbView, Decision};
-use self::model::{LinearModel, SparseModel, SplitMix};
+use self::model::{LinearModel, SparseModel};
+use crate::seed::SplitMix;
 use super::{AssistantTurn, CallKind, CallOptions, Context, Policy, PolicyError, ToolCall};
 
 /// One training example: a context, the reply to learn (or unlearn), and its weight (a GRPO

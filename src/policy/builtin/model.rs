@@ -16,16 +16,12 @@ pub struct Feature {
 
 /// FNV-1a over the parts of a feature name, so `feat(&["op", "sum"])` is stable across runs.
 pub fn slot(parts: &[&str]) -> u32 {
-    let mut h: u64 = 0xcbf29ce484222325;
+    let mut h = crate::seed::FNV_OFFSET;
     for (i, p) in parts.iter().enumerate() {
         if i > 0 {
-            h ^= 0x1f;
-            h = h.wrapping_mul(0x100000001b3);
+            h = crate::seed::fnv1a_update(h, [0x1f]);
         }
-        for b in p.as_bytes() {
-            h ^= *b as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
+        h = crate::seed::fnv1a_update(h, p.bytes());
     }
     // finalise (splitmix64) so that names differing only in their last bytes spread over the
     // whole table instead of sharing their top bits
@@ -115,35 +111,7 @@ pub fn softmax(scores: &[f32], t: f32) -> Vec<f32> {
     e.iter().map(|v| v / z).collect()
 }
 
-/// A small deterministic generator (splitmix64) for sampling: the same seed gives the same
-/// choices on every machine.
-#[derive(Clone, Debug)]
-pub struct SplitMix(pub u64);
 
-impl SplitMix {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e3779b97f4a7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
-        z ^ (z >> 31)
-    }
-    pub fn next_f32(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
-    }
-    /// Sample an index from probabilities.
-    pub fn pick(&mut self, p: &[f32]) -> usize {
-        let r = self.next_f32();
-        let mut acc = 0.0;
-        for (i, v) in p.iter().enumerate() {
-            acc += v;
-            if r < acc {
-                return i;
-            }
-        }
-        p.len().saturating_sub(1)
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -159,14 +127,6 @@ mod tests {
         let after = m.probs(&cands, &prior, 1.0)[1];
         assert!((before - 0.5).abs() < 1e-6);
         assert!(after > 0.6, "{after}");
-    }
-
-    #[test]
-    fn splitmix_is_deterministic() {
-        let a: Vec<u64> = { let mut r = SplitMix(7); (0..4).map(|_| r.next_u64()).collect() };
-        let b: Vec<u64> = { let mut r = SplitMix(7); (0..4).map(|_| r.next_u64()).collect() };
-        assert_eq!(a, b);
-        assert_ne!(a[0], a[1]);
     }
 
     #[test]

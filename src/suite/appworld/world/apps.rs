@@ -341,10 +341,7 @@ impl World {
 
     fn token_of(app: &str, n: usize) -> String {
         // deterministic per episode, different per app and login
-        let mut h: u64 = 0xcbf29ce484222325;
-        for b in app.bytes().chain(n.to_le_bytes()) {
-            h = (h ^ b as u64).wrapping_mul(0x100000001b3);
-        }
+        let h = crate::seed::fnv1a(app.bytes().chain(n.to_le_bytes()));
         format!("{app}-{h:016x}")
     }
 

@@ -69,13 +69,6 @@ impl Rng {
     }
 }
 
-fn fnv(s: &str) -> u64 {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in s.bytes() {
-        h = (h ^ b as u64).wrapping_mul(0x100000001b3);
-    }
-    h
-}
 
 const FIRST: &[&str] = &["Ava", "Liam", "Maya", "Noah", "Zoe", "Omar", "Lena", "Ivan", "Sara", "Theo", "Nina", "Ravi", "Elsa", "Hugo", "Mila", "Jonas", "Aria", "Felix", "Yuki", "Diego"];
 const LAST: &[&str] = &["Garcia", "Chen", "Novak", "Okafor", "Silva", "Moreau", "Kowalski", "Haddad", "Ivanova", "Larsen", "Tanaka", "Romero", "Weber", "Singh", "Murphy", "Rossi"];
@@ -184,7 +177,7 @@ pub fn scenario_data(seed: u64) -> Data {
 }
 
 fn scenario_id(family: &str, k: usize) -> String {
-    format!("{:07x}", fnv(&format!("{family}/{k}")) & 0xfff_ffff)
+    format!("{:07x}", crate::seed::hash_str(&format!("{family}/{k}")) & 0xfff_ffff)
 }
 
 /// Every bundled task, scenario by scenario.
@@ -193,7 +186,7 @@ pub fn all_tasks() -> Vec<WorldTask> {
     for family in FAMILIES {
         for k in 0..SCENARIOS_PER_FAMILY {
             let scenario = scenario_id(family, k);
-            let seed = fnv(&scenario);
+            let seed = crate::seed::hash_str(&scenario);
             for variant in 0..VARIANTS {
                 let mut t = WorldTask { task_id: format!("{scenario}_{}", variant + 1), scenario: scenario.clone(), family, instruction: String::new(), seed, variant };
                 t.instruction = t.requirement().0;
