@@ -16,7 +16,7 @@ use crate::episode::{Effect, Episode};
 use crate::harness::engine::apply_history;
 use crate::harness::HarnessSpec;
 use crate::policy::builtin::TrainExample;
-use crate::policy::{AssistantTurn, Context, Message, Origin, Role};
+use crate::message::{AssistantTurn, Context, Message, Origin, Role};
 use crate::suite::{EnvError, Suite};
 use crate::task::Task;
 
@@ -100,7 +100,7 @@ fn executed_turn(step: &crate::episode::Step, thought: Option<&str>) -> Option<A
     let calls: Vec<_> = step
         .calls
         .iter()
-        .filter_map(|c| c.executed.as_ref().map(|a| crate::policy::ToolCall { id: c.proposed.id.clone(), ..a.clone() }))
+        .filter_map(|c| c.executed.as_ref().map(|a| crate::message::ToolCall { id: c.proposed.id.clone(), ..a.clone() }))
         .collect();
     if calls.is_empty() {
         return None;

@@ -5,37 +5,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::{AssistantTurn, CallKind, Context};
+use crate::message::{AssistantTurn, CallKind, Context};
 use crate::suite::{Action, Score, Signals};
 
 pub const TRAJECTORY_SCHEMA: u32 = 1;
 
-/// The kinds of hook a harness spec can declare.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[serde(rename_all = "snake_case")]
-pub enum HookKind {
-    OnInit,
-    PreHint,
-    BeforeAction,
-    PostStep,
-    Plan,
-    Reflect,
-    Critique,
-}
-
-impl HookKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HookKind::OnInit => "on_init",
-            HookKind::PreHint => "pre_hint",
-            HookKind::BeforeAction => "before_action",
-            HookKind::PostStep => "post_step",
-            HookKind::Plan => "plan",
-            HookKind::Reflect => "reflect",
-            HookKind::Critique => "critique",
-        }
-    }
-}
+pub use crate::message::HookKind;
 
 /// What a hook did.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -149,7 +124,7 @@ impl Episode {
 /// trajectory linear in its length instead of quadratic.
 pub mod compact_steps {
     use super::*;
-    use crate::policy::{Message, ToolSpec};
+    use crate::message::{Message, ToolSpec};
     use serde::{Deserializer, Serializer};
 
     #[derive(Serialize, Deserialize)]

@@ -13,6 +13,7 @@ pub mod events;
 pub mod experiment;
 pub mod fault;
 pub mod harness;
+pub mod message;
 pub mod policy;
 pub mod report;
 pub mod route;

@@ -49,7 +49,7 @@ const DBBENCH_TAGS: &[(&str, &str, &str)] = &[
     ("checks_before_commit", "checked result before commit", "the call right before the commit is a query that returned rows without an error"),
 ];
 
-fn query_of(call: &crate::policy::ToolCall) -> Option<String> {
+fn query_of(call: &crate::message::ToolCall) -> Option<String> {
     (call.name == "execute_sql").then(|| call.arguments.get("query").and_then(|q| q.as_str()).unwrap_or("").to_string())
 }
 
@@ -99,7 +99,7 @@ const APPWORLD_TAGS: &[(&str, &str, &str)] = &[
     ("verifies_before_completing", "checked output before complete", "the cell right before complete_task ran without error and printed something"),
 ];
 
-fn code_of(call: &crate::policy::ToolCall) -> String {
+fn code_of(call: &crate::message::ToolCall) -> String {
     crate::suite::appworld::hooks::code_of(call)
 }
 
@@ -128,11 +128,11 @@ const SWEGYM_TAGS: &[(&str, &str, &str)] = &[
     ("opens_before_edit", "viewed the file first", "the file of the first edit was viewed with the editor before it was edited"),
 ];
 
-fn swegym_command(call: &crate::policy::ToolCall) -> Option<&str> {
+fn swegym_command(call: &crate::message::ToolCall) -> Option<&str> {
     (call.name == "execute_bash").then(|| call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or(""))
 }
 
-fn swegym_edit_path(call: &crate::policy::ToolCall) -> Option<&str> {
+fn swegym_edit_path(call: &crate::message::ToolCall) -> Option<&str> {
     let command = call.arguments.get("command").and_then(|c| c.as_str())?;
     (call.name == "str_replace_editor" && matches!(command, "create" | "str_replace" | "insert")).then(|| call.arguments.get("path").and_then(|p| p.as_str()).unwrap_or(""))
 }
@@ -324,7 +324,7 @@ mod tests {
 
     #[test]
     fn appworld_tags_read_the_trajectory() {
-        let cell = |c: &str| crate::policy::ToolCall { id: "c".into(), name: "execute_python".into(), arguments: serde_json::json!({ "code": c }) };
+        let cell = |c: &str| crate::message::ToolCall { id: "c".into(), name: "execute_python".into(), arguments: serde_json::json!({ "code": c }) };
         let ran = Signals { executed: true, ..Default::default() };
         let e = episode("a_1", "f", "base", 0, true, vec![
             (cell("print(apis.api_docs.show_app_descriptions())"), "[{'name': 'notes'}]".into(), ran.clone()),
@@ -343,7 +343,7 @@ mod tests {
 
     #[test]
     fn swegym_tags_read_the_trajectory() {
-        use crate::policy::ToolCall;
+        use crate::message::ToolCall;
         let bash = |c: &str| ToolCall { id: "c".into(), name: "execute_bash".into(), arguments: serde_json::json!({"command": c}) };
         let ed = |cmd: &str| ToolCall { id: "c".into(), name: "str_replace_editor".into(), arguments: serde_json::json!({"command": cmd, "path": "/testbed/a.py", "old_str": "x", "new_str": "y"}) };
         let fin = ToolCall { id: "c".into(), name: "finish".into(), arguments: serde_json::json!({}) };

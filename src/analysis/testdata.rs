@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use crate::episode::{CallRecord, Episode, EpisodeStatus, Step, TRAJECTORY_SCHEMA};
-use crate::policy::{AssistantTurn, Context, ToolCall};
+use crate::message::{AssistantTurn, Context, ToolCall};
 use crate::route::BehaviorProfile;
 use crate::store::{BlockingStore, EpisodeContext, NewRun};
 use crate::suite::{Score, Signals};

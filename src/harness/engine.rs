@@ -11,7 +11,8 @@ use std::time::Instant;
 use crate::episode::{CallRecord, Effect, Episode, EpisodeStatus, HookKind, Intervention, Step, TRAJECTORY_SCHEMA};
 use crate::harness::predicate::{self, EpisodeState, PredicateRef};
 use crate::harness::spec::{HarnessSpec, HookSpec};
-use crate::policy::{AssistantTurn, CallKind, CallOptions, Context, Message, Origin, Policy, Role, ToolSpec};
+use crate::message::{AssistantTurn, CallKind, Context, Message, Origin, Role, ToolSpec};
+use crate::policy::{CallOptions, Policy};
 use crate::suite::{Action, Environment, Signals, Suite};
 use crate::task::Task;
 

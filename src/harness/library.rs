@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::episode::HookKind;
+use crate::message::HookKind;
 use crate::harness::predicate;
 use crate::harness::spec::{apply_patch, base_from_file, parse_spec_file, HarnessSpec, SpecError, SpecFile};
 use crate::suite::Suite;

@@ -18,7 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::episode::HookKind;
+use crate::message::HookKind;
 
 /// One hook of a harness.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -131,15 +131,15 @@ impl HarnessSpec {
     /// The frame every episode under this harness starts from: the system prompt and the task
     /// message (`task_template` with the benchmark's prompt; other templates are filled by the
     /// engine). Replays (distillation, grammar search) start from the same frame.
-    pub fn frame(&self, task_prompt: &str) -> Vec<crate::policy::Message> {
+    pub fn frame(&self, task_prompt: &str) -> Vec<crate::message::Message> {
         vec![
-            crate::policy::Message::system(self.system_prompt.clone()),
-            crate::policy::Message::user(self.render.task_template.replace("{task_prompt}", task_prompt), crate::policy::Origin::Frame),
+            crate::message::Message::system(self.system_prompt.clone()),
+            crate::message::Message::user(self.render.task_template.replace("{task_prompt}", task_prompt), crate::message::Origin::Frame),
         ]
     }
 
     /// The suite's tools this harness offers (all of them when `tools` is empty).
-    pub fn offered_tools(&self, all: Vec<crate::policy::ToolSpec>) -> Vec<crate::policy::ToolSpec> {
+    pub fn offered_tools(&self, all: Vec<crate::message::ToolSpec>) -> Vec<crate::message::ToolSpec> {
         if self.tools.is_empty() {
             all
         } else {

@@ -1,11 +1,10 @@
 //! Policies: context in, assistant turn out. Back-ends live in their own files behind [`Policy`].
 
-pub mod message;
 pub mod builtin;
 pub mod openai;
 pub mod scripted;
 
-pub use message::*;
+pub use crate::message::*;
 
 /// A policy failure that is the infrastructure's fault, never the task's: it is recorded on the
 /// episode as an infrastructure error and the episode is excluded from task metrics.

@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
-use super::message::{AssistantTurn, Context};
+use crate::message::{AssistantTurn, Context};
 use super::{CallOptions, Policy, PolicyError};
 use transport::{HttpRequest, Retry};
 use wire::{RequestParams, WireMode};

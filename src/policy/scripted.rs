@@ -3,7 +3,8 @@
 
 use std::sync::Mutex;
 
-use super::{AssistantTurn, CallKind, CallOptions, Context, Policy, PolicyError, ToolCall};
+use crate::message::{AssistantTurn, CallKind, Context, ToolCall};
+use super::{CallOptions, Policy, PolicyError};
 
 pub struct ScriptedPolicy {
     name: String,

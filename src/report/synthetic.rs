@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::episode::{CallRecord, Episode, EpisodeStatus, Step, TRAJECTORY_SCHEMA};
 use crate::seed::hash_str;
 use crate::seed::SplitMix;
-use crate::policy::{AssistantTurn, Context, Message, Origin, Role, ToolCall, ToolSpec};
+use crate::message::{AssistantTurn, Context, Message, Origin, Role, ToolCall, ToolSpec};
 use crate::route::BehaviorProfile;
 use crate::store::{BlockingStore, EpisodeContext, NewRun, RunStatus, StoreError};
 use crate::suite::{Score, Signals};

@@ -12,7 +12,8 @@ use super::profile::BehaviorProfile;
 use super::router::{RouteQuery, Voter};
 use crate::seed::SplitMix;
 use crate::policy::openai::{OpenAiConfig, OpenAiPolicy};
-use crate::policy::{CallKind, CallOptions, Context, Message, Origin, Policy, Role};
+use crate::message::{CallKind, Context, Message, Origin, Role};
+use crate::policy::{CallOptions, Policy};
 
 /// One LLM voter of an experiment file:
 ///

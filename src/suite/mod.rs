@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::{ToolCall, ToolSpec};
+use crate::message::{ToolCall, ToolSpec};
 use crate::task::Task;
 
 /// What the policy asked the environment to do: one tool call.

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use super::dbbench::{f, Built, Chooser, Decision, decide_into};
 use super::model::Feature;
-use crate::policy::{Context, Role};
+use crate::message::{Context, Role};
 
 /// The tool the grammar writes cells for.
 pub const TOOL: &str = "execute_python";
@@ -835,13 +835,13 @@ pub fn build(v: &AwView, ch: &mut dyn Chooser) -> Option<Built> {
 }
 
 /// The reply for an extra call (plan / reflect) under a harness, from the same view.
-pub fn note(v: &AwView, kind: crate::policy::CallKind) -> String {
+pub fn note(v: &AwView, kind: crate::message::CallKind) -> String {
     match kind {
-        crate::policy::CallKind::Plan => {
+        crate::message::CallKind::Plan => {
             let apps: Vec<&String> = v.apps.iter().filter(|a| v.named(a)).collect();
             format!("Read the API docs of {:?}, log in, read every page of the listings, then complete the task.", apps)
         }
-        crate::policy::CallKind::Reflect => {
+        crate::message::CallKind::Reflect => {
             let last = v.cells.last().map(|c| c.output.lines().last().unwrap_or("").to_string()).unwrap_or_default();
             format!("The last cell failed: {last}")
         }
@@ -852,7 +852,7 @@ pub fn note(v: &AwView, kind: crate::policy::CallKind) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{Message, Origin, ToolCall};
+    use crate::message::{Message, Origin, ToolCall};
 
     #[test]
     fn python_literals_parse() {

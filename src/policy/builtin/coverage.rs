@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::dbbench::{build, Chooser, DbView, Decision};
 use crate::harness::HarnessSpec;
-use crate::policy::{AssistantTurn, Context, Message, Origin, Role, ToolCall};
+use crate::message::{AssistantTurn, Context, Message, Origin, Role, ToolCall};
 use crate::suite::Suite;
 use crate::task::Task;
 

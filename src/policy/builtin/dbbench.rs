@@ -10,7 +10,7 @@
 //! the identity of a particular column or task, so what is learned on one family can transfer.
 
 use super::model::{slot, Feature};
-use crate::policy::{Context, Role};
+use crate::message::{Context, Role};
 
 /// One slot decision: its options with their features and a label for each.
 pub struct Decision {
@@ -1254,7 +1254,7 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{Message, Origin, ToolCall};
+    use crate::message::{Message, Origin, ToolCall};
 
     /// Chooses what the innate priors alone prefer (an untrained model scores every option 0).
     struct ByPrior;
@@ -1296,7 +1296,7 @@ mod tests {
     }
 
     fn hint(msgs: &mut Vec<Message>, text: &str) {
-        msgs.push(Message::user(text, Origin::Hook { hook: "hint".into(), kind: crate::episode::HookKind::PreHint }));
+        msgs.push(Message::user(text, Origin::Hook { hook: "hint".into(), kind: crate::message::HookKind::PreHint }));
     }
 
     fn view(msgs: Vec<Message>) -> DbView {

@@ -343,7 +343,7 @@ impl Policy for BuiltinPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{Message, Origin, Role};
+    use crate::message::{Message, Origin, Role};
 
     /// Takes `conv=strip_commas` wherever it is offered, otherwise the first option.
     struct StripCommas;
@@ -368,7 +368,7 @@ mod tests {
             // what a schema-first sibling injects: sample rows that show the format
             messages.push(Message::user(
                 "Sample rows of Stores: [('Nord', 'Oslo', '1,200'), ('Sud', 'Bergen', '950')]",
-                Origin::Hook { hook: "schema".into(), kind: crate::episode::HookKind::OnInit },
+                Origin::Hook { hook: "schema".into(), kind: crate::message::HookKind::OnInit },
             ));
         }
         assert!(messages.iter().all(|m| m.role != Role::Tool));

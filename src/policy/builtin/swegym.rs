@@ -23,7 +23,7 @@ use super::coverage::{push_call, turn, Dfs};
 use super::dbbench::{f, innate, Built, Chooser, Decision, decide_into};
 use super::model::Feature;
 use crate::harness::HarnessSpec;
-use crate::policy::{AssistantTurn, CallKind, Context, Role, ToolCall};
+use crate::message::{AssistantTurn, CallKind, Context, Role, ToolCall};
 use crate::suite::swegym::operators::{edits, editable, LineEdit};
 use crate::suite::Suite;
 use crate::task::Task;
@@ -814,7 +814,7 @@ pub fn reply(built: Option<Built>, view: &SweView) -> AssistantTurn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{Message, Origin};
+    use crate::message::{Message, Origin};
 
     fn ctx(issue: &str) -> Context {
         Context {

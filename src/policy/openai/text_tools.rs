@@ -16,7 +16,7 @@
 
 use serde_json::Value;
 
-use crate::policy::message::{ToolCall, ToolSpec};
+use crate::message::{ToolCall, ToolSpec};
 
 pub const OPEN_TAG: &str = "<tool_call>";
 pub const CLOSE_TAG: &str = "</tool_call>";

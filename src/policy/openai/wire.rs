@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::text_tools;
-use crate::policy::message::{AssistantTurn, Context, Message, Role, ToolCall};
+use crate::message::{AssistantTurn, Context, Message, Role, ToolCall};
 use crate::policy::{CallOptions, PolicyError};
 
 /// How tools are offered to the model for one request.

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::policy::ToolSpec;
+use crate::message::ToolSpec;
 use crate::suite::{
     Action, ActionPredicateFn, EnvError, Environment, LoadError, OutcomeForMetrics, Score, Signals, StepOutcome, Suite, VerifyReport,
 };

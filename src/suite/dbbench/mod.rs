@@ -39,7 +39,7 @@ use serde_json::{json, Value};
 pub use executor::{ErrorKind, ExecOptions, ExecResult, RowSet, SqlError, SqlExecutor, SqlValue, SqliteExecutor};
 pub use record::{load_jsonl, ColumnSpec, DbRecord, QueryType, TableSpec};
 
-use crate::policy::ToolSpec;
+use crate::message::ToolSpec;
 use crate::suite::{
     Action, ActionPredicateFn, EnvError, Environment, LoadError, OutcomeForMetrics,
     RewriteFn, Score, Signals, StepOutcome, Suite, VerifyReport,

@@ -40,7 +40,7 @@ use runtime::{ContainerConfig, ContainerRuntime, Limits, LocalRuntime, Runtime, 
 use score::{Framework, TestReport};
 use tools::{Editor, BASH, EDITOR, FINISH};
 
-use crate::policy::ToolSpec;
+use crate::message::ToolSpec;
 use crate::suite::{
     Action, ActionPredicateFn, EnvError, Environment, LoadError, OutcomeForMetrics, Score, Signals, StepOutcome, Suite,
     VerifyReport,

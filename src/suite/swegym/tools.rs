@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::runtime::{shell_quote, ExecOutput, Limits, Runtime, REPO_ROOT};
-use crate::policy::ToolSpec;
+use crate::message::ToolSpec;
 use crate::suite::EnvError;
 
 pub const BASH: &str = "execute_bash";

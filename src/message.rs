@@ -1,11 +1,42 @@
-//! The chat-shaped context every policy reads, and the assistant turn it returns.
+//! The shared vocabulary of every layer: the chat-shaped context a policy reads, the assistant
+//! turn it returns, tool calls and tool specs (an environment's actions), and the kinds of hook a
+//! harness declares (a message's origin names them).
 //!
 //! These are plain data: an LLM back-end serialises them to its wire format, the built-in policy
 //! reads the same messages. `origin` records which layer wrote a message (the environment, the
 //! base harness, a sibling hook) so distillation can strip what only a sibling added; it never goes
 //! over the wire.
+//!
+//! Architecture invariant: this module imports nothing of the crate.
 
 use serde::{Deserialize, Serialize};
+
+/// The kinds of hook a harness spec can declare.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum HookKind {
+    OnInit,
+    PreHint,
+    BeforeAction,
+    PostStep,
+    Plan,
+    Reflect,
+    Critique,
+}
+
+impl HookKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookKind::OnInit => "on_init",
+            HookKind::PreHint => "pre_hint",
+            HookKind::BeforeAction => "before_action",
+            HookKind::PostStep => "post_step",
+            HookKind::Plan => "plan",
+            HookKind::Reflect => "reflect",
+            HookKind::Critique => "critique",
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash)]
 #[serde(rename_all = "lowercase")]
@@ -28,7 +59,7 @@ pub enum Origin {
     Environment,
     /// Text a harness hook added (hint, injected context, feedback, block message,
     /// plan/reflect/critique output).
-    Hook { hook: String, kind: crate::episode::HookKind },
+    Hook { hook: String, kind: HookKind },
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
