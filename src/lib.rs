@@ -19,6 +19,7 @@ pub mod report;
 pub mod route;
 pub mod sandbox;
 pub mod seed;
+pub mod stats;
 pub mod store;
 pub mod suite;
 pub mod task;

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::stats::wilson;
+use crate::stats::wilson;
 use super::Data;
 use super::AnalysisError;
 use super::read::{self, Row, TrajectoryQuery, TrajectoryView};

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::stats::wilson;
+use crate::stats::wilson;
 use super::{Data, ROUTED_ARM};
 use super::read::Row;
 

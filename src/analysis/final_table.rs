@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::stats::bootstrap;
+use crate::stats::bootstrap;
 use super::transfer::split_rank;
 use super::{Data, BASELINE_ARM, ROUTED_ARM};
 
@@ -160,7 +160,7 @@ pub(crate) fn table(data: &Data) -> FinalTable {
 
 fn mean_of<'a>(xs: impl Iterator<Item = &'a f64>) -> f64 {
     let v: Vec<f64> = xs.copied().collect();
-    super::stats::mean(&v)
+    crate::stats::mean(&v)
 }
 
 /// The paired difference of two arms on the tasks (and seeds) both evaluated.
@@ -174,7 +174,7 @@ fn paired(arm: &str, baseline: &str, a: &Outcomes, b: &Outcomes) -> Option<Paire
             d
         }).collect();
         if !d.is_empty() {
-            diffs.push(super::stats::mean(&d));
+            diffs.push(crate::stats::mean(&d));
         }
     }
     if diffs.is_empty() {

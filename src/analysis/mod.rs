@@ -24,7 +24,6 @@ pub mod provenance;
 pub mod read;
 pub mod rank_one;
 pub mod router;
-pub mod stats;
 pub mod transfer;
 
 use std::collections::BTreeSet;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::stats::{mean, spearman, t_interval};
+use crate::stats::{mean, spearman, t_interval};
 use super::Data;
 
 /// Siblings needed for a rank correlation.

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::stats::t_interval;
+use crate::stats::t_interval;
 use super::{AnalysisError, Data};
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

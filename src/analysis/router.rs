@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::stats::{random_hit_at, wilson};
+use crate::stats::{random_hit_at, wilson};
 use super::{Data, ROUTED_ARM};
 
 /// How many routed tasks had their rescuing siblings from each source.

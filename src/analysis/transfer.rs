@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::stats::t_interval;
+use crate::stats::t_interval;
 use super::Data;
 
 /// One seed's success at one evaluation.

@@ -300,7 +300,7 @@ pub fn utilities(a: &Analysis) -> Result<Chart, ChartError> {
                     name: sib.clone(),
                     label: sib.clone(),
                     style: style::nth(i),
-                    points: by_anchor.iter().map(|(k, v)| (*k as f64, crate::analysis::stats::mean(v))).collect(),
+                    points: by_anchor.iter().map(|(k, v)| (*k as f64, crate::stats::mean(v))).collect(),
                     band: Vec::new(),
                 }
             })

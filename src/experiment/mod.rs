@@ -3,7 +3,6 @@
 
 pub mod config;
 pub mod runner;
-pub mod stats;
 
 pub use config::{ConfigError, ExperimentConfig};
 pub use runner::{run_experiment, task_record_key, ExperimentOutcome};

@@ -22,7 +22,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::config::ExperimentConfig;
-use super::stats::{bootstrap_ci, mean};
+use crate::stats::{bootstrap_ci, mean};
 use crate::distil::{distil, DistillMode};
 use crate::episode::Episode;
 use crate::seed::{hash_str, shuffle};
@@ -252,7 +252,7 @@ pub fn run_experiment(
     for s in &cfg.suites {
         suites.push(setup_suite(cfg, s, &lib)?);
     }
-    let router = Router::with_llm(&cfg.router.voters, cfg.router.ucb_c, &cfg.router.llm).map_err(ExperimentError::Setup)?;
+    let router = Router::with_llm(&cfg.router.voters, cfg.router.ucb_c, &cfg.router.llm).map_err(|e| ExperimentError::Setup(e.to_string()))?;
     let config_json = serde_json::to_value(cfg).map_err(|e| ExperimentError::Setup(e.to_string()))?;
     // Resume the newest unfinished run of the same configuration, if any.
     let mut resumed = false;

@@ -9,11 +9,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::profile::BehaviorProfile;
-use super::router::{RouteQuery, Voter};
+use super::voter::{RouteQuery, Voter};
 use crate::seed::SplitMix;
 use crate::policy::openai::{OpenAiConfig, OpenAiPolicy};
 use crate::message::{CallKind, Context, Message, Origin, Role};
 use crate::policy::{CallOptions, Policy};
+
+/// An LLM voter that cannot be set up (its endpoint's client, its key).
+#[derive(Clone, Debug, thiserror::Error, PartialEq)]
+#[error("{voter}: {message}")]
+pub struct LlmVoterError {
+    pub voter: String,
+    pub message: String,
+}
 
 /// One LLM voter of an experiment file:
 ///
@@ -80,12 +88,12 @@ make the agent succeed on this task. Answer with JSON only, in this shape: \
 {\"ranking\": [\"name\", \"name\", ...]}";
 
 impl LlmVoter {
-    pub fn new(cfg: &LlmVoterConfig) -> Result<LlmVoter, String> {
+    pub fn new(cfg: &LlmVoterConfig) -> Result<LlmVoter, LlmVoterError> {
         let mut oc = OpenAiConfig::new(cfg.base_url.clone(), cfg.model.clone());
         oc.api_key_env = cfg.api_key_env.clone();
         oc.timeout = std::time::Duration::from_secs(cfg.timeout_s.max(1));
         oc.max_retries = cfg.max_retries;
-        let client = OpenAiPolicy::new(oc).map_err(|e| format!("{}: {e}", cfg.voter_name()))?;
+        let client = OpenAiPolicy::new(oc).map_err(|e| LlmVoterError { voter: cfg.voter_name(), message: e.to_string() })?;
         Ok(LlmVoter { name: cfg.voter_name(), client, temperature: cfg.temperature, health: std::sync::Mutex::new((0, 0)) })
     }
 

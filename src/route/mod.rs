@@ -3,6 +3,7 @@
 pub mod llm;
 pub mod profile;
 pub mod router;
+pub mod voter;
 
 pub use profile::{failure_signature, failure_summary, BehaviorProfile, Counts};
 pub use llm::{LlmVoter, LlmVoterConfig};

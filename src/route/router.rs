@@ -13,21 +13,7 @@ use crate::seed::SplitMix;
 
 pub const VOTERS: &[&str] = &["posterior", "thompson", "ucb"];
 
-/// What the router knows about a failed task.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct RouteQuery {
-    pub task_id: String,
-    pub family: String,
-    pub signature: String,
-    pub summary: String,
-}
-
-pub trait Voter: Send + Sync {
-    fn name(&self) -> String;
-    /// Siblings, best first; must rank every sibling that has a profile. `Err` abstains from
-    /// this decision, saying why (an LLM voter whose endpoint failed).
-    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], rng: &mut SplitMix) -> Result<Vec<String>, String>;
-}
+pub use super::voter::{RouteQuery, Voter};
 
 /// Rescue-rate estimate with back-off: bucket counts shrunk toward the family rate, itself
 /// shrunk toward the sibling's overall rate.
@@ -198,7 +184,7 @@ impl Router {
     }
 
     /// The statistical voters named in `names` plus one LLM voter per entry of `llm`.
-    pub fn with_llm(names: &[String], ucb_c: f64, llm: &[super::llm::LlmVoterConfig]) -> Result<Router, String> {
+    pub fn with_llm(names: &[String], ucb_c: f64, llm: &[super::llm::LlmVoterConfig]) -> Result<Router, super::llm::LlmVoterError> {
         let mut r = Self::from_names(names, ucb_c);
         for c in llm {
             r.voters.push(Box::new(super::llm::LlmVoter::new(c)?));

@@ -1,8 +1,10 @@
-//! Interval estimates and rank statistics for the analyses: t-intervals over seeds, percentile
-//! bootstraps over tasks (plain and paired), Wilson intervals for shares, Spearman's rho, and the
-//! exact hit probability of a uniformly random order.
+//! Statistics for experiment summaries and the analyses: means, seeded percentile bootstraps
+//! over tasks, t-intervals over seeds, Wilson intervals for shares, Spearman's rho, and the exact
+//! hit probability of a uniformly random order.
+//!
+//! Architecture invariant: this module imports nothing of the crate but [`crate::seed`].
 
-use crate::experiment::stats::bootstrap_ci;
+use crate::seed::SplitMix;
 
 /// Bootstrap resamples behind every interval over tasks.
 pub const BOOTSTRAP_RESAMPLES: usize = 2000;
@@ -11,7 +13,33 @@ pub const BOOTSTRAP_RESAMPLES: usize = 2000;
 pub const BOOTSTRAP_SEED: u64 = 0xb007;
 
 pub fn mean(xs: &[f64]) -> f64 {
-    crate::experiment::stats::mean(xs)
+    if xs.is_empty() {
+        0.0
+    } else {
+        xs.iter().sum::<f64>() / xs.len() as f64
+    }
+}
+
+/// Percentile bootstrap 95% interval of the mean of `xs` (resampling its elements), seeded.
+pub fn bootstrap_ci(xs: &[f64], resamples: usize, seed: u64) -> (f64, f64) {
+    if xs.is_empty() {
+        return (0.0, 0.0);
+    }
+    let mut rng = SplitMix(seed);
+    let n = xs.len();
+    let mut means: Vec<f64> = (0..resamples)
+        .map(|_| {
+            let mut s = 0.0;
+            for _ in 0..n {
+                s += xs[(rng.next_u64() % n as u64) as usize];
+            }
+            s / n as f64
+        })
+        .collect();
+    means.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    let lo = means[((resamples as f64) * 0.025) as usize];
+    let hi = means[(((resamples as f64) * 0.975) as usize).min(resamples - 1)];
+    (lo, hi)
 }
 
 /// Sample standard deviation (n - 1); 0 for fewer than two values.
@@ -173,5 +201,14 @@ mod tests {
         let [lo, hi] = wilson(3, 10);
         assert!(lo < 0.3 && 0.3 < hi && lo > 0.0 && hi < 1.0);
         assert_eq!(wilson(0, 0), [0.0, 0.0]);
+    }
+
+    #[test]
+    fn bootstrap_brackets_the_mean() {
+        let xs: Vec<f64> = (0..100).map(|i| if i % 4 == 0 { 1.0 } else { 0.0 }).collect();
+        let (lo, hi) = bootstrap_ci(&xs, 1000, 3);
+        assert!(lo < 0.25 && 0.25 < hi, "{lo} {hi}");
+        assert!(hi - lo < 0.25);
+        assert_eq!(bootstrap_ci(&xs, 1000, 3), (lo, hi));
     }
 }
