@@ -13,7 +13,7 @@
 //! - double-quotes bare column and table names in DML, so SQLite never reads them as keywords.
 
 use super::sqltext::{dquote, squote, TokKind};
-use super::translate::{is_dml, is_keyword, matching, StmtKind, Tk, CALLABLE_KEYWORDS, NUMERIC_FUNCS};
+use super::words::{is_dml, is_keyword, matching, StmtKind, Tk, CALLABLE_KEYWORDS, NUMERIC_FUNCS};
 
 /// Run the expression pass over a whole statement.
 pub(super) fn convert(tks: &mut [Tk], kind: StmtKind) {

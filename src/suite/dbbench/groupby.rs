@@ -10,9 +10,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::executor::SqlError;
+use super::value::SqlError;
 use super::sqltext::{lex, matching_paren, TokKind, Token};
-use super::translate::is_keyword;
+use super::words::is_keyword;
 
 const AGGREGATES: &[&str] = &[
     "AVG", "BIT_AND", "BIT_OR", "BIT_XOR", "COUNT", "GROUP_CONCAT", "JSON_ARRAYAGG", "JSON_OBJECTAGG", "MAX",

@@ -31,12 +31,15 @@ pub mod render;
 pub mod score;
 pub mod sqltext;
 pub mod translate;
+pub mod value;
+pub mod words;
 
 use std::path::Path;
 
 use serde_json::{json, Value};
 
-pub use executor::{ErrorKind, ExecOptions, ExecResult, RowSet, SqlError, SqlExecutor, SqlValue, SqliteExecutor};
+pub use executor::{SqlExecutor, SqliteExecutor};
+pub use value::{ErrorKind, ExecOptions, ExecResult, RowSet, SqlError, SqlValue};
 pub use record::{load_jsonl, ColumnSpec, DbRecord, QueryType, TableSpec};
 
 use crate::message::ToolSpec;

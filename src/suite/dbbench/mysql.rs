@@ -18,7 +18,8 @@ use std::time::Duration;
 use sqlx::mysql::{MySqlConnection, MySqlDatabaseError, MySqlRow};
 use sqlx::{AssertSqlSafe, Column, Connection, Row, TypeInfo, ValueRef};
 
-use super::executor::{ExecOptions, ExecResult, RowSet, SqlError, SqlExecutor, SqlValue};
+use super::executor::SqlExecutor;
+use super::value::{ExecOptions, ExecResult, RowSet, SqlError, SqlValue};
 use super::record::TableSpec;
 use super::sqltext::{self, backquote, TokKind};
 use crate::suite::EnvError;

@@ -8,7 +8,7 @@
 //! line/paragraph separators, private use, noncharacters). Unassigned code points are treated as
 //! printable, where Python would escape them.
 
-use super::executor::{ExecResult, SqlError, SqlValue};
+use super::value::{ExecResult, SqlError, SqlValue};
 
 /// Characters kept before `[TRUNCATED]`.
 pub const OBSERVATION_LIMIT: usize = 800;

@@ -23,19 +23,10 @@
 
 use super::convert;
 use super::sqltext::{self, dquote, lex, squote, TokKind, Token};
+pub use super::words::StmtKind;
+use super::words::{is_dml, matching, Tk};
 
 pub use super::convert::mysql_number_literal_text;
-
-/// What kind of statement was translated (drives `empty_result` and schema refreshes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StmtKind {
-    Select,
-    Insert,
-    Update,
-    Delete,
-    Ddl,
-    Other,
-}
 
 /// A translated statement with a map from output offsets back to source offsets, so SQLite's
 /// error positions can be reported against the text the agent wrote.
@@ -230,66 +221,6 @@ fn prepare_statement(src: &str, toks: &[Token]) -> Result<Prepared, PrepError> {
     translate_statement(src, toks).map(Prepared::Sql)
 }
 
-/// One token being rewritten: its (possibly re-classified) token, the text to emit, and text to
-/// put before and after it.
-#[derive(Clone, Debug)]
-pub(super) struct Tk {
-    pub(super) tok: Token,
-    pub(super) out: String,
-    pub(super) pre: String,
-    pub(super) post: String,
-    pub(super) removed: bool,
-}
-
-impl Tk {
-    pub(super) fn remove(&mut self) {
-        self.removed = true;
-        self.out.clear();
-    }
-    fn set(&mut self, kind: TokKind, value: &str, out: &str) {
-        self.tok.kind = kind;
-        self.tok.value = value.to_string();
-        self.out = out.to_string();
-    }
-}
-
-/// Words that structure a statement: never column names, and `word (` is not a function call.
-pub(super) const KEYWORDS: &[&str] = &[
-    "ALL", "AND", "ANY", "AS", "ASC", "BETWEEN", "BINARY", "BY", "CASE", "COLLATE", "CONFLICT",
-    "CROSS", "CURRENT", "CURRENT_DATE", "CURRENT_TIME", "CURRENT_TIMESTAMP", "DEFAULT", "DELAYED",
-    "DELETE", "DESC", "DISTINCT", "DIV", "DO", "DUPLICATE", "ELSE", "END", "ESCAPE", "EXCEPT",
-    "EXCLUDE", "EXISTS", "FALSE", "FILTER", "FOLLOWING", "FROM", "FULL", "GLOB", "GROUP", "GROUPS",
-    "HAVING", "HIGH_PRIORITY", "IGNORE", "IN", "INNER", "INSERT", "INTERSECT", "INTERVAL", "INTO",
-    "IS", "JOIN", "KEY", "LATERAL", "LEFT", "LIKE", "LIMIT", "LOCALTIME", "LOCALTIMESTAMP",
-    "LOW_PRIORITY", "MATCH", "MOD", "NATURAL", "NOT", "NOTHING", "NULL", "NULLS", "OFFSET", "ON",
-    "OR", "ORDER", "OTHERS", "OUTER", "OVER", "PARTITION", "PRECEDING", "QUICK", "RANGE",
-    "RECURSIVE", "REGEXP", "REPLACE", "RETURNING", "RIGHT", "RLIKE", "ROW", "ROWS", "SELECT",
-    "SEPARATOR", "SET", "SOME", "STRAIGHT_JOIN", "TABLE", "THEN", "TIES", "TRUE", "UNBOUNDED",
-    "UNION", "UNKNOWN", "UPDATE", "USING", "VALUE", "VALUES", "WHEN", "WHERE", "WINDOW", "WITH",
-    "XOR",
-];
-
-/// Keywords that may be followed by `(` as a function call.
-pub(super) const CALLABLE_KEYWORDS: &[&str] = &["LEFT", "RIGHT", "REPLACE", "INSERT", "MOD", "IF", "DEFAULT"];
-
-/// Functions whose result is a number (so a comparison with them is numeric, and arithmetic on
-/// them needs no string conversion).
-pub(super) const NUMERIC_FUNCS: &[&str] = &[
-    "ABS", "ACOS", "ASCII", "ASIN", "ATAN", "ATAN2", "AVG", "BIT_AND", "BIT_COUNT", "BIT_LENGTH",
-    "BIT_OR", "BIT_XOR", "CEIL", "CEILING", "CHANGES", "CHARACTER_LENGTH", "CHAR_LENGTH", "COS",
-    "COT", "COUNT", "CRC32", "CUME_DIST", "DEGREES", "DENSE_RANK", "EXISTS", "EXP", "FIND_IN_SET",
-    "FLOOR", "INSTR", "LENGTH", "LN", "LOCATE", "LOG", "LOG10", "LOG2", "MOD", "MYSQL_CAST_DECIMAL",
-    "MYSQL_CAST_DOUBLE", "MYSQL_CAST_SIGNED", "MYSQL_CAST_UNSIGNED", "MYSQL_LOCATE", "MYSQL_NUM",
-    "NTILE", "OCTET_LENGTH", "ORD", "PERCENT_RANK", "PI", "POW", "POWER", "RADIANS", "RAND",
-    "RANDOM", "RANK", "ROUND", "ROW_NUMBER", "SIGN", "SIN", "SQRT", "STD", "STDDEV", "STDDEV_POP",
-    "STDDEV_SAMP", "STRCMP", "SUM", "TAN", "TOTAL", "TRUNCATE", "UNICODE", "VARIANCE", "VAR_POP",
-    "VAR_SAMP",
-];
-
-pub(super) fn is_keyword(up: &str) -> bool {
-    KEYWORDS.contains(&up)
-}
-
 fn stmt_kind(toks: &[Token]) -> StmtKind {
     let mut i = 0;
     while toks.get(i).is_some_and(|t| t.kind == TokKind::LParen) {
@@ -303,10 +234,6 @@ fn stmt_kind(toks: &[Token]) -> StmtKind {
         Some("CREATE" | "DROP" | "ALTER" | "RENAME") => StmtKind::Ddl,
         _ => StmtKind::Other,
     }
-}
-
-pub(super) fn is_dml(kind: StmtKind) -> bool {
-    matches!(kind, StmtKind::Select | StmtKind::Insert | StmtKind::Update | StmtKind::Delete)
 }
 
 /// Translate one MySQL statement (its tokens, without the trailing `;`).
@@ -397,23 +324,6 @@ fn translate_statement(src: &str, toks: &[Token]) -> Result<Translation, PrepErr
 /// Index of the next token after `i` that was not removed.
 fn next_live(tks: &[Tk], i: usize, hi: usize) -> Option<usize> {
     (i + 1..hi).find(|&j| !tks[j].removed)
-}
-
-pub(super) fn matching(tks: &[Tk], open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (i, t) in tks.iter().enumerate().skip(open) {
-        match t.tok.kind {
-            TokKind::LParen => depth += 1,
-            TokKind::RParen => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// Indices of tokens at depth 1 inside the parentheses `open..close`.
@@ -846,16 +756,6 @@ fn ddl_cleanup(tks: &mut [Tk]) {
     }
 }
 
-/// MySQL's `near '...' at line N` for a syntax error at source byte `offset`: the rest of the
-/// text from there (at most 80 characters) and the 1-based line number.
-pub fn near_text(src: &str, offset: usize) -> (String, usize) {
-    let offset = offset.min(src.len());
-    let offset = (0..=offset).rev().find(|&o| src.is_char_boundary(o)).unwrap_or(0);
-    let near: String = src[offset..].chars().take(80).collect();
-    let line = src[..offset].matches('\n').count() + 1;
-    (near, line)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -931,6 +831,6 @@ mod tests {
         let Prepared::Sql(t) = prepare(src).unwrap() else { panic!() };
         let out = t.sql.find("WHERE").unwrap();
         assert_eq!(t.source_offset(out), src.find("WHERE").unwrap());
-        assert_eq!(near_text(src, src.find("WHERE").unwrap()).0, "WHERE x = 1");
+        assert_eq!(super::super::value::near_text(src, src.find("WHERE").unwrap()).0, "WHERE x = 1");
     }
 }
