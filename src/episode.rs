@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::message::{AssistantTurn, CallKind, Context};
-use crate::suite::{Action, Score, Signals};
+use crate::suite::{Action, Score};
+pub use crate::suite::CallRecord;
 
 pub const TRAJECTORY_SCHEMA: u32 = 1;
 
@@ -37,19 +38,6 @@ pub struct Intervention {
     pub when: Vec<String>,
     #[serde(flatten)]
     pub effect: Effect,
-}
-
-/// One tool call of a step and what the environment returned.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct CallRecord {
-    /// The action as the policy proposed it.
-    pub proposed: Action,
-    /// The action actually executed (after a rewrite), `None` if blocked.
-    pub executed: Option<Action>,
-    /// The raw observation (environment output, or the block message).
-    pub observation: String,
-    pub signals: Signals,
-    pub duration_ms: f64,
 }
 
 /// One policy decision and everything around it.

@@ -17,6 +17,7 @@ pub mod message;
 pub mod policy;
 pub mod report;
 pub mod route;
+pub mod search;
 pub mod sandbox;
 pub mod seed;
 pub mod stats;

@@ -597,13 +597,13 @@ fn cmd_report(experiment: &str, db: &str, compare: Option<&str>, out: &std::path
 
 fn cmd_coverage(suite_name: &str, file: Option<&std::path::Path>, family: Option<&str>, max_paths: usize, json: bool) -> Result<()> {
     let s = find_suite(suite_name)?;
-    if !["dbbench", "appworld", "swegym"].contains(&s.name()) {
-        bail!("the built-in policy's grammars cover dbbench, appworld and swegym only");
+    if s.grammar().is_none() {
+        bail!("suite `{}` has no grammar for the built-in policy, so there is nothing to cover", s.name());
     }
     let tasks: Vec<Task> = load_tasks(s.as_ref(), file)?.into_iter().filter(|t| family.map(|f| t.family == f).unwrap_or(true)).collect();
     let lib = library(None)?;
     let base = &lib.get(suite_name, "base").ok_or_else(|| anyhow!("no base harness for {suite_name}"))?.spec;
-    let c = harness_s::policy::builtin::coverage::coverage(s.as_ref(), base, &tasks, max_paths);
+    let c = harness_s::search::coverage(s.as_ref(), base, &tasks, max_paths);
     if json {
         println!("{}", serde_json::to_string(&c)?);
     } else {

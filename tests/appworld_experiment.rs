@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use harness_s::events::NullSink;
 use harness_s::experiment::{run_experiment, ExperimentConfig};
 use harness_s::harness::HarnessLibrary;
-use harness_s::policy::builtin::coverage;
+use harness_s::search as coverage;
 use harness_s::policy::builtin::BuiltinPolicy;
 use harness_s::store::{BlockingStore, EpisodeFilter};
 use harness_s::suite::appworld::AppWorld;
@@ -97,7 +97,7 @@ fn the_grammar_search_solves_bundled_tasks_and_replays_them() {
     eprintln!("appworld grammar coverage: {}/{} ({:?})", c.covered, c.total, c.families);
     assert!(c.covered > 0, "{c:?}");
     // a found solution reads back through the grammar from its own contexts
-    let policy = BuiltinPolicy::new();
+    let policy = BuiltinPolicy::new(suite.grammar().unwrap());
     let solved = sample.iter().find_map(|t| coverage::solve(&suite, &base, t, 1500).0).unwrap();
     for (ctx, turn) in &solved {
         assert!(policy.log_prob(ctx, turn).is_some(), "{}", turn.content);

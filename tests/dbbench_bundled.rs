@@ -37,7 +37,7 @@ fn select_gold_sql_produces_the_label() {
         let out = env.step(&ToolCall { id: "q".into(), name: "execute_sql".into(), arguments: json!({"query": sql}) }).unwrap();
         assert!(out.signals.error_kind.is_none(), "{}: {} -> {}", t.id, sql, out.observation);
         // commit the first column of the result, as an agent reading it would
-        let rows = harness_s::policy::builtin::dbbench::parse_rows(&out.observation).expect("rows");
+        let rows = harness_s::suite::dbbench::grammar::parse_rows(&out.observation).expect("rows");
         let answers: Vec<String> = rows.iter().filter_map(|r| r.first().cloned()).collect();
         let commit = ToolCall { id: "c".into(), name: "commit_final_answer".into(), arguments: json!({"answers": answers}) };
         let score = env.score(Some(&commit)).unwrap();

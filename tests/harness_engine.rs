@@ -171,7 +171,7 @@ fn loop_monitor_blocks_a_repeat_and_warns_on_budget() {
 }
 
 fn custom(text: &str) -> HarnessSpec {
-    let mut files: Vec<(String, String)> = harness_s::harness::library::BUILTIN_SPECS.iter().map(|(f, t)| (f.to_string(), t.to_string())).collect();
+    let mut files: Vec<(String, String)> = harness_s::harness::library::builtin_spec_files();
     files.push(("custom.toml".into(), text.into()));
     let lib = HarnessLibrary::from_files(files).expect("valid");
     lib.get("dbbench", "custom").unwrap().spec.clone()
@@ -241,7 +241,7 @@ fn history_rule_keeps_the_frame_and_the_last_turns() {
 }
 
 fn spec_err(text: &str) -> String {
-    let mut files: Vec<(String, String)> = harness_s::harness::library::BUILTIN_SPECS.iter().map(|(f, t)| (f.to_string(), t.to_string())).collect();
+    let mut files: Vec<(String, String)> = harness_s::harness::library::builtin_spec_files();
     files.push(("bad.toml".into(), text.into()));
     HarnessLibrary::from_files(files).err().expect("must be refused").to_string()
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use harness_s::events::NullSink;
 use harness_s::experiment::{run_experiment, ExperimentConfig};
 use harness_s::harness::HarnessLibrary;
-use harness_s::policy::builtin::coverage;
+use harness_s::search as coverage;
 use harness_s::store::{BlockingStore, EpisodeFilter};
 
 const SMALL: &str = r#"
@@ -74,7 +74,7 @@ fn the_grammar_covers_bundled_instances() {
     assert_eq!(&tools[tools.len() - 2..], &["execute_bash", "finish"]);
     assert!(tools.contains(&"str_replace_editor"));
     // and the policy can read every step back through its grammar
-    let policy = harness_s::policy::builtin::BuiltinPolicy::new();
+    let policy = harness_s::policy::builtin::BuiltinPolicy::new(suite.grammar().unwrap());
     for (ctx, turn) in &sol {
         assert!(policy.log_prob(ctx, turn).is_some(), "unreadable step: {}", turn.content);
     }

@@ -1,5 +1,5 @@
 //! Behaviour persistence — the attribution question: do the behaviours the siblings teach show up
-//! under the base harness as training goes on? Each suite offers a [`SuiteTagger`] that reads tags
+//! under the base harness as training goes on? Each suite offers a [`BehaviourTagger`] that reads tags
 //! off a trajectory (the policy's own actions and what the environment returned); the analysis
 //! counts, per arm and iteration, the share of base-harness episodes showing each tag.
 //!
@@ -14,149 +14,18 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::stats::wilson;
+use crate::suite::BehaviourTagger;
 use super::Data;
 use super::AnalysisError;
-use super::read::{self, Row, TrajectoryQuery, TrajectoryView};
+use super::read::{self, Row, TrajectoryQuery};
 
 /// The most trajectories tagged per (suite, arm, iteration): enough for a share within about
 /// ±4 points (95%), and it keeps the report of a 100,000-episode run within seconds.
 pub const MAX_PER_CELL: usize = 600;
 
-/// A suite's behaviour tags and the function that reads them off a trajectory.
-pub struct SuiteTagger {
-    pub suite: &'static str,
-    /// (tag, a short label for chart panels, what it means).
-    pub tags: &'static [(&'static str, &'static str, &'static str)],
-    /// One flag per tag, in the order of `tags`.
-    pub tag: fn(&TrajectoryView) -> Vec<bool>,
-}
-
-static TAGGERS: &[SuiteTagger] = &[
-    SuiteTagger { suite: "dbbench", tags: DBBENCH_TAGS, tag: dbbench_tags },
-    SuiteTagger { suite: "appworld", tags: APPWORLD_TAGS, tag: appworld_tags },
-    SuiteTagger { suite: "swegym", tags: SWEGYM_TAGS, tag: swegym_tags },
-];
-
-/// The tagger of a suite, if it has one. A new suite adds its entry to the table above.
-pub fn tagger(suite: &str) -> Option<&'static SuiteTagger> {
-    TAGGERS.iter().find(|t| t.suite == suite)
-}
-
-const DBBENCH_TAGS: &[(&str, &str, &str)] = &[
-    ("inspects_first", "first call is SELECT *", "the first call is `SELECT * ...` (looks at the table before answering)"),
-    ("quotes_identifiers", "backquoted identifiers", "some query quotes identifiers with backquotes"),
-    ("casts_text_numbers", "CAST / REPLACE on text", "some query converts text to numbers (CAST(...) or REPLACE(...))"),
-    ("checks_before_commit", "checked result before commit", "the call right before the commit is a query that returned rows without an error"),
-];
-
-fn query_of(call: &crate::message::ToolCall) -> Option<String> {
-    (call.name == "execute_sql").then(|| call.arguments.get("query").and_then(|q| q.as_str()).unwrap_or("").to_string())
-}
-
-fn normalise(sql: &str) -> String {
-    sql.split_whitespace().collect::<Vec<_>>().join(" ").to_uppercase()
-}
-
-/// `NAME(` or `NAME (` as a function call, not part of a longer word.
-fn has_call(upper: &str, name: &str) -> bool {
-    let b = upper.as_bytes();
-    let mut from = 0;
-    while let Some(i) = upper[from..].find(name) {
-        let at = from + i;
-        let before_ok = at == 0 || !(b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_');
-        let rest = upper[at + name.len()..].trim_start();
-        if before_ok && rest.starts_with('(') {
-            return true;
-        }
-        from = at + name.len();
-    }
-    false
-}
-
-/// DBBench's tags, from the policy's proposed calls and the observations' signals.
-pub fn dbbench_tags(t: &TrajectoryView) -> Vec<bool> {
-    let calls: Vec<&crate::episode::CallRecord> = t.calls().collect();
-    let queries: Vec<String> = calls.iter().filter_map(|c| query_of(&c.proposed)).collect();
-    let inspects_first = calls.first().and_then(|c| query_of(&c.proposed)).map(|q| normalise(&q).starts_with("SELECT *")).unwrap_or(false);
-    let quotes = queries.iter().any(|q| q.contains('`'));
-    let casts = queries.iter().any(|q| {
-        let u = normalise(q);
-        has_call(&u, "CAST") || has_call(&u, "REPLACE")
-    });
-    let checks = calls.iter().position(|c| c.proposed.name == "commit_final_answer").is_some_and(|i| {
-        i > 0 && {
-            let prev = calls[i - 1];
-            prev.proposed.name == "execute_sql" && prev.signals.error_kind.is_none() && !prev.signals.empty_result && !prev.observation.trim().is_empty()
-        }
-    });
-    vec![inspects_first, quotes, casts, checks]
-}
-
-const APPWORLD_TAGS: &[(&str, &str, &str)] = &[
-    ("reads_docs_first", "first cell reads api_docs", "the first cell calls apis.api_docs (looks the APIs up before using them)"),
-    ("logs_in_before_calling", "logs in before token calls", "a successful login comes before the first cell that passes an access token"),
-    ("pages_through_results", "loops over pages", "some cell reads a listing page by page (page_index in a loop)"),
-    ("verifies_before_completing", "checked output before complete", "the cell right before complete_task ran without error and printed something"),
-];
-
-fn code_of(call: &crate::message::ToolCall) -> String {
-    crate::suite::appworld::hooks::code_of(call)
-}
-
-/// AppWorld's tags, from the policy's proposed cells and what they printed.
-pub fn appworld_tags(t: &TrajectoryView) -> Vec<bool> {
-    let calls: Vec<&crate::episode::CallRecord> = t.calls().collect();
-    let codes: Vec<String> = calls.iter().map(|c| code_of(&c.proposed)).collect();
-    let ok = |c: &crate::episode::CallRecord| c.executed.is_some() && c.signals.error_kind.is_none();
-    let reads_docs_first = codes.first().is_some_and(|c| c.contains("apis.api_docs."));
-    let first_token = codes.iter().position(|c| c.contains("access_token="));
-    let first_login = calls.iter().zip(&codes).position(|(c, code)| code.contains(".login(") && ok(c));
-    let logs_in = matches!((first_login, first_token), (Some(l), Some(t)) if l <= t);
-    let pages = codes.iter().any(|c| c.contains("page_index=") && (c.contains("while ") || c.contains("for ")));
-    let verifies = codes.iter().position(|c| c.contains("complete_task(")).is_some_and(|i| {
-        i > 0 && ok(calls[i - 1]) && {
-            let out = calls[i - 1].observation.trim();
-            !out.is_empty() && out != "Execution successful."
-        }
-    });
-    vec![reads_docs_first, logs_in, pages, verifies]
-}
-
-const SWEGYM_TAGS: &[(&str, &str, &str)] = &[
-    ("reproduces_first", "ran Python before editing", "a command ran Python (the issue's example or the tests) before the first edit"),
-    ("runs_tests_before_finish", "tests after the last edit", "the tests ran after the last edit and before `finish`"),
-    ("opens_before_edit", "viewed the file first", "the file of the first edit was viewed with the editor before it was edited"),
-];
-
-fn swegym_command(call: &crate::message::ToolCall) -> Option<&str> {
-    (call.name == "execute_bash").then(|| call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or(""))
-}
-
-fn swegym_edit_path(call: &crate::message::ToolCall) -> Option<&str> {
-    let command = call.arguments.get("command").and_then(|c| c.as_str())?;
-    (call.name == "str_replace_editor" && matches!(command, "create" | "str_replace" | "insert")).then(|| call.arguments.get("path").and_then(|p| p.as_str()).unwrap_or(""))
-}
-
-/// SWE-Gym's tags, from the policy's proposed calls and whether they ran.
-pub fn swegym_tags(t: &TrajectoryView) -> Vec<bool> {
-    let calls: Vec<&crate::episode::CallRecord> = t.calls().collect();
-    let first_edit = calls.iter().position(|c| c.executed.is_some() && swegym_edit_path(&c.proposed).is_some());
-    let runs_python = |c: &&crate::episode::CallRecord| c.executed.is_some() && swegym_command(&c.proposed).is_some_and(|cmd| cmd.contains("python"));
-    let reproduces = first_edit.is_some_and(|i| calls[..i].iter().any(runs_python));
-    let runs_tests = |c: &&crate::episode::CallRecord| {
-        c.executed.is_some() && swegym_command(&c.proposed).is_some_and(crate::suite::swegym::runs_tests)
-    };
-    let last_edit = calls.iter().rposition(|c| c.executed.is_some() && swegym_edit_path(&c.proposed).is_some());
-    let finish = calls.iter().position(|c| c.executed.is_some() && c.proposed.name == "finish");
-    let tests_before_finish = match (last_edit, finish) {
-        (Some(e), Some(f)) if e < f => calls[e..f].iter().any(runs_tests),
-        _ => false,
-    };
-    let opens = first_edit.is_some_and(|i| {
-        let path = swegym_edit_path(&calls[i].proposed).unwrap_or("");
-        calls[..i].iter().any(|c| c.proposed.name == "str_replace_editor" && c.proposed.arguments.get("command").and_then(|x| x.as_str()) == Some("view") && c.proposed.arguments.get("path").and_then(|p| p.as_str()) == Some(path))
-    });
-    vec![reproduces, tests_before_finish, opens]
+/// The tagger of a suite, if it has one (each suite supplies its own: `Suite::behaviour`).
+pub fn tagger(suite: &str) -> Option<BehaviourTagger> {
+    crate::suite::by_name(suite)?.behaviour()
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -236,7 +105,7 @@ pub(crate) fn persistence(data: &Data, notes: &mut Vec<String>) -> Result<Vec<Be
             let mut counts = vec![0usize; tagger.tags.len()];
             let mut n = 0usize;
             for t in read::trajectories(data.store, &query)?.iter().filter(|t| t.counts()) {
-                for (c, flag) in counts.iter_mut().zip((tagger.tag)(t)) {
+                for (c, flag) in counts.iter_mut().zip((tagger.tag)(&t.calls().collect::<Vec<_>>())) {
                     *c += usize::from(flag);
                 }
                 n += 1;
@@ -299,6 +168,11 @@ pub(crate) fn persistence(data: &Data, notes: &mut Vec<String>) -> Result<Vec<Be
 mod tests {
     use super::super::testdata::*;
     use super::*;
+
+    fn tags_of(suite: &str, e: &crate::episode::Episode) -> Vec<bool> {
+        let t = super::read::TrajectoryView::from_episode(e);
+        (tagger(suite).expect("a tagger").tag)(&t.calls().collect::<Vec<_>>())
+    }
     use crate::suite::Signals;
 
     fn err() -> Signals {
@@ -312,14 +186,14 @@ mod tests {
             (sql("SELECT SUM(CAST(REPLACE(`x`, ',', '') AS REAL)) FROM `t`"), "[(3.0,)]".into(), ok_rows()),
             (commit(&["3"]), "".into(), Signals::default()),
         ]);
-        assert_eq!(dbbench_tags(&TrajectoryView::from_episode(&e)), vec![true, true, true, true]);
+        assert_eq!(tags_of("dbbench", &e), vec![true, true, true, true]);
         let e = episode("a", "f0", "base", 0, false, vec![
             (sql("SELECT x FROM t WHERE castle = 1"), "1054 (42S22): Unknown column".into(), err()),
             (commit(&["3"]), "".into(), Signals::default()),
         ]);
-        assert_eq!(dbbench_tags(&TrajectoryView::from_episode(&e)), vec![false, false, false, false]);
+        assert_eq!(tags_of("dbbench", &e), vec![false, false, false, false]);
         let e = episode("a", "f0", "base", 0, false, vec![(sql("REPLACE INTO t VALUES (1)"), "[]".into(), Signals { executed: true, empty_result: true, ..Default::default() })]);
-        assert!(!dbbench_tags(&TrajectoryView::from_episode(&e))[2]);
+        assert!(!tags_of("dbbench", &e)[2]);
     }
 
     #[test]
@@ -332,13 +206,13 @@ mod tests {
             (cell("r, page = [], 0\nwhile True:\n    b = apis.notes.show_notes(access_token=tok, page_index=page)\n    if not b:\n        break\n    r += b\n    page += 1\nprint(r)"), "[{'note_id': 1}]".into(), ran.clone()),
             (cell("apis.supervisor.complete_task(answer='x')"), "Execution successful.".into(), ran.clone()),
         ]);
-        assert_eq!(appworld_tags(&TrajectoryView::from_episode(&e)), vec![true, true, true, true]);
+        assert_eq!(tags_of("appworld", &e), vec![true, true, true, true]);
         let failed = Signals { executed: true, error_kind: Some("unauthorized".into()), ..Default::default() };
         let e = episode("a_1", "f", "base", 0, false, vec![
             (cell("print(apis.notes.show_notes(access_token='x'))"), "Execution failed. Traceback: ...".into(), failed),
             (cell("apis.supervisor.complete_task()"), "Execution successful.".into(), ran),
         ]);
-        assert_eq!(appworld_tags(&TrajectoryView::from_episode(&e)), vec![false, false, false, false]);
+        assert_eq!(tags_of("appworld", &e), vec![false, false, false, false]);
     }
 
     #[test]
@@ -355,14 +229,14 @@ mod tests {
             (bash("python3 -m unittest"), "OK".into(), ran()),
             (fin.clone(), "".into(), Signals::default()),
         ]);
-        assert_eq!(swegym_tags(&TrajectoryView::from_episode(&e)), vec![true, true, true]);
+        assert_eq!(tags_of("swegym", &e), vec![true, true, true]);
         let e = episode("a", "f0", "base", 0, false, vec![
             (ed("str_replace"), "".into(), ran()),
             (bash("python3 -m unittest"), "FAILED".into(), ran()),
             (ed("str_replace"), "".into(), ran()),
             (fin, "".into(), Signals::default()),
         ]);
-        assert_eq!(swegym_tags(&TrajectoryView::from_episode(&e)), vec![false, false, false]);
+        assert_eq!(tags_of("swegym", &e), vec![false, false, false]);
     }
 
     #[test]

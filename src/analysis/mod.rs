@@ -36,7 +36,7 @@ use crate::episode::EpisodeStatus;
 use crate::store::{BlockingStore, RunRow, RunStatus, StoreError};
 use read::Row;
 
-pub use behaviour::{BehaviourPersistence, BehaviourRow, SuiteTagger};
+pub use behaviour::{BehaviourPersistence, BehaviourRow};
 pub use complementarity::{Complementarity, CoverageCurve};
 pub use final_table::{FinalRow, FinalTable, Headline, PairedDelta, RoutedDelta};
 pub use locality::{Locality, LocalityCell};

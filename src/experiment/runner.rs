@@ -359,7 +359,8 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
         Some(v) => serde_json::from_value(v).map_err(|e| format!("checkpoint {key} is unreadable: {e}"))?,
         None => JobState { suite: suite_name.clone(), arm: arm.to_string(), seed_index, seed, ..Default::default() },
     };
-    let policy = BuiltinPolicy::new();
+    let grammar = su.suite.grammar().ok_or_else(|| format!("suite `{suite_name}` has no grammar for the built-in policy"))?;
+    let policy = BuiltinPolicy::new(grammar);
     if let Some(m) = &st.model {
         policy.restore(m);
     }
@@ -501,7 +502,7 @@ impl Job<'_> {
         Ok(())
     }
 
-    fn demonstrations(&self, want: usize) -> Result<Vec<crate::policy::builtin::coverage::Solution>, String> {
+    fn demonstrations(&self, want: usize) -> Result<Vec<crate::suite::Solution>, String> {
         let key = format!("demos/{}/{}", self.suite_name, self.seed);
         // one search per seed, whichever arm gets there first
         let _guard = self.sh.demo_locks[self.seed_index].lock().unwrap_or_else(|p| p.into_inner());
@@ -516,7 +517,7 @@ impl Job<'_> {
                 break;
             }
             let task = &self.su.tasks[t];
-            if let (Some(sol), _) = crate::policy::builtin::coverage::solve_with(self.su.suite.as_ref(), &self.su.base, task, 1500, false) {
+            if let (Some(sol), _) = crate::search::solve_with(self.su.suite.as_ref(), &self.su.base, task, 1500, false) {
                 demos.push(sol);
             }
         }

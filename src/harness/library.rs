@@ -9,35 +9,10 @@ use crate::harness::predicate;
 use crate::harness::spec::{apply_patch, base_from_file, parse_spec_file, HarnessSpec, SpecError, SpecFile};
 use crate::suite::Suite;
 
-/// Spec files shipped in `harnesses/`, embedded so the binary works from any directory.
-pub const BUILTIN_SPECS: &[(&str, &str)] = &[
-    ("harnesses/dbbench/base.toml", include_str!("../../harnesses/dbbench/base.toml")),
-    ("harnesses/dbbench/schema-first.toml", include_str!("../../harnesses/dbbench/schema-first.toml")),
-    ("harnesses/dbbench/error-explainer.toml", include_str!("../../harnesses/dbbench/error-explainer.toml")),
-    ("harnesses/dbbench/quote-guard.toml", include_str!("../../harnesses/dbbench/quote-guard.toml")),
-    ("harnesses/dbbench/answer-check.toml", include_str!("../../harnesses/dbbench/answer-check.toml")),
-    ("harnesses/dbbench/plan-then-act.toml", include_str!("../../harnesses/dbbench/plan-then-act.toml")),
-    ("harnesses/dbbench/loop-monitor.toml", include_str!("../../harnesses/dbbench/loop-monitor.toml")),
-    ("harnesses/dbbench/value-probe.toml", include_str!("../../harnesses/dbbench/value-probe.toml")),
-    ("harnesses/dbbench/inspect-first.toml", include_str!("../../harnesses/dbbench/inspect-first.toml")),
-    ("harnesses/appworld/base.toml", include_str!("../../harnesses/appworld/base.toml")),
-    ("harnesses/appworld/api-docs-first.toml", include_str!("../../harnesses/appworld/api-docs-first.toml")),
-    ("harnesses/appworld/plan-then-execute.toml", include_str!("../../harnesses/appworld/plan-then-execute.toml")),
-    ("harnesses/appworld/reflect-on-exception.toml", include_str!("../../harnesses/appworld/reflect-on-exception.toml")),
-    ("harnesses/appworld/critique-before-execute.toml", include_str!("../../harnesses/appworld/critique-before-execute.toml")),
-    ("harnesses/appworld/verify-before-complete.toml", include_str!("../../harnesses/appworld/verify-before-complete.toml")),
-    ("harnesses/appworld/pagination-helper.toml", include_str!("../../harnesses/appworld/pagination-helper.toml")),
-    ("harnesses/appworld/loop-monitor.toml", include_str!("../../harnesses/appworld/loop-monitor.toml")),
-    ("harnesses/appworld/login-helper.toml", include_str!("../../harnesses/appworld/login-helper.toml")),
-    ("harnesses/swegym/base.toml", include_str!("../../harnesses/swegym/base.toml")),
-    ("harnesses/swegym/reproduce-first.toml", include_str!("../../harnesses/swegym/reproduce-first.toml")),
-    ("harnesses/swegym/test-before-finish.toml", include_str!("../../harnesses/swegym/test-before-finish.toml")),
-    ("harnesses/swegym/syntax-gate.toml", include_str!("../../harnesses/swegym/syntax-gate.toml")),
-    ("harnesses/swegym/localise-plan.toml", include_str!("../../harnesses/swegym/localise-plan.toml")),
-    ("harnesses/swegym/reflect-on-failure.toml", include_str!("../../harnesses/swegym/reflect-on-failure.toml")),
-    ("harnesses/swegym/loop-monitor.toml", include_str!("../../harnesses/swegym/loop-monitor.toml")),
-    ("harnesses/swegym/repo-map.toml", include_str!("../../harnesses/swegym/repo-map.toml")),
-];
+/// The shipped spec files of every registered suite, as (path, text).
+pub fn builtin_spec_files() -> Vec<(String, String)> {
+    crate::suite::registry().iter().flat_map(|s| s.harness_specs()).collect()
+}
 
 /// A resolved harness with where it came from.
 #[derive(Clone, Debug)]
@@ -57,14 +32,14 @@ pub struct HarnessLibrary {
 impl HarnessLibrary {
     /// The shipped specs, validated against the registered suites.
     pub fn builtin() -> Result<Self, SpecError> {
-        let files: Vec<(String, String)> = BUILTIN_SPECS.iter().map(|(f, t)| (f.to_string(), t.to_string())).collect();
+        let files: Vec<(String, String)> = builtin_spec_files();
         Self::from_files(files)
     }
 
     /// The shipped specs plus every `*.toml` under `dir` (sub-directories included). A user spec
     /// with the same suite and name replaces the shipped one.
     pub fn with_dir(dir: &Path) -> Result<Self, SpecError> {
-        let mut files: Vec<(String, String)> = BUILTIN_SPECS.iter().map(|(f, t)| (f.to_string(), t.to_string())).collect();
+        let mut files: Vec<(String, String)> = builtin_spec_files();
         let mut stack = vec![dir.to_path_buf()];
         while let Some(d) = stack.pop() {
             let rd = std::fs::read_dir(&d).map_err(|e| SpecError::new(&d.display().to_string(), "(directory)", e.to_string()))?;

@@ -9,10 +9,13 @@ pub mod dbbench;
 pub mod swegym;
 
 use std::path::Path;
+use std::sync::{Arc, RwLock};
 
 use serde::{Deserialize, Serialize};
 
-use crate::message::{ToolCall, ToolSpec};
+use crate::message::{Context, Message, ToolCall, ToolSpec};
+pub use crate::policy::builtin::kit::Solution;
+use crate::policy::builtin::Grammar;
 use crate::task::Task;
 
 /// What the policy asked the environment to do: one tool call.
@@ -150,6 +153,44 @@ pub struct OutcomeForMetrics<'a> {
 
 /// Rewrites a `before_action` hook may apply, by name (e.g. `quote_identifiers`). Each suite
 /// offers its own; the harness engine looks them up by name.
+/// What a grammar search needs of the base harness: how it frames a task prompt, which tools
+/// it offers, and how many steps it allows. (Suites know nothing else of harnesses.)
+pub struct SearchFrame<'a> {
+    pub frame: &'a dyn Fn(&str) -> Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+    pub max_steps: usize,
+}
+
+impl SearchFrame<'_> {
+    /// The first context of an episode of a task whose prompt is `task_prompt`.
+    pub fn context(&self, task_prompt: &str) -> Context {
+        Context { messages: (self.frame)(task_prompt), tools: self.tools.clone() }
+    }
+}
+
+/// A suite's behaviour tags and the function that reads them off a trajectory's calls (the
+/// behaviour-persistence analysis counts them under the base harness).
+#[derive(Clone, Copy)]
+pub struct BehaviourTagger {
+    /// (tag, a short label for chart panels, what it means).
+    pub tags: &'static [(&'static str, &'static str, &'static str)],
+    /// One flag per tag, in the order of `tags`, from every call of a trajectory in order.
+    pub tag: fn(&[&CallRecord]) -> Vec<bool>,
+}
+
+/// One tool call of a step as it went: what the policy proposed, what ran, what came back.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CallRecord {
+    /// The action as the policy proposed it.
+    pub proposed: Action,
+    /// The action actually executed (after a rewrite), `None` if blocked.
+    pub executed: Option<Action>,
+    /// The raw observation (environment output, or the block message).
+    pub observation: String,
+    pub signals: Signals,
+    pub duration_ms: f64,
+}
+
 pub type RewriteFn = fn(&Action, &dyn Environment) -> Option<Action>;
 
 /// Named predicates a suite adds to the engine's generic ones (e.g. DBBench's
@@ -191,6 +232,30 @@ pub trait Suite: Send + Sync {
     fn runs_agent_code(&self) -> bool {
         false
     }
+    /// The built-in policy's grammar for this suite's tasks; a suite without one can be run
+    /// with an endpoint policy only.
+    fn grammar(&self) -> Option<Arc<dyn Grammar>> {
+        None
+    }
+    /// Search the grammar for a sequence that solves `task` in `frame` (coverage, warm-start
+    /// demonstrations), trying at most `max_paths` paths; `inspect` allows a first look at the
+    /// data where the grammar has one. Returns the first solution and whether the limit cut the
+    /// search.
+    fn solve(&self, _task: &Task, _frame: &SearchFrame<'_>, _max_paths: usize, _inspect: bool) -> (Option<Solution>, bool) {
+        (None, false)
+    }
+    /// The behaviour tags the analyses count for this suite.
+    fn behaviour(&self) -> Option<BehaviourTagger> {
+        None
+    }
+    /// The built-in harness spec files, as (path, text): the base harness and its siblings.
+    fn harness_specs(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// What `load_file` reads, in the benchmark's own terms (shown where a user imports a file).
+    fn import_format(&self) -> &'static str {
+        "its official release file"
+    }
 }
 
 /// Before a model (not the built-in policy) acts on `suite`: Ok unless its code would run here
@@ -204,9 +269,41 @@ pub fn require_containment(suite: &dyn Suite) -> Result<(), crate::sandbox::Sand
 }
 
 /// All suites the workbench knows, by name.
-pub fn registry() -> Vec<Box<dyn Suite>> {
-    vec![Box::new(dbbench::DbBench::new()), Box::new(appworld::AppWorld::new()), Box::new(swegym::SweGym::new())]
+/// Makes a suite; what [`register`] takes.
+pub type SuiteFactory = fn() -> Box<dyn Suite>;
+
+/// The built-in suites: one line per suite.
+const BUILT_IN: &[SuiteFactory] = &[
+    || Box::new(dbbench::DbBench::new()),
+    || Box::new(appworld::AppWorld::new()),
+    || Box::new(swegym::SweGym::new()),
+];
+
+static REGISTERED: RwLock<Vec<SuiteFactory>> = RwLock::new(Vec::new());
+
+/// Add a suite from outside this crate (a plug-in linked into a custom build, or a test). It
+/// is listed after the built-in ones; registering a name twice keeps the first.
+pub fn register(factory: SuiteFactory) {
+    let name = factory().name();
+    if names().contains(&name) {
+        return;
+    }
+    REGISTERED.write().unwrap_or_else(|p| p.into_inner()).push(factory);
 }
+
+/// Every suite the workbench knows: the built-in ones, then the registered ones.
+pub fn registry() -> Vec<Box<dyn Suite>> {
+    let extra = REGISTERED.read().unwrap_or_else(|p| p.into_inner()).clone();
+    BUILT_IN.iter().chain(extra.iter()).map(|make| make()).collect()
+}
+
+/// The built-in harness spec files (path, text) under `harnesses/`, embedded at build time.
+pub fn embedded_harnesses(suite: &str) -> Vec<(String, String)> {
+    let prefix = format!("harnesses/{suite}/");
+    EMBEDDED_HARNESSES.iter().filter(|(p, _)| p.starts_with(&prefix)).map(|(p, t)| (p.to_string(), t.to_string())).collect()
+}
+
+include!(concat!(env!("OUT_DIR"), "/harnesses.rs"));
 
 /// The names of every suite, in registry order (for messages that list what exists).
 pub fn names() -> Vec<&'static str> {

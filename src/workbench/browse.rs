@@ -393,7 +393,7 @@ impl Workbench {
             "base_failures": base,
             "rescue": rec["rescue_episode"],
             "attempts": attempts,
-            "distilled": mark_producible(&row.policy, rec["distilled"].clone()),
+            "distilled": mark_producible(&row.policy, &row.suite, rec["distilled"].clone()),
             "route": route,
         }))
     }
@@ -442,15 +442,15 @@ impl Workbench {
 /// For the built-in policy, mark each distilled example with whether its grammar can produce the
 /// target from the base context: the ones it cannot (they relied on what only the sibling
 /// showed) are skipped in training, and the inspector says so.
-fn mark_producible(policy: &str, mut distilled: Value) -> Value {
-    if policy != "builtin" {
+fn mark_producible(policy: &str, suite: &str, mut distilled: Value) -> Value {
+    let Some(grammar) = suite::by_name(suite).and_then(|s| s.grammar()).filter(|_| policy == "builtin") else {
         return distilled;
-    }
+    };
     if let Some(examples) = distilled.get_mut("examples").and_then(Value::as_array_mut) {
         for ex in examples.iter_mut() {
             let parsed: Option<crate::policy::builtin::TrainExample> = serde_json::from_value(ex.clone()).ok();
             if let (Some(t), Some(o)) = (parsed, ex.as_object_mut()) {
-                o.insert("producible".into(), Value::Bool(crate::policy::builtin::BuiltinPolicy::can_produce(&t.context, &t.target)));
+                o.insert("producible".into(), Value::Bool(crate::policy::builtin::can_produce(grammar.as_ref(), &t.context, &t.target)));
             }
         }
     }

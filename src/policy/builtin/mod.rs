@@ -2,26 +2,68 @@
 //! offline and deterministically per seed.
 //!
 //! It reads only the rendered context (the same messages an LLM would get), builds an action
-//! through the suite's action grammar ([`dbbench`]) as a sequence of slot decisions, each scored by
-//! a log-linear model over hashed features ([`model`]), and writes its decisions into its reply
+//! through its suite's action [`Grammar`] as a sequence of slot decisions ([`kit`]), each scored
+//! by a log-linear model over hashed features ([`model`]), and writes its decisions into its reply
 //! text (`kind=query; op=sum; ...`) the way an LLM writes its reasoning. Training reads a target
 //! reply back through the same grammar from the context it is paired with, so GRPO updates and
 //! distilled examples use one code path.
+//!
+//! The grammars themselves belong to the suites (`suite/<name>/grammar.rs`): a suite knows what
+//! its contexts look like and which actions exist; this module knows only the trait.
 
-pub mod appworld;
-pub mod coverage;
-pub mod dbbench;
+pub mod kit;
 pub mod model;
-pub mod swegym;
 
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use serde::{Deserialize, Serialize};
 
-use self::dbbench::{Built, Chooser, DbView, Decision};
+pub use self::kit::{Built, Chooser, Decision};
 use self::model::{LinearModel, SparseModel};
 use crate::seed::SplitMix;
-use super::{AssistantTurn, CallKind, CallOptions, Context, Policy, PolicyError, ToolCall};
+use super::{AssistantTurn, CallKind, CallOptions, Context, Policy, PolicyError, Role};
+
+/// A suite's action grammar for the built-in policy: how an action is built from a context as
+/// slot decisions, what the policy writes for the non-acting calls a harness makes (plan,
+/// reflect, critique), and how a reply is read back for training.
+pub trait Grammar: Send + Sync {
+    /// Build one action from `ctx`, letting `ch` make each decision; `None` when the grammar has
+    /// nothing to point at.
+    fn build(&self, ctx: &Context, ch: &mut dyn Chooser) -> Option<Built>;
+    /// The text of a plan / reflect / critique call.
+    fn note(&self, ctx: &Context, kind: CallKind) -> String;
+    /// The id of the tool call the policy makes in `ctx` (by default, one per assistant turn).
+    fn call_id(&self, ctx: &Context) -> String {
+        format!("call_{}", ctx.messages.iter().filter(|m| m.role == Role::Assistant).count())
+    }
+    /// Rebuild the decisions of `target` from `ctx`: the decisions that could be read, and
+    /// whether some could not. `None` when the reply carries no decision trace.
+    fn read_back(&self, ctx: &Context, target: &AssistantTurn) -> Option<(Vec<(Decision, usize)>, bool)> {
+        replay(self, ctx, parse_trace(&target.content))
+    }
+}
+
+/// Replay `labels` through `grammar` in `ctx`: the decisions made, and whether some label could
+/// not be followed (a build that stops half way keeps the decisions made before it stopped).
+pub fn replay<G: Grammar + ?Sized>(grammar: &G, ctx: &Context, labels: Vec<(String, String)>) -> Option<(Vec<(Decision, usize)>, bool)> {
+    if labels.is_empty() {
+        return None;
+    }
+    let (built, collected, missed) = replay_with(labels, |ch| grammar.build(ctx, ch));
+    Some(match built {
+        Some(b) => (b.decisions, missed),
+        None => (collected, true),
+    })
+}
+
+/// Replay `labels` through `build`: the action built (if the build finished), the decisions made
+/// on the way, and whether some label could not be followed.
+pub fn replay_with(labels: Vec<(String, String)>, build: impl FnOnce(&mut dyn Chooser) -> Option<Built>) -> (Option<Built>, Vec<(Decision, usize)>, bool) {
+    let mut r = Replay { labels, missed: false };
+    let mut collected = Vec::new();
+    let built = build(&mut Recorder { inner: &mut r, seen: &mut collected });
+    (built, collected, r.missed)
+}
 
 /// One training example: a context, the reply to learn (or unlearn), and its weight (a GRPO
 /// advantage, or a positive distillation weight).
@@ -44,18 +86,13 @@ pub struct TrainStats {
 
 pub struct BuiltinPolicy {
     model: RwLock<LinearModel>,
+    grammar: Arc<dyn Grammar>,
 }
 
 /// Default L2 weight decay of the warm start (relative to the learning rate): habits learned
 /// from demonstrations stay bounded, so what the context says (a hint, a visible format) can
 /// still move the policy, as it moves an instruction-tuned model.
 pub const WEIGHT_DECAY: f32 = 0.05;
-
-impl Default for BuiltinPolicy {
-    fn default() -> Self {
-        Self::new()
-    }
-}
 
 struct Sampler<'a> {
     model: &'a LinearModel,
@@ -100,8 +137,9 @@ pub fn parse_trace(content: &str) -> Vec<(String, String)> {
 }
 
 impl BuiltinPolicy {
-    pub fn new() -> Self {
-        BuiltinPolicy { model: RwLock::new(LinearModel::default()) }
+    /// A fresh policy (all weights zero) acting through `grammar`.
+    pub fn new(grammar: Arc<dyn Grammar>) -> Self {
+        BuiltinPolicy { model: RwLock::new(LinearModel::default()), grammar }
     }
 
     pub fn version(&self) -> u64 {
@@ -134,7 +172,7 @@ impl BuiltinPolicy {
             if ex.weight == 0.0 {
                 continue;
             }
-            let Some((built, missed)) = read_back(&ex.context, &ex.target) else { continue };
+            let Some((built, missed)) = self.grammar.read_back(&ex.context, &ex.target) else { continue };
             if missed {
                 stats.partial += 1;
                 continue;
@@ -168,32 +206,17 @@ impl BuiltinPolicy {
         stats
     }
 
-    /// One turn from a suite grammar: `build` for actions, `note` for plan / reflect / critique.
-    fn act_with(
-        &self,
-        ctx: &Context,
-        opts: &CallOptions,
-        build: impl Fn(&Context, &mut dyn Chooser) -> Option<Built>,
-        note: impl Fn(&Context, CallKind) -> String,
-    ) -> AssistantTurn {
-        if opts.kind != CallKind::Act {
-            return AssistantTurn { content: note(ctx, opts.kind), ..Default::default() };
-        }
-        let model = self.model.read().unwrap_or_else(|p| p.into_inner());
-        sample_turn(&model, ctx, opts.seed, opts.temperature, build)
-    }
-
     /// Can the grammar produce `target` from `ctx`? A distilled reply that relied on something
     /// only a sibling showed (a value format, say) cannot be read back in the base context, and
     /// training skips it (see [`TrainStats::partial`]).
-    pub fn can_produce(ctx: &Context, target: &AssistantTurn) -> bool {
-        matches!(read_back(ctx, target), Some((_, false)))
+    pub fn can_produce(&self, ctx: &Context, target: &AssistantTurn) -> bool {
+        can_produce(self.grammar.as_ref(), ctx, target)
     }
 
     /// Log-probability of a reply given a context (for diagnostics and tests).
     pub fn log_prob(&self, ctx: &Context, target: &AssistantTurn) -> Option<f32> {
         let m = self.model.read().unwrap_or_else(|p| p.into_inner());
-        let (built, missed) = read_back(ctx, target)?;
+        let (built, missed) = self.grammar.read_back(ctx, target)?;
         if missed {
             return None;
         }
@@ -201,73 +224,17 @@ impl BuiltinPolicy {
     }
 }
 
-/// Sample one action from a grammar under `model`; its decision trace is the reply text.
-pub fn sample_turn(model: &LinearModel, ctx: &Context, seed: u64, temperature: f32, build: impl Fn(&Context, &mut dyn Chooser) -> Option<Built>) -> AssistantTurn {
-    let mut sampler = Sampler { model, rng: SplitMix(seed ^ 0x5eed), temperature: temperature.max(0.0) };
-    match build(ctx, &mut sampler) {
-        Some(b) => {
-            let trace = b.trace();
-            let n = ctx.messages.iter().filter(|m| m.role == super::Role::Assistant).count();
-            AssistantTurn { content: trace.clone(), tool_calls: vec![ToolCall { id: format!("call_{n}"), name: b.tool.clone(), arguments: b.arguments.clone() }], raw: trace, ..Default::default() }
-        }
-        None => AssistantTurn { content: "no action".into(), raw: "no action".into(), ..Default::default() },
-    }
+/// Can `grammar` produce `target` from `ctx`? (See [`BuiltinPolicy::can_produce`].)
+pub fn can_produce(grammar: &dyn Grammar, ctx: &Context, target: &AssistantTurn) -> bool {
+    matches!(grammar.read_back(ctx, target), Some((_, false)))
 }
 
-/// Rebuild the decisions of `target` from `ctx`: the decisions that could be read (and whether
-/// some could not). A reply whose executed SQL was rewritten by a harness (identifiers quoted) is
-/// read as the rewritten statement.
-fn read_back(ctx: &Context, target: &AssistantTurn) -> Option<(Vec<(Decision, usize)>, bool)> {
-    let trace = parse_trace(&target.content);
-    if trace.is_empty() {
-        return None;
-    }
-    // AppWorld: one grammar, one view (see `appworld`)
-    if appworld::applies(ctx) || target.tool_calls.iter().any(|c| c.name == appworld::TOOL) {
-        let mut r = Replay { labels: trace, missed: false };
-        let mut collected = Vec::new();
-        let built = appworld::build(&appworld::AwView::parse(ctx), &mut Recorder { inner: &mut r, seen: &mut collected });
-        return Some(match built {
-            Some(b) => (b.decisions, r.missed),
-            None => (collected, true),
-        });
-    }
-    // SWE tasks: their own grammar (swegym.rs)
-    if swegym::is_swe(ctx) {
-        let view = swegym::SweView::parse(ctx);
-        let mut r = Replay { labels: trace, missed: false };
-        let mut collected = Vec::new();
-        let built = swegym::build(&view, &mut Recorder { inner: &mut r, seen: &mut collected });
-        return Some(match built {
-            Some(b) => (b.decisions, r.missed),
-            None => (collected, true),
-        });
-    }
-    let view = DbView::parse(ctx);
-    let want_sql = target.tool_calls.first().and_then(|c| c.arguments.get("query")).and_then(|q| q.as_str()).map(|s| s.to_string());
-    let attempt = |labels: Vec<(String, String)>| {
-        let mut r = Replay { labels, missed: false };
-        let mut collected = Vec::new();
-        let built = dbbench::build(&view, &mut Recorder { inner: &mut r, seen: &mut collected });
-        (built, collected, r.missed)
-    };
-    let (built, collected, missed) = attempt(trace.clone());
-    if let (Some(b), Some(want)) = (&built, &want_sql) {
-        let got = b.arguments.get("query").and_then(|q| q.as_str()).unwrap_or("");
-        if got != want && want.contains('`') && trace.iter().any(|(s, l)| s == "quote" && l == "bare") {
-            let fixed: Vec<(String, String)> = trace.iter().map(|(s, l)| if s == "quote" { (s.clone(), "backquote".into()) } else { (s.clone(), l.clone()) }).collect();
-            let (b2, c2, m2) = attempt(fixed);
-            if let Some(b2) = b2 {
-                if b2.arguments.get("query").and_then(|q| q.as_str()) == Some(want.as_str()) {
-                    return Some((b2.decisions, m2));
-                }
-            }
-            let _ = c2;
-        }
-    }
-    match built {
-        Some(b) => Some((b.decisions, missed)),
-        None => Some((collected, true)),
+/// Sample one action from `grammar` under `model`; its decision trace is the reply text.
+pub fn sample_turn(model: &LinearModel, grammar: &dyn Grammar, ctx: &Context, seed: u64, temperature: f32) -> AssistantTurn {
+    let mut sampler = Sampler { model, rng: SplitMix(seed ^ 0x5eed), temperature: temperature.max(0.0) };
+    match grammar.build(ctx, &mut sampler) {
+        Some(b) => kit::turn(&b, &grammar.call_id(ctx)),
+        None => AssistantTurn { content: "no action".into(), raw: "no action".into(), ..Default::default() },
     }
 }
 
@@ -292,125 +259,10 @@ impl Policy for BuiltinPolicy {
     }
 
     fn act(&self, ctx: &Context, opts: &CallOptions) -> Result<AssistantTurn, PolicyError> {
-        // AppWorld: one grammar, one view (see `appworld`)
-        if appworld::applies(ctx) {
-            return Ok(self.act_with(ctx, opts, |ctx, ch| appworld::build(&appworld::AwView::parse(ctx), ch), |ctx, kind| appworld::note(&appworld::AwView::parse(ctx), kind)));
-        }
-        // SWE tasks: their own grammar (swegym.rs)
-        if swegym::is_swe(ctx) {
-            let view = swegym::SweView::parse(ctx);
-            if opts.kind != CallKind::Act {
-                return Ok(AssistantTurn { content: swegym::extra_call(&view, opts.kind), ..Default::default() });
-            }
-            let model = self.model.read().unwrap_or_else(|p| p.into_inner());
-            let mut sampler = Sampler { model: &model, rng: SplitMix(opts.seed ^ 0x5eed), temperature: opts.temperature.max(0.0) };
-            return Ok(swegym::reply(swegym::build(&view, &mut sampler), &view));
-        }
-        let view = DbView::parse(ctx);
-        match opts.kind {
-            CallKind::Act => {}
-            CallKind::Plan => {
-                let mut cols: Vec<(f32, &String)> = view.columns.iter().map(|c| (dbbench::col_match(c, &view.q_tokens), c)).collect();
-                cols.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
-                let named: Vec<String> = cols.iter().filter(|c| c.0 > 0.0).take(3).map(|c| format!("`{}`", c.1)).collect();
-                return Ok(AssistantTurn { content: format!("Use columns {} of `{}`.", named.join(", "), view.table), ..Default::default() });
-            }
-            CallKind::Reflect => {
-                let last = view.history.last().map(|h| h.observation.lines().next().unwrap_or("").to_string()).unwrap_or_default();
-                return Ok(AssistantTurn { content: format!("The last statement failed: {last}"), ..Default::default() });
-            }
-            CallKind::Critique => return Ok(AssistantTurn { content: "OK".into(), ..Default::default() }),
+        if opts.kind != CallKind::Act {
+            return Ok(AssistantTurn { content: self.grammar.note(ctx, opts.kind), ..Default::default() });
         }
         let model = self.model.read().unwrap_or_else(|p| p.into_inner());
-        let mut sampler = Sampler { model: &model, rng: SplitMix(opts.seed ^ 0x5eed), temperature: opts.temperature.max(0.0) };
-        let built: Option<Built> = dbbench::build(&view, &mut sampler);
-        let turn = match built {
-            Some(b) => {
-                let trace = b.trace();
-                AssistantTurn {
-                    content: trace.clone(),
-                    tool_calls: vec![ToolCall { id: format!("call_{}", view.history.len()), name: b.tool.clone(), arguments: b.arguments.clone() }],
-                    raw: trace,
-                    ..Default::default()
-                }
-            }
-            None => AssistantTurn { content: "no action".into(), raw: "no action".into(), ..Default::default() },
-        };
-        Ok(turn)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::message::{Message, Origin, Role};
-
-    /// Takes `conv=strip_commas` wherever it is offered, otherwise the first option.
-    struct StripCommas;
-    impl Chooser for StripCommas {
-        fn choose(&mut self, d: &Decision) -> Option<usize> {
-            let pick = |l: &str| d.labels.iter().position(|x| x == l);
-            Some(match d.slot {
-                "kind" => pick("query")?,
-                "op" => pick("sum")?,
-                "conv" => pick("strip_commas")?,
-                _ => 0,
-            })
-        }
-    }
-
-    fn ctx(show_rows: bool) -> Context {
-        let mut messages = vec![
-            Message::system("You are a database agent."),
-            Message::user("The name of this table is Stores, and the headers of this table are Store,City,Revenue.\nQuestion: What is the total Revenue?", Origin::Frame),
-        ];
-        if show_rows {
-            // what a schema-first sibling injects: sample rows that show the format
-            messages.push(Message::user(
-                "Sample rows of Stores: [('Nord', 'Oslo', '1,200'), ('Sud', 'Bergen', '950')]",
-                Origin::Hook { hook: "schema".into(), kind: crate::message::HookKind::OnInit },
-            ));
-        }
-        assert!(messages.iter().all(|m| m.role != Role::Tool));
-        Context { messages, tools: Vec::new() }
-    }
-
-    #[test]
-    fn a_reply_the_context_cannot_produce_is_skipped_in_training() {
-        let shown = ctx(true);
-        let b = dbbench::build(&DbView::parse(&shown), &mut StripCommas).expect("an action");
-        assert!(b.trace().contains("conv=strip_commas"), "{}", b.trace());
-        let target = AssistantTurn { content: b.trace(), tool_calls: vec![ToolCall { id: "c1".into(), name: b.tool.clone(), arguments: b.arguments.clone() }], ..Default::default() };
-
-        let p = BuiltinPolicy::new();
-        // where the rows were shown, the reply reads back and is learned from
-        let s = p.train(&[TrainExample { context: shown, target: target.clone(), weight: 1.0 }], 1.0);
-        assert_eq!((s.examples, s.partial), (1, 0));
-        assert!(s.decisions >= 3);
-        let before = p.snapshot();
-        // without them, no REPLACE can be pointed at: skipped, and the weights do not move
-        let s = p.train(&[TrainExample { context: ctx(false), target: target.clone(), weight: 1.0 }], 1.0);
-        assert_eq!((s.examples, s.partial, s.decisions), (0, 1, 0));
-        assert!(!BuiltinPolicy::can_produce(&ctx(false), &target));
-        assert!(BuiltinPolicy::can_produce(&ctx(true), &target));
-        assert_eq!(p.snapshot().entries, before.entries);
-    }
-
-    #[test]
-    fn weight_decay_shrinks_every_weight() {
-        let shown = ctx(true);
-        let b = dbbench::build(&DbView::parse(&shown), &mut StripCommas).unwrap();
-        let target = AssistantTurn { content: b.trace(), tool_calls: vec![ToolCall { id: "c1".into(), name: b.tool.clone(), arguments: b.arguments.clone() }], ..Default::default() };
-        let p = BuiltinPolicy::new();
-        p.train(&[TrainExample { context: shown, target, weight: 1.0 }], 1.0);
-        let w0 = p.snapshot();
-        // an empty batch with decay 0.1 at lr 1: every weight times 0.9
-        p.train_decayed(&[], 1.0, 0.1);
-        let w1 = p.snapshot();
-        assert!(!w0.entries.is_empty());
-        for ((i0, a), (i1, b)) in w0.entries.iter().zip(&w1.entries) {
-            assert_eq!(i0, i1);
-            assert!((b - a * 0.9).abs() < 1e-6, "{a} -> {b}");
-        }
+        Ok(sample_turn(&model, self.grammar.as_ref(), ctx, opts.seed, opts.temperature))
     }
 }

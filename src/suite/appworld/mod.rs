@@ -13,6 +13,8 @@
 //! Architecture invariant: [`AppWorldEnv`] sees only actions (code cells); it never reads hints
 //! or injected context, and its score is the server's state-based evaluation.
 
+pub mod behaviour;
+pub mod grammar;
 pub mod client;
 pub mod hooks;
 pub mod metrics;
@@ -407,6 +409,9 @@ impl Environment for AppWorldEnv {
     }
 }
 
+/// What `load_file` reads.
+const FORMAT: &str = "AppWorld: task ids, one per line or a JSON list";
+
 impl Suite for AppWorld {
     fn name(&self) -> &'static str {
         "appworld"
@@ -489,6 +494,26 @@ impl Suite for AppWorld {
     fn action_predicate(&self, name: &str) -> Option<ActionPredicateFn> {
         hooks::predicate(name)
     }
+    fn behaviour(&self) -> Option<crate::suite::BehaviourTagger> {
+        Some(behaviour::TAGGER)
+    }
+
+    fn harness_specs(&self) -> Vec<(String, String)> {
+        crate::suite::embedded_harnesses(self.name())
+    }
+
+    fn grammar(&self) -> Option<std::sync::Arc<dyn crate::policy::builtin::Grammar>> {
+        Some(std::sync::Arc::new(grammar::GRAMMAR))
+    }
+
+    fn solve(&self, task: &Task, frame: &crate::suite::SearchFrame<'_>, max_paths: usize, inspect: bool) -> (Option<crate::suite::Solution>, bool) {
+        grammar::solve(self, task, frame, max_paths, inspect)
+    }
+
+    fn import_format(&self) -> &'static str {
+        FORMAT
+    }
+
     fn no_tool_call_message(&self) -> &'static str {
         "No code found. Write Python code in the `execute_python` tool; finish with apis.supervisor.complete_task()."
     }

@@ -17,6 +17,8 @@
 //! Architecture invariant: [`DbEnv`] sees only actions. It never reads hints or injected context,
 //! and its scorer depends only on the record and the database state.
 
+pub mod behaviour;
+pub mod grammar;
 pub mod convert;
 pub mod executor;
 pub mod functions;
@@ -390,6 +392,9 @@ pub fn verify_record(config: &DbBenchConfig, record: &DbRecord) -> Result<(), St
     }
 }
 
+/// What `load_file` reads.
+const FORMAT: &str = "DBBench: JSONL records";
+
 impl Suite for DbBench {
     fn name(&self) -> &'static str {
         "dbbench"
@@ -477,6 +482,26 @@ impl Suite for DbBench {
             _ => None,
         }
     }
+    fn behaviour(&self) -> Option<crate::suite::BehaviourTagger> {
+        Some(behaviour::TAGGER)
+    }
+
+    fn harness_specs(&self) -> Vec<(String, String)> {
+        crate::suite::embedded_harnesses(self.name())
+    }
+
+    fn grammar(&self) -> Option<std::sync::Arc<dyn crate::policy::builtin::Grammar>> {
+        Some(std::sync::Arc::new(grammar::GRAMMAR))
+    }
+
+    fn solve(&self, task: &Task, frame: &crate::suite::SearchFrame<'_>, max_paths: usize, inspect: bool) -> (Option<crate::suite::Solution>, bool) {
+        grammar::solve(self, task, frame, max_paths, inspect)
+    }
+
+    fn import_format(&self) -> &'static str {
+        FORMAT
+    }
+
     fn no_tool_call_message(&self) -> &'static str {
         "Internal error: No tool calls found despite finish reason."
     }

@@ -21,6 +21,8 @@
 //! Architecture invariant: [`SweEnv`] sees only actions. Its scorer depends only on the instance
 //! and the diff of the repository.
 
+pub mod behaviour;
+pub mod grammar;
 pub mod hooks;
 pub mod instance;
 pub mod operators;
@@ -512,6 +514,9 @@ pub fn verify_instance(suite: &SweGym, inst: &Instance) -> Result<(), String> {
     Ok(())
 }
 
+/// What `load_file` reads.
+const FORMAT: &str = "SWE-Gym: instances as JSON or JSONL";
+
 impl Suite for SweGym {
     fn name(&self) -> &'static str {
         "swegym"
@@ -573,6 +578,26 @@ impl Suite for SweGym {
     fn action_predicate(&self, name: &str) -> Option<ActionPredicateFn> {
         hooks::predicate(name)
     }
+    fn behaviour(&self) -> Option<crate::suite::BehaviourTagger> {
+        Some(behaviour::TAGGER)
+    }
+
+    fn harness_specs(&self) -> Vec<(String, String)> {
+        crate::suite::embedded_harnesses(self.name())
+    }
+
+    fn grammar(&self) -> Option<std::sync::Arc<dyn crate::policy::builtin::Grammar>> {
+        Some(std::sync::Arc::new(grammar::GRAMMAR))
+    }
+
+    fn solve(&self, task: &Task, frame: &crate::suite::SearchFrame<'_>, max_paths: usize, inspect: bool) -> (Option<crate::suite::Solution>, bool) {
+        grammar::solve(self, task, frame, max_paths, inspect)
+    }
+
+    fn import_format(&self) -> &'static str {
+        FORMAT
+    }
+
     fn no_tool_call_message(&self) -> &'static str {
         "Please continue working on the task using the tools provided. If you think you have solved the task, call `finish`."
     }

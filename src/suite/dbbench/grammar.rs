@@ -9,16 +9,72 @@
 //! column name matches the question, whether a name needs quoting, what the context shows), never
 //! the identity of a particular column or task, so what is learned on one family can transfer.
 
-use super::model::{slot, Feature};
-use crate::message::{Context, Role};
+use crate::message::{AssistantTurn, CallKind, Context, Role};
+use crate::policy::builtin::kit::{decide_into, f, innate, push_call, turn, Built, Chooser, Decision, Dfs, Solution};
+use crate::message::ToolCall;
+use crate::suite::{SearchFrame, Suite};
+use crate::task::Task;
+use crate::policy::builtin::model::Feature;
+use crate::policy::builtin::{parse_trace, replay_with, Grammar};
 
-/// One slot decision: its options with their features and a label for each.
-pub struct Decision {
-    pub slot: &'static str,
-    pub labels: Vec<String>,
-    pub options: Vec<Vec<Feature>>,
-    /// Fixed log-prior per option (innate preferences, see [`innate`]).
-    pub prior: Vec<f32>,
+/// DBBench's grammar as the built-in policy uses it.
+pub struct DbBenchGrammar;
+
+impl Grammar for DbBenchGrammar {
+    fn build(&self, ctx: &Context, ch: &mut dyn Chooser) -> Option<Built> {
+        build(&DbView::parse(ctx), ch)
+    }
+
+    fn note(&self, ctx: &Context, kind: CallKind) -> String {
+        let view = DbView::parse(ctx);
+        match kind {
+            CallKind::Plan => {
+                let mut cols: Vec<(f32, &String)> = view.columns.iter().map(|c| (col_match(c, &view.q_tokens), c)).collect();
+                cols.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
+                let named: Vec<String> = cols.iter().filter(|c| c.0 > 0.0).take(3).map(|c| format!("`{}`", c.1)).collect();
+                format!("Use columns {} of `{}`.", named.join(", "), view.table)
+            }
+            CallKind::Reflect => {
+                let last = view.history.last().map(|h| h.observation.lines().next().unwrap_or("").to_string()).unwrap_or_default();
+                format!("The last statement failed: {last}")
+            }
+            CallKind::Critique | CallKind::Act => "OK".into(),
+        }
+    }
+
+    /// One id per earlier tool call (the view's history).
+    fn call_id(&self, ctx: &Context) -> String {
+        format!("call_{}", ctx.messages.iter().filter(|m| m.role == Role::Assistant).map(|m| m.tool_calls.len()).sum::<usize>())
+    }
+
+    /// A reply whose executed SQL was rewritten by a harness (identifiers quoted) is read as the
+    /// rewritten statement.
+    fn read_back(&self, ctx: &Context, target: &AssistantTurn) -> Option<(Vec<(Decision, usize)>, bool)> {
+        let trace = parse_trace(&target.content);
+        if trace.is_empty() {
+            return None;
+        }
+        let view = DbView::parse(ctx);
+        let want_sql = target.tool_calls.first().and_then(|c| c.arguments.get("query")).and_then(|q| q.as_str()).map(|s| s.to_string());
+        let attempt = |labels: Vec<(String, String)>| replay_with(labels, |ch| build(&view, ch));
+        let (built, collected, missed) = attempt(trace.clone());
+        if let (Some(b), Some(want)) = (&built, &want_sql) {
+            let got = b.arguments.get("query").and_then(|q| q.as_str()).unwrap_or("");
+            if got != want && want.contains('`') && trace.iter().any(|(s, l)| s == "quote" && l == "bare") {
+                let fixed: Vec<(String, String)> = trace.iter().map(|(s, l)| if s == "quote" { (s.clone(), "backquote".into()) } else { (s.clone(), l.clone()) }).collect();
+                let (b2, _, m2) = attempt(fixed);
+                if let Some(b2) = b2 {
+                    if b2.arguments.get("query").and_then(|q| q.as_str()) == Some(want.as_str()) {
+                        return Some((b2.decisions, m2));
+                    }
+                }
+            }
+        }
+        Some(match built {
+            Some(b) => (b.decisions, missed),
+            None => (collected, true),
+        })
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -562,15 +618,6 @@ pub fn numeric(col: &str, conv: &str, unit: Option<&str>, quote: bool) -> String
     }
 }
 
-/// Feature helper.
-pub fn f(parts: &[&str]) -> Feature {
-    Feature { slot: slot(parts), value: 1.0 }
-}
-
-pub fn fv(parts: &[&str], value: f32) -> Feature {
-    Feature { slot: slot(parts), value }
-}
-
 /// Question-word features crossed with an option label (the lexical cue of a choice).
 pub fn lexical(view: &DbView, slot_name: &str, label: &str, out: &mut Vec<Feature>) {
     // Only the question's function words: content words (names, values, column words) would let
@@ -628,17 +675,6 @@ pub fn asked_op_prior(q_lower: &str, op: &str) -> f32 {
     }
 }
 
-/// Innate preferences: what any instruction-following model does with what it is shown. They
-/// are fixed priors, not learned: an explicit instruction in the context to quote names, to
-/// convert text numbers, or a visible format problem, makes the matching choice likelier.
-pub mod innate {
-    pub const FOLLOW_HINT: f32 = 4.0;
-    /// What the request itself asks for (a question is answered by a query; "delete ..." by a
-    /// DELETE).
-    pub const READ_REQUEST: f32 = 1.5;
-    pub const VISIBLE_FORMAT: f32 = 2.0;
-}
-
 /// The values of a filter value: the items of a list value (marked with a leading `\u{1e}`,
 /// separated by `\u{1f}`), or the value itself.
 fn filter_values(val: &str) -> Vec<&str> {
@@ -655,45 +691,6 @@ fn eq_sql(c: &str, val: &str, trim: bool, q: bool) -> String {
         format!("{col} IN ({})", filter_values(val).into_iter().map(lit).collect::<Vec<_>>().join(", "))
     } else {
         format!("{col} = {}", lit(val))
-    }
-}
-
-impl Decision {
-    /// Add an option: its label, its features and its innate log-prior.
-    pub fn push(&mut self, label: impl Into<String>, features: Vec<Feature>, prior: f32) {
-        self.labels.push(label.into());
-        self.options.push(features);
-        self.prior.push(prior);
-    }
-}
-
-/// Chooses an option for each decision: sampling at act time, replaying a trace when training.
-pub trait Chooser {
-    fn choose(&mut self, d: &Decision) -> Option<usize>;
-}
-
-/// Let `ch` make decision `d` and keep it with its choice; a decision without options cannot
-/// be made (the grammar has nothing to point at). Every suite's grammar builds through this.
-pub fn decide_into(decisions: &mut Vec<(Decision, usize)>, d: Decision, ch: &mut dyn Chooser) -> Option<usize> {
-    if d.options.is_empty() {
-        return None;
-    }
-    let i = ch.choose(&d)?;
-    decisions.push((d, i));
-    Some(i)
-}
-
-/// The action built and the decisions that built it.
-pub struct Built {
-    pub tool: String,
-    pub arguments: serde_json::Value,
-    pub decisions: Vec<(Decision, usize)>,
-}
-
-impl Built {
-    /// The decision trace written into the reply text (`slot=label; ...`).
-    pub fn trace(&self) -> String {
-        self.decisions.iter().map(|(d, i)| format!("{}={}", d.slot, d.labels[*i])).collect::<Vec<_>>().join("; ")
     }
 }
 
@@ -1251,6 +1248,104 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
     }
 }
 
+/// Search the grammar for a sequence that solves `task`: one query (or mutation) then a commit,
+/// optionally after inspecting the table first (`inspect`). Contexts carry no tool specs (the
+/// grammar reads only messages).
+pub fn solve(suite: &dyn Suite, task: &Task, frame: &SearchFrame<'_>, max_paths: usize, inspect: bool) -> (Option<Solution>, bool) {
+    let Ok(mut probe) = suite.make_env(task) else { return (None, false) };
+    let task_prompt = probe.task_prompt();
+    let frame = Context { messages: (frame.frame)(&task_prompt), tools: Vec::new() };
+    // (context, steps that led to it)
+    let mut starts: Vec<(Context, Solution)> = vec![(frame.clone(), Vec::new())];
+    if inspect {
+        let mut dfs = Dfs::of_kind("inspect");
+        let view = DbView::parse(&frame);
+        if let Some(b) = build(&view, &mut dfs) {
+            let t = turn(&b, "call_0");
+            let call = t.tool_calls[0].clone();
+            if let Ok(out) = probe.step(&call) {
+                let mut c = frame.clone();
+                push_call(&mut c, call, out.observation);
+                starts.push((c, vec![(frame.clone(), t)]));
+            }
+        }
+    }
+    let mutation = DbView::parse(&frame).mutation.is_some();
+    let kinds: &[&'static str] = if mutation { &["insert", "update", "delete"] } else { &["query"] };
+    let mut truncated = false;
+    for (ctx, prefix) in &starts {
+        let view = DbView::parse(ctx);
+        for &kind in kinds {
+            let mut dfs = Dfs::of_kind(kind);
+            let mut n = 0;
+            let mut seen = std::collections::HashSet::new();
+            loop {
+                if n >= max_paths {
+                    truncated = true;
+                    break;
+                }
+                n += 1;
+                if let Some(b) = build(&view, &mut dfs) {
+                    let sql = b.arguments.to_string();
+                    if seen.insert(sql) {
+                        let t = turn(&b, &format!("call_{}", prefix.len()));
+                        // a query leaves the table as it was, so one environment serves them all;
+                        // a mutation gets a fresh one
+                        let found = if mutation {
+                            match suite.make_env(task) {
+                                Ok(mut env) => solves(env.as_mut(), ctx, t.tool_calls[0].clone()),
+                                Err(_) => None,
+                            }
+                        } else {
+                            solves(probe.as_mut(), ctx, t.tool_calls[0].clone())
+                        };
+                        if let Some((after, commit)) = found {
+                            let mut sol = prefix.clone();
+                            sol.push((ctx.clone(), t));
+                            sol.push((after, commit));
+                            return (Some(sol), truncated);
+                        }
+                    }
+                }
+                if !dfs.advance() {
+                    break;
+                }
+            }
+        }
+    }
+    (None, truncated)
+}
+
+/// Run `call`, then try every answer the grammar could commit; the
+/// context after the call and the winning commit.
+fn solves(env: &mut dyn crate::suite::Environment, ctx: &Context, call: ToolCall) -> Option<(Context, AssistantTurn)> {
+    let out = env.step(&call).ok()?;
+    if out.signals.error_kind.is_some() {
+        return None;
+    }
+    let mut after = ctx.clone();
+    let n = after.messages.iter().filter(|m| m.role == Role::Assistant).count();
+    push_call(&mut after, call, out.observation);
+    let view = DbView::parse(&after);
+    let mut dfs = Dfs::of_kind("commit");
+    loop {
+        if let Some(b) = build(&view, &mut dfs) {
+            let commit = turn(&b, &format!("call_{}", n + 1));
+            if let Ok(s) = env.score(Some(&commit.tool_calls[0])) {
+                if s.success {
+                    return Some((after, commit));
+                }
+            }
+        }
+        if !dfs.advance() {
+            return None;
+        }
+    }
+}
+
+/// The grammar, as the suite hands it to the built-in policy.
+pub const GRAMMAR: DbBenchGrammar = DbBenchGrammar;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1390,5 +1485,83 @@ mod tests {
         let v = view(m.clone());
         assert!(v.asked_to_requery());
         assert_eq!(kind_chosen(m), "query");
+    }
+}
+
+/// The built-in policy trained through this grammar.
+#[cfg(test)]
+mod policy_tests {
+    use super::*;
+    use crate::policy::builtin::{BuiltinPolicy, TrainExample};
+    use std::sync::Arc;
+    use crate::message::{Message, Origin, Role};
+
+    /// Takes `conv=strip_commas` wherever it is offered, otherwise the first option.
+    struct StripCommas;
+    impl Chooser for StripCommas {
+        fn choose(&mut self, d: &Decision) -> Option<usize> {
+            let pick = |l: &str| d.labels.iter().position(|x| x == l);
+            Some(match d.slot {
+                "kind" => pick("query")?,
+                "op" => pick("sum")?,
+                "conv" => pick("strip_commas")?,
+                _ => 0,
+            })
+        }
+    }
+
+    fn ctx(show_rows: bool) -> Context {
+        let mut messages = vec![
+            Message::system("You are a database agent."),
+            Message::user("The name of this table is Stores, and the headers of this table are Store,City,Revenue.\nQuestion: What is the total Revenue?", Origin::Frame),
+        ];
+        if show_rows {
+            // what a schema-first sibling injects: sample rows that show the format
+            messages.push(Message::user(
+                "Sample rows of Stores: [('Nord', 'Oslo', '1,200'), ('Sud', 'Bergen', '950')]",
+                Origin::Hook { hook: "schema".into(), kind: crate::message::HookKind::OnInit },
+            ));
+        }
+        assert!(messages.iter().all(|m| m.role != Role::Tool));
+        Context { messages, tools: Vec::new() }
+    }
+
+    #[test]
+    fn a_reply_the_context_cannot_produce_is_skipped_in_training() {
+        let shown = ctx(true);
+        let b = build(&DbView::parse(&shown), &mut StripCommas).expect("an action");
+        assert!(b.trace().contains("conv=strip_commas"), "{}", b.trace());
+        let target = AssistantTurn { content: b.trace(), tool_calls: vec![ToolCall { id: "c1".into(), name: b.tool.clone(), arguments: b.arguments.clone() }], ..Default::default() };
+
+        let p = BuiltinPolicy::new(Arc::new(GRAMMAR));
+        // where the rows were shown, the reply reads back and is learned from
+        let s = p.train(&[TrainExample { context: shown, target: target.clone(), weight: 1.0 }], 1.0);
+        assert_eq!((s.examples, s.partial), (1, 0));
+        assert!(s.decisions >= 3);
+        let before = p.snapshot();
+        // without them, no REPLACE can be pointed at: skipped, and the weights do not move
+        let s = p.train(&[TrainExample { context: ctx(false), target: target.clone(), weight: 1.0 }], 1.0);
+        assert_eq!((s.examples, s.partial, s.decisions), (0, 1, 0));
+        assert!(!p.can_produce(&ctx(false), &target));
+        assert!(p.can_produce(&ctx(true), &target));
+        assert_eq!(p.snapshot().entries, before.entries);
+    }
+
+    #[test]
+    fn weight_decay_shrinks_every_weight() {
+        let shown = ctx(true);
+        let b = build(&DbView::parse(&shown), &mut StripCommas).unwrap();
+        let target = AssistantTurn { content: b.trace(), tool_calls: vec![ToolCall { id: "c1".into(), name: b.tool.clone(), arguments: b.arguments.clone() }], ..Default::default() };
+        let p = BuiltinPolicy::new(Arc::new(GRAMMAR));
+        p.train(&[TrainExample { context: shown, target, weight: 1.0 }], 1.0);
+        let w0 = p.snapshot();
+        // an empty batch with decay 0.1 at lr 1: every weight times 0.9
+        p.train_decayed(&[], 1.0, 0.1);
+        let w1 = p.snapshot();
+        assert!(!w0.entries.is_empty());
+        for ((i0, a), (i1, b)) in w0.entries.iter().zip(&w1.entries) {
+            assert_eq!(i0, i1);
+            assert!((b - a * 0.9).abs() < 1e-6, "{a} -> {b}");
+        }
     }
 }

@@ -14,9 +14,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use super::dbbench::{f, Built, Chooser, Decision, decide_into};
-use super::model::Feature;
-use crate::message::{Context, Role};
+use crate::message::{CallKind, Context, Role};
+use crate::policy::builtin::kit::{decide_into, f, push_call, Built, Chooser, Decision, Solution};
+use crate::policy::builtin::model::{Feature, LinearModel};
+use crate::policy::builtin::{sample_turn, Grammar};
+use crate::suite::{SearchFrame, Suite};
+use crate::task::Task;
 
 /// The tool the grammar writes cells for.
 pub const TOOL: &str = "execute_python";
@@ -835,7 +838,7 @@ pub fn build(v: &AwView, ch: &mut dyn Chooser) -> Option<Built> {
 }
 
 /// The reply for an extra call (plan / reflect) under a harness, from the same view.
-pub fn note(v: &AwView, kind: crate::message::CallKind) -> String {
+pub fn note(v: &AwView, kind: CallKind) -> String {
     match kind {
         crate::message::CallKind::Plan => {
             let apps: Vec<&String> = v.apps.iter().filter(|a| v.named(a)).collect();
@@ -847,6 +850,51 @@ pub fn note(v: &AwView, kind: crate::message::CallKind) -> String {
         }
         _ => "OK".into(),
     }
+}
+
+/// AppWorld's grammar as the built-in policy uses it: one view of the context per call.
+pub struct AppWorldGrammar;
+
+impl Grammar for AppWorldGrammar {
+    fn build(&self, ctx: &Context, ch: &mut dyn Chooser) -> Option<Built> {
+        build(&AwView::parse(ctx), ch)
+    }
+
+    fn note(&self, ctx: &Context, kind: CallKind) -> String {
+        note(&AwView::parse(ctx), kind)
+    }
+}
+
+/// The grammar, as the suite hands it to the built-in policy.
+pub const GRAMMAR: AppWorldGrammar = AppWorldGrammar;
+
+/// AppWorld's sequences are long (docs, login, calls, completion), so instead of enumerating
+/// every path the search samples whole episodes from the grammar's innate priors: the first
+/// greedily, then at rising temperature, one per 300 paths of the budget.
+pub fn solve(suite: &dyn Suite, task: &Task, frame: &SearchFrame<'_>, max_paths: usize, _inspect: bool) -> (Option<Solution>, bool) {
+    let model = LinearModel::default();
+    let attempts = (max_paths / 300).max(1);
+    for attempt in 0..attempts {
+        let Ok(mut env) = suite.make_env(task) else { return (None, false) };
+        let mut ctx = frame.context(&env.task_prompt());
+        let mut steps: Solution = Vec::new();
+        let temperature = if attempt == 0 { 0.0 } else { 0.5 + attempt as f32 / attempts as f32 };
+        for step in 0..frame.max_steps {
+            let seed = (attempt as u64) << 32 | step as u64;
+            let t = sample_turn(&model, &GRAMMAR, &ctx, seed, temperature);
+            let Some(call) = t.tool_calls.first().cloned() else { break };
+            let Ok(out) = env.step(&call) else { break };
+            steps.push((ctx.clone(), t));
+            push_call(&mut ctx, call, out.observation);
+            if out.done {
+                if env.score(None).is_ok_and(|s| s.success) {
+                    return (Some(steps), false);
+                }
+                break;
+            }
+        }
+    }
+    (None, false)
 }
 
 #[cfg(test)]

@@ -19,13 +19,12 @@
 //! to what the context points at, which operator class, which generic cue words the issue uses),
 //! never a particular file, function or task.
 
-use super::coverage::{push_call, turn, Dfs};
-use super::dbbench::{f, innate, Built, Chooser, Decision, decide_into};
-use super::model::Feature;
-use crate::harness::HarnessSpec;
-use crate::message::{AssistantTurn, CallKind, Context, Role, ToolCall};
+use crate::message::{CallKind, Context, Role, ToolCall};
+use crate::policy::builtin::kit::{decide_into, f, innate, push_call, turn, Built, Chooser, Decision, Dfs, Solution};
+use crate::policy::builtin::model::Feature;
+use crate::policy::builtin::Grammar;
 use crate::suite::swegym::operators::{edits, editable, LineEdit};
-use crate::suite::Suite;
+use crate::suite::{SearchFrame, Suite};
 use crate::task::Task;
 
 pub const REPO: &str = "/testbed";
@@ -708,10 +707,6 @@ pub fn extra_call(view: &SweView, kind: CallKind) -> String {
 // Grammar search: the coverage ceiling and the warm-start demonstrations.
 // ------------------------------------------------------------------------------------------------
 
-fn context_of(base: &HarnessSpec, suite: &dyn Suite, task_prompt: &str) -> Context {
-    Context { messages: base.frame(task_prompt), tools: base.offered_tools(suite.tools()) }
-}
-
 /// Every action of one kind the grammar can build from `ctx`, up to `max` of them.
 fn all_of(ctx: &Context, kind: &'static str, max: usize) -> Vec<Built> {
     let view = SweView::parse(ctx);
@@ -738,10 +733,10 @@ fn ids(ctx: &Context) -> String {
 /// Search the grammar for a sequence that solves `task` under the base harness's frame: open a
 /// pointed-at file (after one search if the issue points at none), apply one repair operator,
 /// run the tests, finish. Returns the first solution and whether `max_paths` cut the search.
-pub fn solve(suite: &dyn Suite, base: &HarnessSpec, task: &Task, max_paths: usize) -> (Option<super::coverage::Solution>, bool) {
+pub fn solve(suite: &dyn Suite, task: &Task, frame: &SearchFrame<'_>, max_paths: usize, _inspect: bool) -> (Option<Solution>, bool) {
     let Ok(mut env) = suite.make_env(task) else { return (None, false) };
-    let frame = context_of(base, suite, &env.task_prompt());
-    let mut starts: Vec<(Context, super::coverage::Solution)> = vec![(frame.clone(), Vec::new())];
+    let frame = frame.context(&env.task_prompt());
+    let mut starts: Vec<(Context, Solution)> = vec![(frame.clone(), Vec::new())];
     for b in all_of(&frame, "search", 4) {
         let t = turn(&b, &ids(&frame));
         let Ok(out) = env.step(&t.tool_calls[0]) else { continue };
@@ -803,13 +798,26 @@ pub fn solve(suite: &dyn Suite, base: &HarnessSpec, task: &Task, max_paths: usiz
     (None, truncated)
 }
 
-/// The reply of the grammar for a context (what [`super::BuiltinPolicy`] returns).
-pub fn reply(built: Option<Built>, view: &SweView) -> AssistantTurn {
-    match built {
-        Some(b) => turn(&b, &format!("call_{}", view.history.len())),
-        None => AssistantTurn { content: "no action".into(), raw: "no action".into(), ..Default::default() },
+/// SWE-Gym's grammar as the built-in policy uses it.
+pub struct SweGrammar;
+
+impl Grammar for SweGrammar {
+    fn build(&self, ctx: &Context, ch: &mut dyn Chooser) -> Option<Built> {
+        build(&SweView::parse(ctx), ch)
+    }
+
+    fn note(&self, ctx: &Context, kind: CallKind) -> String {
+        extra_call(&SweView::parse(ctx), kind)
+    }
+
+    /// One id per earlier tool call (the view's history).
+    fn call_id(&self, ctx: &Context) -> String {
+        format!("call_{}", ctx.messages.iter().filter(|m| m.role == Role::Assistant).map(|m| m.tool_calls.len()).sum::<usize>())
     }
 }
+
+/// The grammar, as the suite hands it to the built-in policy.
+pub const GRAMMAR: SweGrammar = SweGrammar;
 
 #[cfg(test)]
 mod tests {
