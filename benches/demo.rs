@@ -9,7 +9,10 @@ use harness_s::experiment::{run_experiment, ExperimentConfig};
 use harness_s::store::BlockingStore;
 
 fn main() {
-    let path = std::env::args().skip(1).find(|a| a.ends_with(".toml")).unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/demo.toml").to_string());
+    let path = std::env::args()
+        .skip(1)
+        .find(|a| a.ends_with(".toml"))
+        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/demo.toml").to_string());
     let cfg = ExperimentConfig::load(std::path::Path::new(&path)).expect("experiment file");
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("bench.db");
@@ -18,7 +21,9 @@ fn main() {
     let out = run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).expect("experiment");
     let wall = t0.elapsed().as_secs_f64();
     let rollouts: u64 = out.rollouts_detail.values().map(|r| r.total()).sum();
-    let evals: u64 = store.count_episodes(&harness_s::store::EpisodeFilter { run_id: Some(out.run_id), phase: Some("eval".into()), ..Default::default() }).unwrap_or(0);
+    let evals: u64 = store
+        .count_episodes(&harness_s::store::EpisodeFilter { run_id: Some(out.run_id), phase: Some("eval".into()), ..Default::default() })
+        .unwrap_or(0);
     let all = store.count_episodes(&harness_s::store::EpisodeFilter::run(out.run_id)).unwrap_or(0);
     let size = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
     println!("experiment {} ({} arms x {} seeds x {} iterations)", cfg.name, cfg.arms.len(), cfg.seeds.len(), cfg.iterations);

@@ -33,7 +33,8 @@ fn main() {
                 ScriptedPolicy::call("commit_final_answer", serde_json::json!({"answers": ["1"]})),
             ];
             let policy = ScriptedPolicy::new("bench", turns);
-            let req = EpisodeRequest { suite: &suite, harness: spec, task, policy: &policy, sample: 0, seed: i as u64, temperature: 0.0, cancel: None };
+            let req =
+                EpisodeRequest { suite: &suite, harness: spec, task, policy: &policy, sample: 0, seed: i as u64, temperature: 0.0, cancel: None };
             let ep = run_episode(&req);
             steps += ep.steps.len();
             for s in &ep.steps {
@@ -43,14 +44,7 @@ fn main() {
         }
         let wall = t0.elapsed().as_secs_f64() * 1000.0;
         let per = |x: f64| x / steps.max(1) as f64 * 1000.0;
-        println!(
-            "{:<16} {:>9} {:>10.1}µs {:>10.1}µs {:>10.1}µs",
-            spec.name,
-            steps,
-            per(wall),
-            per(env_ms),
-            per(wall - env_ms - policy_ms)
-        );
+        println!("{:<16} {:>9} {:>10.1}µs {:>10.1}µs {:>10.1}µs", spec.name, steps, per(wall), per(env_ms), per(wall - env_ms - policy_ms));
     }
     println!("(engine/step includes environment creation and scoring, amortised over the steps)");
 }

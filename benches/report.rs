@@ -25,7 +25,8 @@ fn main() {
     let run_id = match store.latest_run(Some("experiment")).expect("runs") {
         Some(r) => r.id,
         None => {
-            let spec = Synthetic { name: "bench".into(), seeds: (1..=seeds).collect(), eval_train_tasks: 170, heldout_tasks: 125, ..Synthetic::default() };
+            let spec =
+                Synthetic { name: "bench".into(), seeds: (1..=seeds).collect(), eval_train_tasks: 170, heldout_tasks: 125, ..Synthetic::default() };
             let t = Instant::now();
             let run = write_synthetic(&store, &spec).expect("synthetic experiment");
             println!("setup: written in {:.1}s", t.elapsed().as_secs_f64());

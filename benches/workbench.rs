@@ -36,7 +36,11 @@ fn long_episode(mut e: Episode, steps: usize) -> Episode {
             let mut s = first.clone();
             s.index = i;
             s.context = ctx.clone();
-            ctx.messages.push(Message::new(Role::Assistant, format!("step {i}: SELECT `name`, COUNT(*) FROM `t` WHERE `id` > {i} GROUP BY `name`"), Origin::Policy));
+            ctx.messages.push(Message::new(
+                Role::Assistant,
+                format!("step {i}: SELECT `name`, COUNT(*) FROM `t` WHERE `id` > {i} GROUP BY `name`"),
+                Origin::Policy,
+            ));
             ctx.messages.push(Message::new(Role::Tool, format!("[('row {i}', {i}), ('another row', {})]", i * 7), Origin::Environment));
             s
         })
@@ -78,5 +82,8 @@ fn main() {
         let v = wb.call("episode", json!({"id": id})).expect("episode");
         bytes = serde_json::to_string(&v).expect("json").len();
     });
-    println!("episode of 500 steps: {open:.1} ms to read, decode and encode ({:.0} KB of JSON, contexts delta-encoded) (target < 300 ms with rendering)", bytes as f64 / 1024.0);
+    println!(
+        "episode of 500 steps: {open:.1} ms to read, decode and encode ({:.0} KB of JSON, contexts delta-encoded) (target < 300 ms with rendering)",
+        bytes as f64 / 1024.0
+    );
 }

@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::episode::{Effect, Episode};
 use crate::harness::engine::apply_history;
 use crate::harness::HarnessSpec;
-use crate::policy::builtin::TrainExample;
 use crate::message::{AssistantTurn, Context, Message, Origin, Role};
+use crate::policy::builtin::TrainExample;
 use crate::suite::{EnvError, Suite};
 use crate::task::Task;
 
@@ -50,7 +50,14 @@ pub struct DistilledExample {
 }
 
 /// Distil `rescue` into examples for `base`. `weight` is each example's training weight.
-pub fn distil(mode: DistillMode, rescue: &Episode, base: &HarnessSpec, suite: &dyn Suite, task: &Task, weight: f32) -> Result<DistilledExample, EnvError> {
+pub fn distil(
+    mode: DistillMode,
+    rescue: &Episode,
+    base: &HarnessSpec,
+    suite: &dyn Suite,
+    task: &Task,
+    weight: f32,
+) -> Result<DistilledExample, EnvError> {
     let mut examples = Vec::new();
     if mode == DistillMode::KeepScaffold {
         for step in &rescue.steps {
@@ -58,7 +65,13 @@ pub fn distil(mode: DistillMode, rescue: &Episode, base: &HarnessSpec, suite: &d
                 examples.push(TrainExample { context: step.context.clone(), target, weight });
             }
         }
-        return Ok(DistilledExample { mode, task_id: rescue.task_id.clone(), from_harness: rescue.harness.clone(), to_harness: rescue.harness.clone(), examples });
+        return Ok(DistilledExample {
+            mode,
+            task_id: rescue.task_id.clone(),
+            from_harness: rescue.harness.clone(),
+            to_harness: rescue.harness.clone(),
+            examples,
+        });
     }
     let env = suite.make_env(task)?;
     let task_prompt = env.task_prompt();
@@ -75,7 +88,11 @@ pub fn distil(mode: DistillMode, rescue: &Episode, base: &HarnessSpec, suite: &d
                     _ => None,
                 })
                 .collect();
-            if notes.is_empty() { None } else { Some(notes.join("\n")) }
+            if notes.is_empty() {
+                None
+            } else {
+                Some(notes.join("\n"))
+            }
         } else {
             None
         };
@@ -97,11 +114,8 @@ pub fn distil(mode: DistillMode, rescue: &Episode, base: &HarnessSpec, suite: &d
 /// The step's reply restricted to what was executed (rewrites applied, blocked calls dropped);
 /// `None` if nothing was executed.
 fn executed_turn(step: &crate::episode::Step, thought: Option<&str>) -> Option<AssistantTurn> {
-    let calls: Vec<_> = step
-        .calls
-        .iter()
-        .filter_map(|c| c.executed.as_ref().map(|a| crate::message::ToolCall { id: c.proposed.id.clone(), ..a.clone() }))
-        .collect();
+    let calls: Vec<_> =
+        step.calls.iter().filter_map(|c| c.executed.as_ref().map(|a| crate::message::ToolCall { id: c.proposed.id.clone(), ..a.clone() })).collect();
     if calls.is_empty() {
         return None;
     }
@@ -116,10 +130,5 @@ fn executed_turn(step: &crate::episode::Step, thought: Option<&str>) -> Option<A
 /// Every text in the examples' contexts that did not come from the base frame, the policy, or the
 /// environment (used by tests: a stripped example must contain none of the sibling's text).
 pub fn foreign_messages(d: &DistilledExample) -> Vec<String> {
-    d.examples
-        .iter()
-        .flat_map(|e| e.context.messages.iter())
-        .filter(|m| matches!(m.origin, Origin::Hook { .. }))
-        .map(|m| m.content.clone())
-        .collect()
+    d.examples.iter().flat_map(|e| e.context.messages.iter()).filter(|m| matches!(m.origin, Origin::Hook { .. })).map(|m| m.content.clone()).collect()
 }

@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::message::{AssistantTurn, CallKind, Context};
-use crate::suite::{Action, Score};
 pub use crate::suite::CallRecord;
+use crate::suite::{Action, Score};
 
 pub const TRAJECTORY_SCHEMA: u32 = 1;
 
@@ -27,7 +27,11 @@ pub enum Effect {
     Call {
         #[serde(rename = "call_kind")]
         kind: CallKind,
-        prompt: String, output: String, prompt_tokens: u32, completion_tokens: u32 },
+        prompt: String,
+        output: String,
+        prompt_tokens: u32,
+        completion_tokens: u32,
+    },
 }
 
 /// One harness intervention, with the hook that fired and the predicates that held.
@@ -167,7 +171,12 @@ pub mod compact_steps {
             let (mut messages, prev_tools) = match steps.last() {
                 Some(p) => {
                     if st.keep > p.context.messages.len() {
-                        return Err(serde::de::Error::custom(format!("step {}: keeps {} messages but the previous step has {}", st.index, st.keep, p.context.messages.len())));
+                        return Err(serde::de::Error::custom(format!(
+                            "step {}: keeps {} messages but the previous step has {}",
+                            st.index,
+                            st.keep,
+                            p.context.messages.len()
+                        )));
                     }
                     (p.context.messages[..st.keep].to_vec(), p.context.tools.clone())
                 }

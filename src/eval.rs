@@ -7,11 +7,11 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::seed::hash_str;
 use crate::episode::{Episode, EpisodeStatus};
 use crate::events::{Event, EventSink};
 use crate::harness::{run_episode, EpisodeRequest, HarnessSpec};
 use crate::policy::Policy;
+use crate::seed::hash_str;
 use crate::store::{BlockingStore, EpisodeContext, NewRun, RunStatus};
 use crate::suite::{OutcomeForMetrics, Suite};
 use crate::task::Task;
@@ -92,16 +92,7 @@ pub fn run_eval(
                 let (t, sample) = jobs[i];
                 let task = &tasks[t];
                 let seed = cfg.seed ^ (hash_str(&task.id).wrapping_mul(31).wrapping_add(sample as u64));
-                let req = EpisodeRequest {
-                    suite,
-                    harness,
-                    task,
-                    policy,
-                    sample,
-                    seed,
-                    temperature: cfg.temperature,
-                    cancel: Some(cancel),
-                };
+                let req = EpisodeRequest { suite, harness, task, policy, sample, seed, temperature: cfg.temperature, cancel: Some(cancel) };
                 let ep = run_episode(&req);
                 if ep.status == EpisodeStatus::Cancelled {
                     break;
@@ -171,5 +162,3 @@ pub fn summarise(run_id: i64, suite: &dyn Suite, tasks: &[Task], episodes: &[Epi
         wall_s,
     }
 }
-
-

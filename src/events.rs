@@ -6,8 +6,20 @@ use serde::Serialize;
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
-    RunStarted { run_id: i64, total: usize, label: String },
-    EpisodeFinished { run_id: i64, task_id: String, harness: String, success: bool, infra_error: bool, done: usize, total: usize },
+    RunStarted {
+        run_id: i64,
+        total: usize,
+        label: String,
+    },
+    EpisodeFinished {
+        run_id: i64,
+        task_id: String,
+        harness: String,
+        success: bool,
+        infra_error: bool,
+        done: usize,
+        total: usize,
+    },
     Progress {
         run_id: i64,
         label: String,
@@ -19,8 +31,14 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         unit: Option<ProgressUnit>,
     },
-    Message { run_id: i64, text: String },
-    RunFinished { run_id: i64, status: String },
+    Message {
+        run_id: i64,
+        text: String,
+    },
+    RunFinished {
+        run_id: i64,
+        status: String,
+    },
 }
 
 /// Where one (suite, arm, seed) job of an experiment stands.

@@ -399,7 +399,8 @@ impl EventSink for ProgressPrinter {
                 let width = 30;
                 let filled = if total > 0 { done * width / total } else { width };
                 let eta = eta_s.map(|s| format!("eta {:.0}s", s)).unwrap_or_default();
-                let bar = format!("{label:<14} [{}{}] {done}/{total}  success {:.3}  {eta}", "#".repeat(filled), ".".repeat(width - filled), success_rate);
+                let bar =
+                    format!("{label:<14} [{}{}] {done}/{total}  success {:.3}  {eta}", "#".repeat(filled), ".".repeat(width - filled), success_rate);
                 if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
                     eprint!("\r\x1b[K{bar}");
                     let _ = std::io::stderr().flush();
@@ -565,7 +566,8 @@ fn cmd_experiment_run(config: &std::path::Path, db: &str, json: bool) -> Result<
     }
     eprintln!("run {} in {} ({:.1}s)", out.run_id, db, out.wall_s);
     if json {
-        let arms: serde_json::Map<String, serde_json::Value> = out.arms.iter().map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default())).collect();
+        let arms: serde_json::Map<String, serde_json::Value> =
+            out.arms.iter().map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default())).collect();
         let v = serde_json::json!({
             "arms": arms,
             "heldout_delta": out.heldout_delta,

@@ -73,4 +73,3 @@ pub fn coverage(suite: &dyn Suite, base: &HarnessSpec, tasks: &[Task], max_paths
     }
     c
 }
-

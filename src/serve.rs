@@ -65,7 +65,10 @@ fn error_reply(status: StatusCode, message: String) -> Response {
 }
 
 fn unauthorized() -> Response {
-    error_reply(StatusCode::UNAUTHORIZED, "missing or wrong access token: send `Authorization: Bearer <token>` (printed when `harness-s serve` started) or `?token=<token>`".into())
+    error_reply(
+        StatusCode::UNAUTHORIZED,
+        "missing or wrong access token: send `Authorization: Bearer <token>` (printed when `harness-s serve` started) or `?token=<token>`".into(),
+    )
 }
 
 /// Query-string values as JSON: numbers, booleans and null as such, the rest as strings.
@@ -96,7 +99,12 @@ async fn run_command(app: Arc<App>, command: String, args: Value) -> Response {
     }
 }
 
-async fn api_get(State(app): State<Arc<App>>, UrlPath(command): UrlPath<String>, Query(query): Query<HashMap<String, String>>, headers: HeaderMap) -> Response {
+async fn api_get(
+    State(app): State<Arc<App>>,
+    UrlPath(command): UrlPath<String>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
     if !authorized(&app, &headers, &query) {
         return unauthorized();
     }
@@ -107,7 +115,13 @@ async fn api_get(State(app): State<Arc<App>>, UrlPath(command): UrlPath<String>,
     run_command(app, command, args).await
 }
 
-async fn api_post(State(app): State<Arc<App>>, UrlPath(command): UrlPath<String>, Query(query): Query<HashMap<String, String>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn api_post(
+    State(app): State<Arc<App>>,
+    UrlPath(command): UrlPath<String>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     if !authorized(&app, &headers, &query) {
         return unauthorized();
     }
@@ -181,10 +195,7 @@ pub fn serve(port: u16, db: &str, ui: Option<&Path>, stop: Arc<std::sync::atomic
     let app = Arc::new(App { workbench: workbench.clone(), token: token.clone(), ui_dir: ui_dir.clone() });
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the server runtime")?;
     rt.block_on(async move {
-        let router = Router::new()
-            .route("/api/{command}", get(api_get).post(api_post))
-            .fallback(static_file)
-            .with_state(app);
+        let router = Router::new().route("/api/{command}", get(api_get).post(api_post)).fallback(static_file).with_state(app);
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding 127.0.0.1:{port}"))?;
         let local = listener.local_addr()?;

@@ -52,7 +52,12 @@ fn base_completes_a_task_with_its_reference_solution() {
 fn verify_before_complete_blocks_an_unchecked_completion() {
     let s = AppWorld::new();
     let t = task(&s, "notes_lookup");
-    let ep = run(&s, &spec("verify-before-complete"), &t, vec![cell("apis.supervisor.complete_task(answer='x')"), cell(LOGIN_NOTES), cell("apis.supervisor.complete_task(answer='x')")]);
+    let ep = run(
+        &s,
+        &spec("verify-before-complete"),
+        &t,
+        vec![cell("apis.supervisor.complete_task(answer='x')"), cell(LOGIN_NOTES), cell("apis.supervisor.complete_task(answer='x')")],
+    );
     let first = &ep.steps[0];
     assert!(matches!(first.interventions[0].effect, Effect::Block { .. }), "{:?}", first.interventions);
     assert!(first.calls[0].executed.is_none());

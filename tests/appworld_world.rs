@@ -78,7 +78,16 @@ fn initialize_execute_evaluate_close_over_loopback() {
 #[test]
 fn a_plain_text_500_is_an_infrastructure_error_naming_url_and_status() {
     let s = suite();
-    let e = s.make_env(&harness_s::task::Task { id: "nosuch_1".into(), suite: "appworld".into(), family: "x".into(), instruction: String::new(), payload: json!({"task_id": "nosuch_1"}) }).err().unwrap();
+    let e = s
+        .make_env(&harness_s::task::Task {
+            id: "nosuch_1".into(),
+            suite: "appworld".into(),
+            family: "x".into(),
+            instruction: String::new(),
+            payload: json!({"task_id": "nosuch_1"}),
+        })
+        .err()
+        .unwrap();
     let msg = e.to_string();
     assert!(msg.contains("/initialize answered 500"), "{msg}");
     assert!(msg.contains("http://127.0.0.1:"), "{msg}");

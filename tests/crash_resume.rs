@@ -72,9 +72,7 @@ fn run(config: &Path, db: &Path, fault: Option<&str>) -> Option<Value> {
 /// Every episode of the store's (one) run by key, with its success and reward.
 fn episode_keys(db: &Path) -> BTreeMap<String, usize> {
     let conn = rusqlite::Connection::open(db).unwrap();
-    let mut stmt = conn
-        .prepare("SELECT arm, seed_index, iteration, phase, split, task_id, harness, sample, success, reward FROM episodes")
-        .unwrap();
+    let mut stmt = conn.prepare("SELECT arm, seed_index, iteration, phase, split, task_id, harness, sample, success, reward FROM episodes").unwrap();
     let rows = stmt
         .query_map([], |r| {
             Ok(format!(
@@ -113,10 +111,11 @@ fn sigkill_at_every_kind_of_point_resumes_to_the_uninterrupted_numbers() {
     let seed = 20261204u64;
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     // (point, the largest n that every resumed stretch still reaches)
-    let plan: Vec<String> = [("rollout", 400), ("update", 3), ("evaluation", 4), ("store-write", 300), ("checkpoint", 6), ("rollout", 400), ("store-write", 50)]
-        .iter()
-        .map(|(p, max)| format!("{p}:{}", rng.gen_range(1..=*max)))
-        .collect();
+    let plan: Vec<String> =
+        [("rollout", 400), ("update", 3), ("evaluation", 4), ("store-write", 300), ("checkpoint", 6), ("rollout", 400), ("store-write", 50)]
+            .iter()
+            .map(|(p, max)| format!("{p}:{}", rng.gen_range(1..=*max)))
+            .collect();
     println!("fault plan (seed {seed}): {plan:?}");
     let db = dir.path().join("killed.db");
     for fault in &plan {

@@ -78,7 +78,10 @@ fn select_episode() {
          Question: Which Score has a Result of 2–1, and a Competition of friendly, and a Goal smaller than 17?\n"
     );
     let out = env
-        .step(&call("execute_sql", json!({"query": "SELECT Score FROM `Football Matches` WHERE Result='2–1' AND Competition='friendly' AND Goal<17"})))
+        .step(&call(
+            "execute_sql",
+            json!({"query": "SELECT Score FROM `Football Matches` WHERE Result='2–1' AND Competition='friendly' AND Goal<17"}),
+        ))
         .unwrap();
     assert_eq!(out.observation, "[('1–0',), ('2–0',)]");
     assert!(out.signals.executed && !out.done && out.signals.error_kind.is_none() && !out.signals.empty_result);
@@ -206,10 +209,7 @@ fn rewrite_and_predicates() {
     assert!(quote(&call("commit_final_answer", json!({"answers": ["x"]})), env.as_ref()).is_none());
 
     assert!(cast(&call("execute_sql", json!({"query": "SELECT SUM(Attendance) FROM `Football Matches`"})), env.as_ref()));
-    assert!(!cast(
-        &call("execute_sql", json!({"query": "SELECT SUM(REPLACE(Attendance, ',', '')) FROM `Football Matches`"})),
-        env.as_ref()
-    ));
+    assert!(!cast(&call("execute_sql", json!({"query": "SELECT SUM(REPLACE(Attendance, ',', '')) FROM `Football Matches`"})), env.as_ref()));
     assert!(cast(&call("execute_sql", json!({"query": "SELECT MAX(Goal) FROM `Football Matches`"})), env.as_ref()));
     assert!(!cast(&call("execute_sql", json!({"query": "SELECT Goal FROM `Football Matches` WHERE Goal < 17"})), env.as_ref()));
 }
@@ -251,7 +251,10 @@ fn scorer_never_panics_on_odd_answers() {
     use harness_s::suite::dbbench::record::QueryType;
     use harness_s::suite::dbbench::score::{clean_answer, compare_results};
     use rand::{Rng, SeedableRng};
-    let pieces = ["[", "]", "(", ")", ",", "'", "\"", "\\", "None", "1", "2.5", "-", "e", "%", " ", "é", "'a'", "nan", "x", ",)", "b'", "0x", "_", "{", "}", ":"];
+    let pieces = [
+        "[", "]", "(", ")", ",", "'", "\"", "\\", "None", "1", "2.5", "-", "e", "%", " ", "é", "'a'", "nan", "x", ",)", "b'", "0x", "_", "{", "}",
+        ":",
+    ];
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
     for _ in 0..5000 {
         let s: String = (0..rng.gen_range(0..12)).map(|_| pieces[rng.gen_range(0..pieces.len())]).collect();
@@ -262,7 +265,8 @@ fn scorer_never_panics_on_odd_answers() {
     // Answers that are not strings: numbers, nested lists, null.
     let suite = DbBench::new();
     let mut env = suite.make_env(&select_task()).unwrap();
-    for args in [json!({"answers": [1, 2]}), json!({"answers": [["1–0"], null]}), json!({"answers": null}), json!({"answers": "['1–0', '2–0']"})] {
+    for args in [json!({"answers": [1, 2]}), json!({"answers": [["1–0"], null]}), json!({"answers": null}), json!({"answers": "['1–0', '2–0']"})]
+    {
         let s = env.score(Some(&call("commit_final_answer", args.clone()))).unwrap();
         let expect = args == json!({"answers": "['1–0', '2–0']"});
         assert_eq!(s.success, expect, "{args}");

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use harness_s::suite::dbbench::executor::{table_hash_sql, ErrorKind, ExecOptions, SqlExecutor, SqliteExecutor, SqlValue};
+use harness_s::suite::dbbench::executor::{table_hash_sql, ErrorKind, ExecOptions, SqlExecutor, SqlValue, SqliteExecutor};
 use harness_s::suite::dbbench::record::{ColumnSpec, TableSpec};
 use harness_s::suite::dbbench::render::observation;
 use md5::{Digest, Md5};
@@ -126,11 +126,11 @@ fn numeric_comparison_of_text_columns() {
     assert_eq!(run(&mut ex, "SELECT 'a' REGEXP '('"), "3685 (HY000): Illegal argument to a regular expression.");
     // Strings compute as doubles, integers stay integers.
     assert_eq!(run(&mut ex, "SELECT Goal + 1 FROM `Football Matches` LIMIT 1"), "[(2.0,)]");
+    assert_eq!(run(&mut ex, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3) SELECT x FROM c"), "[(1,), (2,), (3,)]");
     assert_eq!(
-        run(&mut ex, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3) SELECT x FROM c"),
-        "[(1,), (2,), (3,)]"
+        run(&mut ex, "SELECT SUBSTRING('abcdef', 2, 3), SUBSTRING('abcdef' FROM 4), LEFT('abc', 2), RIGHT('abc', 2)"),
+        "[('bcd', 'def', 'ab', 'bc')]"
     );
-    assert_eq!(run(&mut ex, "SELECT SUBSTRING('abcdef', 2, 3), SUBSTRING('abcdef' FROM 4), LEFT('abc', 2), RIGHT('abc', 2)"), "[('bcd', 'def', 'ab', 'bc')]");
 }
 
 #[test]
@@ -172,10 +172,7 @@ fn time_limit_stops_a_runaway_recursive_cte() {
     let start = Instant::now();
     let e = ex.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c").unwrap_err();
     assert!(start.elapsed() < Duration::from_secs(5), "took {:?}", start.elapsed());
-    assert_eq!(
-        observation(&Err(e.clone())),
-        "3024 (HY000): Query execution was interrupted, maximum statement execution time exceeded"
-    );
+    assert_eq!(observation(&Err(e.clone())), "3024 (HY000): Query execution was interrupted, maximum statement execution time exceeded");
     assert_eq!(e.kind, ErrorKind::Timeout);
     // The executor keeps working afterwards.
     assert_eq!(run(&mut ex, "SELECT COUNT(*) FROM `Football Matches`"), "[(4,)]");
@@ -202,7 +199,10 @@ fn error_messages_in_mysql_form() {
     assert_eq!(run(&mut ex, "SELECT * FROM Football_Matches"), "1146 (42S02): Table 'dbbench.Football_Matches' doesn't exist");
     // Table names are case-sensitive (MySQL on Linux); column names are not.
     assert_eq!(run(&mut ex, "select goal from `football matches`"), "1146 (42S02): Table 'dbbench.football matches' doesn't exist");
-    assert_eq!(run(&mut ex, "SELECT 1 FROM `Football Matches` a, `football matches` b"), "1146 (42S02): Table 'dbbench.football matches' doesn't exist");
+    assert_eq!(
+        run(&mut ex, "SELECT 1 FROM `Football Matches` a, `football matches` b"),
+        "1146 (42S02): Table 'dbbench.football matches' doesn't exist"
+    );
     assert_eq!(run(&mut ex, "select GOAL from `Football Matches` where goal = 1"), "[('1',)]");
     assert_eq!(run(&mut ex, "WITH fm AS (SELECT Goal FROM `Football Matches`) SELECT COUNT(*) FROM FM"), "[(4,)]");
     assert!(run(&mut ex, "DESCRIBE `football matches`").starts_with("1146 (42S02)"));
@@ -236,7 +236,9 @@ fn error_messages_in_mysql_form() {
         run(&mut ex, "SELECT Score, MAX(Goal) FROM `Football Matches`"),
         "1140 (42000): In aggregated query without GROUP BY, expression #1 of SELECT list contains nonaggregated column 'dbbench.Football Matches.Score'; this is incompatible with sql_mode=only_full_group_by"
     );
-    assert!(run(&mut ex, "SELECT Score, Date, COUNT(*) FROM `Football Matches` GROUP BY Score").starts_with("1055 (42000): Expression #2 of SELECT list"));
+    assert!(
+        run(&mut ex, "SELECT Score, Date, COUNT(*) FROM `Football Matches` GROUP BY Score").starts_with("1055 (42000): Expression #2 of SELECT list")
+    );
     assert_eq!(run(&mut ex, "SELECT Result, COUNT(*) FROM `Football Matches` GROUP BY Result ORDER BY Result"), "[('1–1', 1), ('2–1', 3)]");
 }
 
@@ -278,11 +280,7 @@ fn reference_hash(rows: &[Vec<Option<&str>>]) -> String {
 fn table_hash_matches_independent_computation() {
     let t = table("Medal Tally", &["Nation", "Gold"], &[&["Iran", "0"], &["Japan", "3"], &["Côte d'Ivoire", "1"]]);
     let mut ex = SqliteExecutor::new(std::slice::from_ref(&t)).unwrap();
-    let expected = reference_hash(&[
-        vec![Some("Iran"), Some("0")],
-        vec![Some("Japan"), Some("3")],
-        vec![Some("Côte d'Ivoire"), Some("1")],
-    ]);
+    let expected = reference_hash(&[vec![Some("Iran"), Some("0")], vec![Some("Japan"), Some("3")], vec![Some("Côte d'Ivoire"), Some("1")]]);
     assert_eq!(ex.table_hash(&t).unwrap(), expected);
     assert_eq!(ex.tables_hash(std::slice::from_ref(&t)), expected);
     assert!(table_hash_sql(&t).contains("CONCAT_WS(',', `Nation`,`Gold`)"));
@@ -313,17 +311,13 @@ fn table_hash_truncates_after_about_170_rows() {
     let expected = reference_hash(&refs);
     assert_eq!(ex.table_hash(&t).unwrap(), expected);
     // Without the cut the hash would differ.
-    let mut all: Vec<String> = refs
-        .iter()
-        .map(|r| hex(&Md5::digest(r.iter().filter_map(|v| *v).collect::<Vec<_>>().join(",").as_bytes()))[..5].to_string())
-        .collect();
+    let mut all: Vec<String> =
+        refs.iter().map(|r| hex(&Md5::digest(r.iter().filter_map(|v| *v).collect::<Vec<_>>().join(",").as_bytes()))[..5].to_string()).collect();
     all.sort();
     assert_ne!(hex(&Md5::digest(all.join(",").as_bytes())), expected);
     // Changing a row that sorts after the cut leaves the hash unchanged, as in MySQL.
     let last = all.last().unwrap().clone();
-    let victim = refs.iter().position(|r| {
-        hex(&Md5::digest(r.iter().filter_map(|v| *v).collect::<Vec<_>>().join(",").as_bytes()))[..5] == last
-    });
+    let victim = refs.iter().position(|r| hex(&Md5::digest(r.iter().filter_map(|v| *v).collect::<Vec<_>>().join(",").as_bytes()))[..5] == last);
     let v = &rows[victim.unwrap()];
     ex.execute(&format!("DELETE FROM many WHERE a = '{}'", v[0])).unwrap();
     assert_eq!(ex.table_hash(&t).unwrap(), expected);
@@ -335,15 +329,124 @@ fn table_hash_truncates_after_about_170_rows() {
 fn random_statements_never_panic() {
     use rand::{Rng, SeedableRng};
     let vocab = [
-        "SELECT", "FROM", "WHERE", "`Football Matches`", "Goal", "Score", "'x'", "\"y\"", "'it\\'s'", "(", ")", ",", ";",
-        "=", "<", ">=", "<>", "+", "-", "*", "/", "DIV", "MOD", "||", "&&", "<=>", "AND", "OR", "NOT", "IN", "BETWEEN",
-        "LIKE", "'%a%'", "17", "2.5", "-3", "1e3", ".5", "0x1F", "X'41'", "NULL", "CASE", "WHEN", "THEN", "ELSE", "END",
-        "CAST", "AS", "SIGNED", "DECIMAL", "CHAR", "GROUP_CONCAT", "SEPARATOR", "ORDER", "BY", "GROUP", "HAVING",
-        "LIMIT", "OFFSET", "COUNT", "SUM", "AVG", "MAX", "SUBSTRING", "FOR", "TRIM", "LEADING", "CONCAT_WS", "md5",
-        "INSERT", "INTO", "VALUES", "UPDATE", "SET", "DELETE", "DISTINCT", "UNION", "ALL", "WITH", "RECURSIVE",
-        "Rank", "é", "日本", "`a``b`", "--", "#", "/*", "*/", "\\", "[", "]", "?", "@x", "@@v", ".", "IF", "LEFT",
-        "BINARY", "COLLATE", "utf8mb4_bin", "EXISTS", "OVER", "PARTITION", "ROWS", "TRUNCATE", "TABLE", "SHOW",
-        "TABLES", "DESCRIBE", "CONVERT", "USING", "POSITION", "'\\0'", "'\u{a0}'", "IS", "TRUE", "DUAL", "\n",
+        "SELECT",
+        "FROM",
+        "WHERE",
+        "`Football Matches`",
+        "Goal",
+        "Score",
+        "'x'",
+        "\"y\"",
+        "'it\\'s'",
+        "(",
+        ")",
+        ",",
+        ";",
+        "=",
+        "<",
+        ">=",
+        "<>",
+        "+",
+        "-",
+        "*",
+        "/",
+        "DIV",
+        "MOD",
+        "||",
+        "&&",
+        "<=>",
+        "AND",
+        "OR",
+        "NOT",
+        "IN",
+        "BETWEEN",
+        "LIKE",
+        "'%a%'",
+        "17",
+        "2.5",
+        "-3",
+        "1e3",
+        ".5",
+        "0x1F",
+        "X'41'",
+        "NULL",
+        "CASE",
+        "WHEN",
+        "THEN",
+        "ELSE",
+        "END",
+        "CAST",
+        "AS",
+        "SIGNED",
+        "DECIMAL",
+        "CHAR",
+        "GROUP_CONCAT",
+        "SEPARATOR",
+        "ORDER",
+        "BY",
+        "GROUP",
+        "HAVING",
+        "LIMIT",
+        "OFFSET",
+        "COUNT",
+        "SUM",
+        "AVG",
+        "MAX",
+        "SUBSTRING",
+        "FOR",
+        "TRIM",
+        "LEADING",
+        "CONCAT_WS",
+        "md5",
+        "INSERT",
+        "INTO",
+        "VALUES",
+        "UPDATE",
+        "SET",
+        "DELETE",
+        "DISTINCT",
+        "UNION",
+        "ALL",
+        "WITH",
+        "RECURSIVE",
+        "Rank",
+        "é",
+        "日本",
+        "`a``b`",
+        "--",
+        "#",
+        "/*",
+        "*/",
+        "\\",
+        "[",
+        "]",
+        "?",
+        "@x",
+        "@@v",
+        ".",
+        "IF",
+        "LEFT",
+        "BINARY",
+        "COLLATE",
+        "utf8mb4_bin",
+        "EXISTS",
+        "OVER",
+        "PARTITION",
+        "ROWS",
+        "TRUNCATE",
+        "TABLE",
+        "SHOW",
+        "TABLES",
+        "DESCRIBE",
+        "CONVERT",
+        "USING",
+        "POSITION",
+        "'\\0'",
+        "'\u{a0}'",
+        "IS",
+        "TRUE",
+        "DUAL",
+        "\n",
     ];
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let opts = ExecOptions { time_limit: Duration::from_millis(200), ..ExecOptions::default() };

@@ -168,17 +168,11 @@ fn bad_mutation_records() {
     v["type"] = json!(["UPDATE"]);
     v["label"] = json!([]);
     v.as_object_mut().unwrap().remove("sql");
-    assert_eq!(
-        load_err(&[v.to_string()]).0.message,
-        "a UPDATE record needs `answer_md5` or its gold SQL (`label[0]` or `sql.query`)"
-    );
+    assert_eq!(load_err(&[v.to_string()]).0.message, "a UPDATE record needs `answer_md5` or its gold SQL (`label[0]` or `sql.query`)");
     let mut v = good();
     v["type"] = json!(["INSERT"]);
     v["answer_md5"] = json!(["abc"]);
-    assert_eq!(
-        load_err(&[v.to_string()]).0.message,
-        "field `answer_md5` must be a string like \"[('<md5>',)]\", got a list"
-    );
+    assert_eq!(load_err(&[v.to_string()]).0.message, "field `answer_md5` must be a string like \"[('<md5>',)]\", got a list");
 }
 
 #[test]

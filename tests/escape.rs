@@ -97,7 +97,8 @@ fn appworld_filter_refuses_the_known_escapes_and_the_episode_goes_on() {
     let turns: Vec<AssistantTurn> = attempts.iter().map(|(c, _)| cell(c)).collect();
     let policy = ScriptedPolicy::new("escaper", turns);
     let base = spec("appworld", "base");
-    let ep = run_episode(&EpisodeRequest { suite: &suite, harness: &base, task: &t, policy: &policy, sample: 0, seed: 1, temperature: 0.0, cancel: None });
+    let ep =
+        run_episode(&EpisodeRequest { suite: &suite, harness: &base, task: &t, policy: &policy, sample: 0, seed: 1, temperature: 0.0, cancel: None });
     assert_ne!(ep.status, EpisodeStatus::InfraError, "{:?}", ep.infra_error);
     assert!(ep.steps.len() >= attempts.len());
     for (step, (code, what)) in ep.steps.iter().zip(&attempts) {
@@ -109,7 +110,8 @@ fn appworld_filter_refuses_the_known_escapes_and_the_episode_goes_on() {
     // the workbench goes on: the next episode solves the task
     let reference = harness_s::suite::appworld::world::tasks::find(&t.id).unwrap().requirement().1.reference;
     let policy = ScriptedPolicy::new("solver", vec![cell(&reference)]);
-    let ep = run_episode(&EpisodeRequest { suite: &suite, harness: &base, task: &t, policy: &policy, sample: 0, seed: 1, temperature: 0.0, cancel: None });
+    let ep =
+        run_episode(&EpisodeRequest { suite: &suite, harness: &base, task: &t, policy: &policy, sample: 0, seed: 1, temperature: 0.0, cancel: None });
     assert!(ep.success(), "{:?}", ep.score);
 }
 
@@ -174,8 +176,24 @@ attempt("file_10gb", big)
     );
     let out = sandboxed_python(&probe, Duration::from_secs(30));
     assert!(!out.timed_out, "{}", out.output);
-    let line = |name: &str| out.output.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or_else(|| panic!("no line for {name}: {}", out.output)).to_string();
-    for name in ["shadow", "passwd", "home", "store", "homefile", "dataset", "parent_environ", "parent_cmdline", "write_store_dir", "loopback", "public", "alloc_10gb", "file_10gb"] {
+    let line = |name: &str| {
+        out.output.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or_else(|| panic!("no line for {name}: {}", out.output)).to_string()
+    };
+    for name in [
+        "shadow",
+        "passwd",
+        "home",
+        "store",
+        "homefile",
+        "dataset",
+        "parent_environ",
+        "parent_cmdline",
+        "write_store_dir",
+        "loopback",
+        "public",
+        "alloc_10gb",
+        "file_10gb",
+    ] {
         assert!(line(name).contains("REFUSED"), "{}", line(name));
     }
     assert!(line("public").contains("OSError"), "no route at all: {}", line("public"));
@@ -323,7 +341,10 @@ fn swegym_rewards_cannot_be_tampered_with() {
     let scratch = harness_s::sandbox::scratch::root().unwrap();
     // the agent looks for the grading template and the gold patch, and writes the fix there
     let bash = |env: &mut Box<dyn Environment>, cmd: &str| env.step(&swe_call("execute_bash", json!({ "command": cmd }))).unwrap().observation;
-    let found = bash(&mut env, &format!("ls -d /tmp/harness-s-* {} 2>&1; find / -name bundled.jsonl -o -name '*.patch' 2>/dev/null | head", scratch.display()));
+    let found = bash(
+        &mut env,
+        &format!("ls -d /tmp/harness-s-* {} 2>&1; find / -name bundled.jsonl -o -name '*.patch' 2>/dev/null | head", scratch.display()),
+    );
     assert!(!found.contains("bundled.jsonl") && !found.contains(&format!("{}/", scratch.display())), "{found}");
     let patch_file = format!("/tmp/fix-{}.patch", std::process::id());
     std::fs::write(&patch_file, &inst.patch).unwrap();
@@ -454,7 +475,21 @@ fn a_model_reading_the_workbench_s_environment_gets_nothing_into_the_store() {
     }));
     let db = dir.path().join("runs.db");
     let out = Command::new(bin())
-        .args(["eval", "--suite", "appworld", "--policy", "openai", "--base-url", &server.url(), "--model", "test-model", "--limit", "1", "--json", "--db"])
+        .args([
+            "eval",
+            "--suite",
+            "appworld",
+            "--policy",
+            "openai",
+            "--base-url",
+            &server.url(),
+            "--model",
+            "test-model",
+            "--limit",
+            "1",
+            "--json",
+            "--db",
+        ])
         .arg(&db)
         .env("OPENAI_API_KEY", SECRET)
         .output()

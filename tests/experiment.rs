@@ -173,7 +173,12 @@ fn budgets_are_bounded_with_a_cost_estimate() {
     // each number in bounds, the product not: the estimate says how much and why
     let big = "name = \"x\"\nseeds = [1,2,3,4,5,6,7,8,9,10]\niterations = 100000\n[budget]\nbatch_tasks = 1000\n";
     let e = ExperimentConfig::parse("x.toml", big).unwrap_err().to_string();
-    assert!(e.starts_with("x.toml: budget: this experiment could spend up to ") && e.contains("executor rollouts") && e.contains("over the limit of 1000000000"), "{e}");
+    assert!(
+        e.starts_with("x.toml: budget: this experiment could spend up to ")
+            && e.contains("executor rollouts")
+            && e.contains("over the limit of 1000000000"),
+        "{e}"
+    );
     // negative and fractional numbers name the key and its line
     let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n\n[budget]\nbatch_tasks = -1\n").unwrap_err();
     assert_eq!(e.key, "budget.batch_tasks");

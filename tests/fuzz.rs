@@ -30,7 +30,20 @@ fn lines(rel: &str, n: usize) -> Vec<Vec<u8>> {
 #[test]
 fn fuzz_experiment_files() {
     let seeds: Vec<Vec<u8>> = ["demo.toml", "appworld.toml", "swegym-demo.toml"].iter().map(|f| text(&format!("experiments/{f}"))).collect();
-    let dict = ["[budget]", "[policy]", "[[router.llm]]", "iterations = ", "seeds = [", "base_tries = ", "backend = \"openai\"", "=", "\"", "'''", "#", "\n"];
+    let dict = [
+        "[budget]",
+        "[policy]",
+        "[[router.llm]]",
+        "iterations = ",
+        "seeds = [",
+        "base_tries = ",
+        "backend = \"openai\"",
+        "=",
+        "\"",
+        "'''",
+        "#",
+        "\n",
+    ];
     fuzz::fuzz("experiment_toml", &seeds, &dict, |data| {
         let text = String::from_utf8_lossy(data);
         if let Ok(c) = ExperimentConfig::parse("fuzz.toml", &text) {
@@ -52,7 +65,19 @@ fn fuzz_harness_spec_files() {
     }
     shipped.sort();
     let seeds: Vec<Vec<u8>> = shipped.iter().map(|(_, t)| t.as_bytes().to_vec()).collect();
-    let dict = ["[[hooks]]", "when = ", "extends = \"base\"", "kind = \"before_action\"", "kind = \"call\"", "predicate = ", "text = ", "[frame]", "max_rounds = ", "{", "}"];
+    let dict = [
+        "[[hooks]]",
+        "when = ",
+        "extends = \"base\"",
+        "kind = \"before_action\"",
+        "kind = \"call\"",
+        "predicate = ",
+        "text = ",
+        "[frame]",
+        "max_rounds = ",
+        "{",
+        "}",
+    ];
     fuzz::fuzz("harness_spec", &seeds, &dict, |data| {
         // the mutated file joins the shipped ones (as a new sibling, or replacing one)
         let t = String::from_utf8_lossy(data).to_string();
@@ -139,8 +164,24 @@ fn fuzz_openai_replies() {
 /// Commands `serve` and the app run on a request body (the ones that only read, or write inside
 /// the workspace).
 const COMMANDS: &[&str] = &[
-    "workspace", "suites", "tasks", "task", "import_dataset", "harnesses", "config_template", "config_check", "config_render", "jobs", "experiments",
-    "experiment", "results", "compare", "episodes", "episode", "rescue", "report_file",
+    "workspace",
+    "suites",
+    "tasks",
+    "task",
+    "import_dataset",
+    "harnesses",
+    "config_template",
+    "config_check",
+    "config_render",
+    "jobs",
+    "experiments",
+    "experiment",
+    "results",
+    "compare",
+    "episodes",
+    "episode",
+    "rescue",
+    "report_file",
 ];
 
 #[test]

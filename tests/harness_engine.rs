@@ -28,7 +28,13 @@ fn record() -> serde_json::Value {
 }
 
 fn task() -> Task {
-    Task { id: "t-1".into(), suite: "dbbench".into(), family: "other".into(), instruction: "How many points does the club Riverside have?".into(), payload: record() }
+    Task {
+        id: "t-1".into(),
+        suite: "dbbench".into(),
+        family: "other".into(),
+        instruction: "How many points does the club Riverside have?".into(),
+        payload: record(),
+    }
 }
 
 fn lib() -> HarnessLibrary {
@@ -100,7 +106,8 @@ fn before_action_rewrite_quotes_identifiers() {
 
 #[test]
 fn before_action_block_stops_an_unsupported_commit() {
-    let p = ScriptedPolicy::new("script", vec![commit(&["7"]), sql("SELECT Points FROM `Football Standings` WHERE Club = 'Riverside'"), commit(&["12"])]);
+    let p =
+        ScriptedPolicy::new("script", vec![commit(&["7"]), sql("SELECT Points FROM `Football Standings` WHERE Club = 'Riverside'"), commit(&["12"])]);
     let ep = run(&spec("answer-check"), &p);
     assert!(ep.success(), "the blocked commit did not end the episode");
     let c0 = &ep.steps[0].calls[0];
@@ -114,7 +121,10 @@ fn before_action_block_stops_an_unsupported_commit() {
 
 #[test]
 fn answer_not_in_result_blocks_a_guess() {
-    let p = ScriptedPolicy::new("script", vec![sql("SELECT Points FROM `Football Standings` WHERE Club = 'Riverside'"), commit(&["13"]), commit(&["12"])]);
+    let p = ScriptedPolicy::new(
+        "script",
+        vec![sql("SELECT Points FROM `Football Standings` WHERE Club = 'Riverside'"), commit(&["13"]), commit(&["12"])],
+    );
     let ep = run(&spec("answer-check"), &p);
     assert!(ep.success());
     assert_eq!(ep.steps[1].interventions[0].hook, "answer-from-result");
@@ -287,7 +297,13 @@ fn state(calls: Vec<(&str, Signals)>) -> EpisodeState {
         max_steps: 15,
         calls: calls
             .into_iter()
-            .map(|(q, s)| (ToolCall { id: "c".into(), name: "execute_sql".into(), arguments: json!({"query": q}) }, s, if s_is_err(&q) { "1054 (42S22): x".into() } else { "[('12',)]".into() }))
+            .map(|(q, s)| {
+                (
+                    ToolCall { id: "c".into(), name: "execute_sql".into(), arguments: json!({"query": q}) },
+                    s,
+                    if s_is_err(&q) { "1054 (42S22): x".into() } else { "[('12',)]".into() },
+                )
+            })
             .collect(),
         last_turn_without_call: false,
     }
@@ -309,7 +325,8 @@ fn ok() -> Signals {
 fn every_generic_predicate_evaluates() {
     let suite = DbBench::new();
     let env = suite.make_env(&task()).unwrap();
-    let holds = |name: &str, st: &EpisodeState, proposed: Option<&ToolCall>| eval(&parse_predicate(name).unwrap(), st, proposed, &suite, env.as_ref());
+    let holds =
+        |name: &str, st: &EpisodeState, proposed: Option<&ToolCall>| eval(&parse_predicate(name).unwrap(), st, proposed, &suite, env.as_ref());
     let empty = state(vec![]);
     let commit_call = ToolCall { id: "c".into(), name: "commit_final_answer".into(), arguments: json!({"answers": ["12"]}) };
     let guess = ToolCall { id: "c".into(), name: "commit_final_answer".into(), arguments: json!({"answers": ["99"]}) };

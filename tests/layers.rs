@@ -109,14 +109,9 @@ fn lower_layers_never_import_higher_ones() {
             }
             match layer_of.get(used.as_str()) {
                 Some(&theirs) if theirs < mine => {}
-                Some(&theirs) => violations.push(format!(
-                    "{} ({}: {}) uses crate::{used} ({}: {})",
-                    rel.display(),
-                    mine,
-                    LAYERS[mine].0,
-                    theirs,
-                    LAYERS[theirs].0
-                )),
+                Some(&theirs) => {
+                    violations.push(format!("{} ({}: {}) uses crate::{used} ({}: {})", rel.display(), mine, LAYERS[mine].0, theirs, LAYERS[theirs].0))
+                }
                 None => {
                     unplaced.insert(used);
                 }
@@ -125,7 +120,12 @@ fn lower_layers_never_import_higher_ones() {
     }
     let order: Vec<String> = LAYERS.iter().enumerate().map(|(i, (name, mods))| format!("{i} {name}: {}", mods.join(", "))).collect();
     assert!(unplaced.is_empty(), "modules without a layer: {unplaced:?}; place them in LAYERS:\n{}", order.join("\n"));
-    assert!(violations.is_empty(), "imports against the layer order:\n{}\n\nlayer order (bottom first):\n{}", violations.join("\n"), order.join("\n"));
+    assert!(
+        violations.is_empty(),
+        "imports against the layer order:\n{}\n\nlayer order (bottom first):\n{}",
+        violations.join("\n"),
+        order.join("\n")
+    );
 }
 
 /// Depth-first search for a circle in a file graph.

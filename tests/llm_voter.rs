@@ -6,8 +6,8 @@ use std::sync::atomic::AtomicBool;
 
 use harness_s::events::NullSink;
 use harness_s::experiment::{run_experiment, ExperimentConfig};
-use harness_s::seed::SplitMix;
 use harness_s::route::{BehaviorProfile, LlmVoterConfig, RouteQuery, Router};
+use harness_s::seed::SplitMix;
 use harness_s::store::BlockingStore;
 use serde_json::Value;
 
@@ -28,7 +28,12 @@ fn profile(name: &str, fix: u32, both_fail: u32) -> BehaviorProfile {
 }
 
 fn query() -> RouteQuery {
-    RouteQuery { task_id: "t7".into(), family: "sum".into(), signature: "wrong_answer".into(), summary: "ran SELECT SUM(x) FROM t; answered 12".into() }
+    RouteQuery {
+        task_id: "t7".into(),
+        family: "sum".into(),
+        signature: "wrong_answer".into(),
+        summary: "ran SELECT SUM(x) FROM t; answered 12".into(),
+    }
 }
 
 fn voter(url: &str) -> LlmVoterConfig {
@@ -59,7 +64,15 @@ fn the_llm_ranking_is_read_from_the_reply_and_the_prompt_carries_the_evidence() 
     assert!(reqs[0].path.ends_with("/chat/completions"), "{}", reqs[0].path);
     assert_eq!(reqs[0].body["model"], "test-model");
     let text: String = reqs[0].body["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap_or("").to_string()).collect();
-    for needle in ["t7", "`sum`", "wrong_answer", "ran SELECT SUM(x) FROM t; answered 12", "strong specialty", "strong: fixed 8 of 10 base failures", "\"ranking\""] {
+    for needle in [
+        "t7",
+        "`sum`",
+        "wrong_answer",
+        "ran SELECT SUM(x) FROM t; answered 12",
+        "strong specialty",
+        "strong: fixed 8 of 10 base failures",
+        "\"ranking\"",
+    ] {
         assert!(text.contains(needle), "prompt lacks {needle:?}:\n{text}");
     }
 
@@ -172,7 +185,9 @@ max_retries = 0
 fn llm_voter_config_errors_name_the_key() {
     let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[[router.llm]]\nbase_url = \"\"\nmodel = \"m\"\n").unwrap_err().to_string();
     assert!(e.contains("router.llm[0].base_url"), "{e}");
-    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[[router.llm]]\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \" \"\n").unwrap_err().to_string();
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[[router.llm]]\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \" \"\n")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("router.llm[0].model"), "{e}");
     let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[router]\nvoters = []\n").unwrap_err().to_string();
     assert!(e.contains("router.voters") && e.contains("at least one voter"), "{e}");

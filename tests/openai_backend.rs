@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 use chat_server::{text_reply, tool_call_reply, tool_call_reply_raw, ChatServer, Reply, Script};
 use harness_s::episode::HookKind;
 use harness_s::policy::openai::{text_tools, OpenAiConfig, OpenAiPolicy, ToolMode};
-use harness_s::policy::{
-    CallKind, CallOptions, Context, Message, Origin, Policy, PolicyError, Role, ToolCall, ToolSpec,
-};
+use harness_s::policy::{CallKind, CallOptions, Context, Message, Origin, Policy, PolicyError, Role, ToolCall, ToolSpec};
 use serde_json::{json, Value};
 
 fn config(url: String) -> OpenAiConfig {
@@ -48,13 +46,7 @@ fn tools() -> Vec<ToolSpec> {
 }
 
 fn ctx() -> Context {
-    Context {
-        messages: vec![
-            Message::system("You are a SQL agent."),
-            Message::user("How many rows are in table t?", Origin::Frame),
-        ],
-        tools: tools(),
-    }
+    Context { messages: vec![Message::system("You are a SQL agent."), Message::user("How many rows are in table t?", Origin::Frame)], tools: tools() }
 }
 
 /// A context with one earlier tool call and its result, plus a hook's hint.
@@ -146,9 +138,8 @@ fn no_tools_means_no_tools_field() {
 
 #[test]
 fn malformed_tool_call_arguments_are_kept_as_a_string() {
-    let server = ChatServer::start(
-        Script::new().reply(200, tool_call_reply_raw(&[("execute_sql", "{\"query\": \"SELECT 1"), ("commit_final_answer", "")])),
-    );
+    let server =
+        ChatServer::start(Script::new().reply(200, tool_call_reply_raw(&[("execute_sql", "{\"query\": \"SELECT 1"), ("commit_final_answer", "")])));
     let p = policy(config(server.url()));
     let turn = p.act(&ctx(), &opts()).unwrap();
     assert_eq!(turn.tool_calls.len(), 2);
@@ -185,9 +176,7 @@ fn retries_after_429() {
 
 #[test]
 fn retry_after_is_honoured_and_capped() {
-    let server = ChatServer::start(
-        Script::new().reply_full(Reply::new(429, "busy").header("retry-after", "5")).reply(200, text_reply("done")),
-    );
+    let server = ChatServer::start(Script::new().reply_full(Reply::new(429, "busy").header("retry-after", "5")).reply(200, text_reply("done")));
     let mut c = config(server.url());
     c.retry_base_delay = Duration::from_millis(1);
     c.retry_max_delay = Duration::from_millis(300);
@@ -356,10 +345,8 @@ fn text_parser_edge_cases() {
     assert!(calls.is_empty());
 
     // A fenced array of calls; `parameters` accepted for `arguments`.
-    let (rest, calls) = text_tools::parse_tool_calls(
-        "```\n[{\"name\":\"a\",\"arguments\":{}},{\"name\":\"b\",\"parameters\":{\"z\":true}}]\n```\nthen",
-        0,
-    );
+    let (rest, calls) =
+        text_tools::parse_tool_calls("```\n[{\"name\":\"a\",\"arguments\":{}},{\"name\":\"b\",\"parameters\":{\"z\":true}}]\n```\nthen", 0);
     assert_eq!(rest, "then");
     assert_eq!(calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["a", "b"]);
     assert_eq!(calls[1].arguments, json!({"z": true}));

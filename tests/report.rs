@@ -112,7 +112,12 @@ fn final_table_and_a_transfer_curve_match_the_raw_eval_episodes() {
     let mut at_last: BTreeMap<(String, String), BTreeMap<String, BTreeMap<u32, f64>>> = BTreeMap::new();
     for r in rows.iter().filter(|r| r.context.iteration == Some(last) && r.infra_error.is_none()) {
         let key = (r.context.arm.clone().unwrap(), r.context.split.clone().unwrap());
-        at_last.entry(key).or_default().entry(r.task_id.clone()).or_default().insert(r.context.seed_index.unwrap(), if r.success { 1.0 } else { 0.0 });
+        at_last
+            .entry(key)
+            .or_default()
+            .entry(r.task_id.clone())
+            .or_default()
+            .insert(r.context.seed_index.unwrap(), if r.success { 1.0 } else { 0.0 });
     }
     let table = json["final_table"]["rows"].as_array().unwrap();
     assert_eq!(table.len(), at_last.len(), "one row per arm and split");
@@ -146,7 +151,10 @@ fn final_table_and_a_transfer_curve_match_the_raw_eval_episodes() {
 
     // one transfer curve: harness-s on held-out families, mean over seeds per iteration
     let mut per: BTreeMap<u32, BTreeMap<u32, (f64, f64)>> = BTreeMap::new();
-    for r in rows.iter().filter(|r| r.context.arm.as_deref() == Some("harness-s") && r.context.split.as_deref() == Some("heldout") && r.infra_error.is_none()) {
+    for r in rows
+        .iter()
+        .filter(|r| r.context.arm.as_deref() == Some("harness-s") && r.context.split.as_deref() == Some("heldout") && r.infra_error.is_none())
+    {
         let e = per.entry(r.context.iteration.unwrap()).or_default().entry(r.context.seed_index.unwrap()).or_default();
         e.0 += if r.success { 1.0 } else { 0.0 };
         e.1 += 1.0;
@@ -214,14 +222,19 @@ fn every_chart_parses_and_shows_its_series_and_both_axis_labels() {
         assert_eq!(root.tag_name().name(), "svg");
         assert_eq!(root.attribute("data-chart"), Some(id));
         assert!(doc.descendants().any(|n| n.has_tag_name("title") && !n.text().unwrap_or("").is_empty()), "{id}: title");
-        let series: Vec<&str> = doc.descendants().filter(|n| n.has_tag_name("g") && n.attribute("class") == Some("series")).filter_map(|n| n.attribute("data-series")).collect();
+        let series: Vec<&str> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("g") && n.attribute("class") == Some("series"))
+            .filter_map(|n| n.attribute("data-series"))
+            .collect();
         let distinct: BTreeSet<&str> = series.iter().copied().collect();
         let listed: BTreeSet<&str> = c["series"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
         if let Some(want) = expected.get(id) {
             assert_eq!(distinct, want.iter().copied().collect::<BTreeSet<_>>(), "{id}: series");
         }
         assert!(distinct.is_subset(&listed), "{id}: drawn series are in the index");
-        let legend: BTreeSet<&str> = doc.descendants().filter(|n| n.attribute("class") == Some("legend-entry")).filter_map(|n| n.attribute("data-series")).collect();
+        let legend: BTreeSet<&str> =
+            doc.descendants().filter(|n| n.attribute("class") == Some("legend-entry")).filter_map(|n| n.attribute("data-series")).collect();
         assert_eq!(legend, listed, "{id}: one legend entry per series");
         let t = texts(&doc);
         let (x, y) = axes.get(id).unwrap_or_else(|| panic!("axis labels known for {id}"));
@@ -265,7 +278,17 @@ fn the_html_is_one_self_contained_file() {
     assert!(html2.contains(env!("CARGO_PKG_VERSION")));
     assert!(html2.contains("md5 <code>"), "dataset hash");
     assert!(html2.contains("harness-s against every other arm"));
-    for file in ["routed_vs_arms.csv", "final_table.csv", "transfer_curves.csv", "locality.csv", "complementarity.csv", "router_quality.csv", "nonstationarity.csv", "behaviour.csv", "rank_one.csv"] {
+    for file in [
+        "routed_vs_arms.csv",
+        "final_table.csv",
+        "transfer_curves.csv",
+        "locality.csv",
+        "complementarity.csv",
+        "router_quality.csv",
+        "nonstationarity.csv",
+        "behaviour.csv",
+        "rank_one.csv",
+    ] {
         let text = std::fs::read_to_string(paths.dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert!(text.lines().count() >= 1, "{file}");
     }
@@ -349,7 +372,18 @@ fn synthetic() -> &'static (tempfile::TempDir, String, i64) {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("synthetic.db").to_str().unwrap().to_string();
         let store = BlockingStore::open(&db).unwrap();
-        let spec = Synthetic { seeds: vec![1, 2, 3], iterations: 8, eval_every: 2, reanchor_every: 2, train_tasks: 120, eval_train_tasks: 60, heldout_tasks: 40, batch_tasks: 16, probe_tasks: 16, ..Synthetic::default() };
+        let spec = Synthetic {
+            seeds: vec![1, 2, 3],
+            iterations: 8,
+            eval_every: 2,
+            reanchor_every: 2,
+            train_tasks: 120,
+            eval_train_tasks: 60,
+            heldout_tasks: 40,
+            batch_tasks: 16,
+            probe_tasks: 16,
+            ..Synthetic::default()
+        };
         let run = write_synthetic(&store, &spec).unwrap();
         (dir, db, run.run_id)
     })
@@ -412,7 +446,16 @@ fn the_report_renders_in_headless_chromium() {
 fn screenshot(chromium: &str, html: &Path, png: &Path, height: u32) {
     let profile = tempfile::tempdir().unwrap();
     let status = std::process::Command::new(chromium)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--hide-scrollbars",
+        ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("--screenshot={}", png.display()))
         .arg(format!("--window-size=1280,{height}"))

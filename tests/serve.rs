@@ -112,7 +112,8 @@ async fn events_stream_an_experiment_started_over_http() {
 async fn the_ui_is_served_at_the_root_with_its_assets() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("assets")).unwrap();
-    std::fs::write(dir.path().join("index.html"), "<!doctype html><title>Harness-S Workbench</title><script src=\"/assets/app.js\"></script>").unwrap();
+    std::fs::write(dir.path().join("index.html"), "<!doctype html><title>Harness-S Workbench</title><script src=\"/assets/app.js\"></script>")
+        .unwrap();
     std::fs::write(dir.path().join("assets/app.js"), "console.log('ok')").unwrap();
     let s = start(Some(dir.path()));
     let http = reqwest::Client::new();

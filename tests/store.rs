@@ -9,8 +9,7 @@ use std::path::Path;
 use harness_s::episode::{CallRecord, Effect, Episode, EpisodeStatus, HookKind, Intervention, Step, TRAJECTORY_SCHEMA};
 use harness_s::policy::{AssistantTurn, CallKind, Context, Message, Origin, Role, ToolCall, ToolSpec};
 use harness_s::store::{
-    redact_secrets, BlockingStore, EpisodeContext, EpisodeFilter, NewRun, RunStatus, Store, StoreError, KIND_EVAL,
-    KIND_EXPERIMENT, REDACTED,
+    redact_secrets, BlockingStore, EpisodeContext, EpisodeFilter, NewRun, RunStatus, Store, StoreError, KIND_EVAL, KIND_EXPERIMENT, REDACTED,
 };
 use harness_s::suite::{Score, Signals};
 use serde_json::json;
@@ -42,10 +41,7 @@ fn episode(task_id: &str, family: &str, harness: &str, sample: u32, success: boo
         messages: vec![
             Message::system("You are a database agent."),
             Message::user(format!("Task {task_id}: how many rows?"), Origin::Frame),
-            Message::user(
-                "Schema: t(id INTEGER, \"Name\" TEXT)",
-                Origin::Hook { hook: "schema_card".into(), kind: HookKind::OnInit },
-            ),
+            Message::user("Schema: t(id INTEGER, \"Name\" TEXT)", Origin::Hook { hook: "schema_card".into(), kind: HookKind::OnInit }),
         ],
         tools: tools.clone(),
     };
@@ -133,11 +129,7 @@ fn episode(task_id: &str, family: &str, harness: &str, sample: u32, success: boo
         seed: 0xdead_beef_u64 + u64::from(sample),
         status: EpisodeStatus::Completed,
         steps: vec![step0, step1],
-        score: Some(Score {
-            reward: if success { 1.0 } else { 0.0 },
-            success,
-            details: json!({"answer": ["2"], "ground_truth": ["2"]}),
-        }),
+        score: Some(Score { reward: if success { 1.0 } else { 0.0 }, success, details: json!({"answer": ["2"], "ground_truth": ["2"]}) }),
         infra_error: None,
         duration_ms: 1460.0,
         prompt_tokens: 310,
@@ -189,10 +181,7 @@ async fn round_trip(store: &Store) {
     let ctx1 = EpisodeContext::default().with_arm("bare").with_seed_index(0).with_iteration(0).with_phase("train");
     let id1 = store.insert_episode(run, &e1, &ctx1).await.unwrap();
     let batch = vec![
-        (
-            e2.clone(),
-            EpisodeContext::default().with_arm("sibling").with_iteration(1).with_phase("eval").with_split("heldout"),
-        ),
+        (e2.clone(), EpisodeContext::default().with_arm("sibling").with_iteration(1).with_phase("eval").with_split("heldout")),
         (e3.clone(), EpisodeContext::default()),
     ];
     let ids = store.insert_episodes(run, &batch).await.unwrap();
@@ -207,10 +196,7 @@ async fn round_trip(store: &Store) {
     let rows = store.episode_rows(&EpisodeFilter::run(run)).await.unwrap();
     assert_eq!(rows.iter().map(|r| r.id).collect::<Vec<_>>(), vec![id1, ids[0], ids[1]]);
     let r1 = &rows[0];
-    assert_eq!(
-        (r1.run_id, r1.task_id.as_str(), r1.family.as_str(), r1.harness.as_str()),
-        (run, "t-1", "select", "bare")
-    );
+    assert_eq!((r1.run_id, r1.task_id.as_str(), r1.family.as_str(), r1.harness.as_str()), (run, "t-1", "select", "bare"));
     assert_eq!((r1.n_steps, r1.n_interventions, r1.prompt_tokens, r1.completion_tokens), (2, 3, 310, 29));
     assert_eq!((r1.success, r1.reward, r1.status), (false, Some(0.0), EpisodeStatus::Completed));
     assert_eq!(r1.seed, e1.seed);
@@ -241,8 +227,7 @@ async fn round_trip(store: &Store) {
     let tail = f(EpisodeFilter { offset: Some(2), ..Default::default() });
     assert_eq!(ids_of(store.episode_rows(&tail).await.unwrap()), vec![ids[1]]);
     assert_eq!(store.count_episodes(&page).await.unwrap(), 3, "count ignores paging");
-    let full =
-        store.episodes(&f(EpisodeFilter { harness: Some("sibling".into()), ..Default::default() })).await.unwrap();
+    let full = store.episodes(&f(EpisodeFilter { harness: Some("sibling".into()), ..Default::default() })).await.unwrap();
     assert_eq!(full, vec![(ids[0], e2.clone())]);
 
     store.set_state(run, "progress", &json!({"done": 1})).await.unwrap();
@@ -347,10 +332,7 @@ async fn filters_and_counts_on(store: Store) {
         batch.push((e, ctx));
     }
     store.insert_episodes(run, &batch).await.unwrap();
-    store
-        .insert_episode(other, &episode("task-00", "select", "bare", 0, true), &EpisodeContext::default())
-        .await
-        .unwrap();
+    store.insert_episode(other, &episode("task-00", "select", "bare", 0, true), &EpisodeContext::default()).await.unwrap();
 
     let count = |f: EpisodeFilter| {
         let store = store.clone();
@@ -367,16 +349,7 @@ async fn filters_and_counts_on(store: Store) {
     assert_eq!(count(EpisodeFilter { split: Some("heldout".into()), ..Default::default() }).await, 4);
     assert_eq!(count(EpisodeFilter { iteration: Some(1), ..Default::default() }).await, 4);
     assert_eq!(count(EpisodeFilter { status: Some(EpisodeStatus::InfraError), ..Default::default() }).await, 0);
-    assert_eq!(
-        count(EpisodeFilter {
-            arm: Some("bare".into()),
-            phase: Some("train".into()),
-            success: Some(true),
-            ..Default::default()
-        })
-        .await,
-        2
-    );
+    assert_eq!(count(EpisodeFilter { arm: Some("bare".into()), phase: Some("train".into()), success: Some(true), ..Default::default() }).await, 2);
     // Text search: task ids and trajectory text; LIKE wildcards in the query match literally.
     assert_eq!(count(EpisodeFilter { text: Some("task-1".into()), ..Default::default() }).await, 2);
     assert_eq!(count(EpisodeFilter { text: Some("Remember COUNT(*)".into()), ..Default::default() }).await, 12);
@@ -384,13 +357,7 @@ async fn filters_and_counts_on(store: Store) {
     assert_eq!(count(EpisodeFilter { text: Some("100%".into()), ..Default::default() }).await, 0);
 
     let page = store
-        .episode_rows(&EpisodeFilter {
-            run_id: Some(run),
-            harness: Some("sibling".into()),
-            limit: Some(2),
-            offset: Some(1),
-            ..Default::default()
-        })
+        .episode_rows(&EpisodeFilter { run_id: Some(run), harness: Some("sibling".into()), limit: Some(2), offset: Some(1), ..Default::default() })
         .await
         .unwrap();
     assert_eq!(page.iter().map(|r| r.task_id.as_str()).collect::<Vec<_>>(), vec!["task-03", "task-05"]);
@@ -502,10 +469,7 @@ async fn dropped_keeps(path: &str) {
         let store = Store::open(&path).await.unwrap();
         run = store.create_run(&NewRun::new(KIND_EVAL, "dropped")).await.unwrap();
         for i in 0..5 {
-            store
-                .insert_episode(run, &episode(&format!("t-{i}"), "select", "bare", i, true), &EpisodeContext::default())
-                .await
-                .unwrap();
+            store.insert_episode(run, &episode(&format!("t-{i}"), "select", "bare", i, true), &EpisodeContext::default()).await.unwrap();
         }
         store.set_state(run, "cursor", &json!(5)).await.unwrap();
         // Dropped without finishing the run or closing the pool.
@@ -529,13 +493,7 @@ fn killed_process_keeps_finished_episodes() {
         let store = BlockingStore::open(&path).unwrap();
         let run = store.create_run(&NewRun::new(KIND_EVAL, "killed")).unwrap();
         for i in 0..7 {
-            store
-                .insert_episode(
-                    run,
-                    &episode(&format!("t-{i}"), "select", "bare", i, i % 2 == 0),
-                    &EpisodeContext::default(),
-                )
-                .unwrap();
+            store.insert_episode(run, &episode(&format!("t-{i}"), "select", "bare", i, i % 2 == 0), &EpisodeContext::default()).unwrap();
             store.set_state(run, "cursor", &json!(i + 1)).unwrap();
         }
         let mut out = std::io::stdout();
@@ -608,10 +566,7 @@ async fn secrets_are_redacted() {
 }
 
 async fn secrets_stay_out(store: Store) {
-    let run = store
-        .create_run(&NewRun::new(KIND_EVAL, "secrets").config(json!({"policy": {"api_key": "sk-live", "model": "m"}})))
-        .await
-        .unwrap();
+    let run = store.create_run(&NewRun::new(KIND_EVAL, "secrets").config(json!({"policy": {"api_key": "sk-live", "model": "m"}}))).await.unwrap();
     store.finish_run(run, RunStatus::Finished, &json!({"token": "leak", "n": 1})).await.unwrap();
     let row = store.run(run).await.unwrap().unwrap();
     assert_eq!(row.config, json!({"policy": {"api_key": REDACTED, "model": "m"}}));

@@ -82,7 +82,12 @@ fn every_editor_command() {
     let bad_range = editor_call(&mut ed, r, json!({"command": "view", "path": "/testbed/pkg/m.py", "view_range": [9, 10]}));
     assert!(bad_range.starts_with("ERROR:\nInvalid `view_range`: [9, 10]. Its first element `9`"), "{bad_range}");
     let dir = editor_call(&mut ed, r, json!({"command": "view", "path": "/testbed"}));
-    assert!(dir.starts_with("Here's the files and directories up to 2 levels deep in /testbed, excluding hidden items:\n/testbed\n/testbed/pkg\n/testbed/pkg/m.py"), "{dir}");
+    assert!(
+        dir.starts_with(
+            "Here's the files and directories up to 2 levels deep in /testbed, excluding hidden items:\n/testbed\n/testbed/pkg\n/testbed/pkg/m.py"
+        ),
+        "{dir}"
+    );
     // the unique-match rule
     let twice = editor_call(&mut ed, r, json!({"command": "str_replace", "path": "/testbed/pkg/m.py", "old_str": "a = 1", "new_str": "a = 3"}));
     assert_eq!(twice, "ERROR:\nNo replacement was performed. Multiple occurrences of old_str `a = 1` in lines [1, 3]. Please ensure it is unique.");
@@ -126,7 +131,9 @@ fn commands_are_limited_killed_and_cleaned_up() {
     // time limit: the command and what it started are killed
     let t0 = Instant::now();
     let marker = format!("swe-suite-bg-{}", std::process::id());
-    let out = rt.exec(&format!("sh -c 'exec -a {marker} sleep 30' & sleep 20"), None, &Limits { timeout: Duration::from_millis(400), max_output: 4096 }).unwrap();
+    let out = rt
+        .exec(&format!("sh -c 'exec -a {marker} sleep 30' & sleep 20"), None, &Limits { timeout: Duration::from_millis(400), max_output: 4096 })
+        .unwrap();
     assert!(out.timed_out && out.exit_code.is_none());
     assert!(t0.elapsed() < Duration::from_secs(5), "killed promptly: {:?}", t0.elapsed());
     // (the sandbox numbers processes in its own namespace: look for it by name on the host)
@@ -185,7 +192,10 @@ fn call(name: &str, args: Value) -> ToolCall {
 fn scoring_bundled_instances() {
     let tasks = bundled_tasks().expect("bundled dataset");
     let s = suite();
-    let task = tasks.iter().find(|t| t.family == "harness-s/textkit" && !t.payload["FAIL_TO_PASS"].to_string().contains("Slugify")).expect("a textkit instance");
+    let task = tasks
+        .iter()
+        .find(|t| t.family == "harness-s/textkit" && !t.payload["FAIL_TO_PASS"].to_string().contains("Slugify"))
+        .expect("a textkit instance");
     let inst = instance_of(task).unwrap();
 
     // untouched: an empty diff is unresolved

@@ -169,7 +169,11 @@ fn an_experiment_runs_in_the_background_and_its_evidence_is_browsable() {
     // Results: the report's numbers with every chart inline.
     let res = wb.call("results", json!({"id": run_id})).unwrap();
     let charts = res["charts"].as_array().unwrap();
-    assert!(charts.iter().any(|c| c["id"] == "transfer" && c["svg"].as_str().unwrap().starts_with("<svg")), "{:?}", charts.iter().map(|c| &c["id"]).collect::<Vec<_>>());
+    assert!(
+        charts.iter().any(|c| c["id"] == "transfer" && c["svg"].as_str().unwrap().starts_with("<svg")),
+        "{:?}",
+        charts.iter().map(|c| &c["id"]).collect::<Vec<_>>()
+    );
     assert!(res["final_table"].is_object() || res["final_table"].is_array());
 
     // Episodes: filters, paging, text search.
@@ -235,7 +239,9 @@ fn an_experiment_runs_in_the_background_and_its_evidence_is_browsable() {
     assert!(wb.call("report_file", json!({"id": run_id, "format": "pdf"})).is_err());
 
     // Two experiments side by side.
-    let second = wb.call("experiment_start", json!({"toml": SMALL.replace("name = \"small\"", "name = \"small-2\"").replace("seeds = [1]", "seeds = [2]")})).unwrap();
+    let second = wb
+        .call("experiment_start", json!({"toml": SMALL.replace("name = \"small\"", "name = \"small-2\"").replace("seeds = [1]", "seeds = [2]")}))
+        .unwrap();
     let second_id = second["run_id"].as_i64().unwrap();
     assert_eq!(wait_finished(&wb, second_id)["status"], "finished");
     let cmp = wb.call("compare", json!({"id": second_id, "other": run_id})).unwrap();

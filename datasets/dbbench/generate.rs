@@ -220,8 +220,7 @@ fn parse_hundredths(s: &str) -> Option<i64> {
 /// The numeric value the gold SQL's conversion yields for a cell.
 fn convert(s: &str, fmt: Fmt) -> i64 {
     let stripped = fmt.strip(s);
-    parse_hundredths(&stripped)
-        .unwrap_or_else(|| panic!("cell {s:?} does not convert cleanly under {fmt:?} (got {stripped:?})"))
+    parse_hundredths(&stripped).unwrap_or_else(|| panic!("cell {s:?} does not convert cleanly under {fmt:?} (got {stripped:?})"))
 }
 
 /// MySQL's implicit string-to-double conversion: the longest numeric prefix, 0 if none.
@@ -375,94 +374,195 @@ impl Domain {
 // Word lists (the project's own).
 
 const TOWNS: &[&str] = &[
-    "Ashford", "Bramley", "Calder", "Dunmore", "Easton", "Fairhaven", "Glenrock", "Hartwell",
-    "Ironbridge", "Kingsmere", "Lowther", "Marston", "Northgate", "Oakridge", "Pendle", "Queensbury",
-    "Redcliffe", "Stanmore", "Thornbury", "Upton", "Valemount", "Westbrook", "Yarrow", "Blackwater",
-    "Coldstream", "Elmstead", "Foxley", "Greyhaven", "Holloway", "Larkhill", "Millbrook", "Newhaven",
-    "Otterburn", "Pinewood", "Saltmarsh", "Tidewell", "Ravensworth", "Brackenfield", "Hollins",
+    "Ashford",
+    "Bramley",
+    "Calder",
+    "Dunmore",
+    "Easton",
+    "Fairhaven",
+    "Glenrock",
+    "Hartwell",
+    "Ironbridge",
+    "Kingsmere",
+    "Lowther",
+    "Marston",
+    "Northgate",
+    "Oakridge",
+    "Pendle",
+    "Queensbury",
+    "Redcliffe",
+    "Stanmore",
+    "Thornbury",
+    "Upton",
+    "Valemount",
+    "Westbrook",
+    "Yarrow",
+    "Blackwater",
+    "Coldstream",
+    "Elmstead",
+    "Foxley",
+    "Greyhaven",
+    "Holloway",
+    "Larkhill",
+    "Millbrook",
+    "Newhaven",
+    "Otterburn",
+    "Pinewood",
+    "Saltmarsh",
+    "Tidewell",
+    "Ravensworth",
+    "Brackenfield",
+    "Hollins",
     "Wetherby",
 ];
-const TEAM_SUFFIX: &[&str] =
-    &["United", "City", "Rovers", "Athletic", "Wanderers", "Town", "Albion", "FC", "Rangers", "County"];
-const STADIUM_A: &[&str] =
-    &["Victoria", "Central", "Riverside", "King's", "Memorial", "Station", "Castle", "Meadow", "Abbey", "Mill"];
+const TEAM_SUFFIX: &[&str] = &["United", "City", "Rovers", "Athletic", "Wanderers", "Town", "Albion", "FC", "Rangers", "County"];
+const STADIUM_A: &[&str] = &["Victoria", "Central", "Riverside", "King's", "Memorial", "Station", "Castle", "Meadow", "Abbey", "Mill"];
 const STADIUM_B: &[&str] = &["Park", "Stadium", "Road", "Lane", "Arena", "Ground"];
 const GROUPS: &[&str] = &["A", "B", "C", "D"];
 const CITY_A: &[&str] = &[
-    "Bel", "Cor", "Dor", "Mar", "San", "Val", "Tor", "Lin", "Ros", "Kel", "Ar", "Ven", "Sol", "Mor",
-    "Cal", "Pra", "Ost", "Ner", "Tal", "Bra", "Esk", "Hal", "Kir", "Lev",
+    "Bel", "Cor", "Dor", "Mar", "San", "Val", "Tor", "Lin", "Ros", "Kel", "Ar", "Ven", "Sol", "Mor", "Cal", "Pra", "Ost", "Ner", "Tal", "Bra", "Esk",
+    "Hal", "Kir", "Lev",
 ];
-const CITY_B: &[&str] = &[
-    "grad", "ona", "ton", "ville", "burg", "polis", "mouth", "haven", "stad", "field", "port", "ara",
-    "ia", "esh", "ova", "enza",
-];
+const CITY_B: &[&str] =
+    &["grad", "ona", "ton", "ville", "burg", "polis", "mouth", "haven", "stad", "field", "port", "ara", "ia", "esh", "ova", "enza"];
 const COUNTRIES: &[&str] = &[
-    "Portugal", "Chile", "Kenya", "Norway", "Vietnam", "Canada", "Poland", "Morocco", "Peru", "Finland",
-    "Ghana", "Malaysia", "Austria", "Colombia", "Egypt", "Ireland", "Japan", "Mexico", "Greece",
-    "Sweden", "Brazil", "India", "Turkey", "Spain", "Italy", "France", "Germany", "Denmark", "Hungary",
-    "Romania", "Serbia", "Croatia", "Estonia", "Latvia", "Lithuania", "Iceland", "Belgium",
-    "Netherlands", "Switzerland", "Ukraine", "Georgia", "Armenia", "Cyprus", "Malta", "Albania",
+    "Portugal",
+    "Chile",
+    "Kenya",
+    "Norway",
+    "Vietnam",
+    "Canada",
+    "Poland",
+    "Morocco",
+    "Peru",
+    "Finland",
+    "Ghana",
+    "Malaysia",
+    "Austria",
+    "Colombia",
+    "Egypt",
+    "Ireland",
+    "Japan",
+    "Mexico",
+    "Greece",
+    "Sweden",
+    "Brazil",
+    "India",
+    "Turkey",
+    "Spain",
+    "Italy",
+    "France",
+    "Germany",
+    "Denmark",
+    "Hungary",
+    "Romania",
+    "Serbia",
+    "Croatia",
+    "Estonia",
+    "Latvia",
+    "Lithuania",
+    "Iceland",
+    "Belgium",
+    "Netherlands",
+    "Switzerland",
+    "Ukraine",
+    "Georgia",
+    "Armenia",
+    "Cyprus",
+    "Malta",
+    "Albania",
 ];
 const PROD_ADJ: &[&str] = &[
-    "Steel", "Bamboo", "Ceramic", "Compact", "Deluxe", "Eco", "Foldable", "Glass", "Heavy-Duty",
-    "Insulated", "Mini", "Portable", "Wireless", "Classic", "Smart", "Travel",
+    "Steel",
+    "Bamboo",
+    "Ceramic",
+    "Compact",
+    "Deluxe",
+    "Eco",
+    "Foldable",
+    "Glass",
+    "Heavy-Duty",
+    "Insulated",
+    "Mini",
+    "Portable",
+    "Wireless",
+    "Classic",
+    "Smart",
+    "Travel",
 ];
 const PROD_NOUN: &[&str] = &[
-    "Water Bottle", "Desk Lamp", "Cutting Board", "Backpack", "Kettle", "Office Chair", "Headphones",
-    "Notebook", "Tool Kit", "Blender", "Umbrella", "Tent", "Mouse", "Speaker", "Thermos", "Bike Light",
+    "Water Bottle",
+    "Desk Lamp",
+    "Cutting Board",
+    "Backpack",
+    "Kettle",
+    "Office Chair",
+    "Headphones",
+    "Notebook",
+    "Tool Kit",
+    "Blender",
+    "Umbrella",
+    "Tent",
+    "Mouse",
+    "Speaker",
+    "Thermos",
+    "Bike Light",
 ];
 const PROD_CATEGORY: &[&str] = &["Kitchen", "Office", "Outdoor", "Electronics", "Home", "Travel", "Tools"];
-const SUPPLIERS: &[&str] = &[
-    "Acme Supply", "Northwind Traders", "Globex", "Brightway", "Kettle & Co.", "Summit Goods",
-    "Bluebird Wholesale",
-];
+const SUPPLIERS: &[&str] = &["Acme Supply", "Northwind Traders", "Globex", "Brightway", "Kettle & Co.", "Summit Goods", "Bluebird Wholesale"];
 const FILM_ADJ: &[&str] = &[
-    "Silent", "Crimson", "Last", "Hidden", "Broken", "Golden", "Distant", "Electric", "Frozen", "Wild",
-    "Midnight", "Paper", "Iron", "Velvet", "Burning", "Quiet", "Lost", "Savage",
+    "Silent", "Crimson", "Last", "Hidden", "Broken", "Golden", "Distant", "Electric", "Frozen", "Wild", "Midnight", "Paper", "Iron", "Velvet",
+    "Burning", "Quiet", "Lost", "Savage",
 ];
 const FILM_NOUN: &[&str] = &[
-    "Harbor", "Kingdom", "Signal", "Garden", "River", "Empire", "Horizon", "Letter", "Circuit", "Orchard",
-    "Frontier", "Mirror", "Tide", "Lantern", "Machine", "Summer", "Winter", "Station",
+    "Harbor", "Kingdom", "Signal", "Garden", "River", "Empire", "Horizon", "Letter", "Circuit", "Orchard", "Frontier", "Mirror", "Tide", "Lantern",
+    "Machine", "Summer", "Winter", "Station",
 ];
-const STUDIOS: &[&str] = &[
-    "Northlight Pictures", "Bluefin Studios", "Harborview Films", "Red Mesa Entertainment", "Silverline",
-    "Crescent Media", "Paper Moon Films",
-];
+const STUDIOS: &[&str] =
+    &["Northlight Pictures", "Bluefin Studios", "Harborview Films", "Red Mesa Entertainment", "Silverline", "Crescent Media", "Paper Moon Films"];
 const GENRES: &[&str] = &["Drama", "Comedy", "Thriller", "Animation", "Sci-fi", "Documentary", "Horror"];
 const FIRST: &[&str] = &[
-    "Anna", "Ben", "Carla", "David", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kara", "Liam",
-    "Maya", "Nikolai", "Olivia", "Pedro", "Quinn", "Rosa", "Samir", "Tara", "Umar", "Vera", "Wei",
-    "Yusuf", "Zoe",
+    "Anna", "Ben", "Carla", "David", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kara", "Liam", "Maya", "Nikolai", "Olivia", "Pedro",
+    "Quinn", "Rosa", "Samir", "Tara", "Umar", "Vera", "Wei", "Yusuf", "Zoe",
 ];
 const LAST: &[&str] = &[
-    "Abbott", "Becker", "Chen", "Dubois", "Evans", "Fischer", "Garcia", "Hansen", "Ivanova", "Jensen",
-    "Kowalski", "Lopez", "Moreau", "Nakamura", "O'Brien", "Patel", "Quinlan", "Rossi", "Schmidt",
-    "Tanaka", "Umeh", "Varga", "Walsh", "Xu", "Young",
+    "Abbott", "Becker", "Chen", "Dubois", "Evans", "Fischer", "Garcia", "Hansen", "Ivanova", "Jensen", "Kowalski", "Lopez", "Moreau", "Nakamura",
+    "O'Brien", "Patel", "Quinlan", "Rossi", "Schmidt", "Tanaka", "Umeh", "Varga", "Walsh", "Xu", "Young",
 ];
-const DEPARTMENTS: &[&str] =
-    &["Sales", "Finance", "Engineering", "Marketing", "Support", "Legal", "Operations", "HR"];
+const DEPARTMENTS: &[&str] = &["Sales", "Finance", "Engineering", "Marketing", "Support", "Legal", "Operations", "HR"];
 const GRADES: &[&str] = &["Junior", "Associate", "Senior", "Lead", "Principal"];
 const PEAK_ROOT: &[&str] = &[
-    "Alder", "Brenn", "Corva", "Drach", "Eldor", "Fenn", "Gries", "Halden", "Istra", "Jorun", "Kaltz",
-    "Lomar", "Morrow", "Nadir", "Orrin", "Pallas", "Rauch", "Sable", "Tarn", "Ulvik", "Vesper", "Wend",
-    "Ysker", "Zarn",
+    "Alder", "Brenn", "Corva", "Drach", "Eldor", "Fenn", "Gries", "Halden", "Istra", "Jorun", "Kaltz", "Lomar", "Morrow", "Nadir", "Orrin", "Pallas",
+    "Rauch", "Sable", "Tarn", "Ulvik", "Vesper", "Wend", "Ysker", "Zarn",
 ];
-const RANGES: &[&str] = &[
-    "Northern Alps", "Sierra Blanca", "Coast Range", "Kaltz Massif", "Red Ridge", "Silver Crest",
-    "Eastern Tatra", "High Pallas",
-];
-const STATION_SUFFIX: &[&str] =
-    &["", " Central", " Junction", " Road", " Parkway", " North", " South", " Halt", " Bridge"];
-const LINES: &[&str] =
-    &["Red Line", "Blue Line", "Coastal Line", "Northern Line", "Valley Line", "Airport Express", "Circle Line"];
+const RANGES: &[&str] =
+    &["Northern Alps", "Sierra Blanca", "Coast Range", "Kaltz Massif", "Red Ridge", "Silver Crest", "Eastern Tatra", "High Pallas"];
+const STATION_SUFFIX: &[&str] = &["", " Central", " Junction", " Road", " Parkway", " North", " South", " Halt", " Bridge"];
+const LINES: &[&str] = &["Red Line", "Blue Line", "Coastal Line", "Northern Line", "Valley Line", "Airport Express", "Circle Line"];
 const SAINTS: &[&str] = &["Mary", "John", "Andrew", "Catherine", "Patrick", "Hilda", "Aidan", "Edmund"];
 const SONG_WORDS: &[&str] = &[
-    "Fire", "Heartbeat", "Tonight", "Gravity", "Paper Heart", "Run Away", "Golden Hour", "Satellite",
-    "Hold On", "Wildfire", "Echo", "Rise", "Stay", "Mirror", "Ocean Eyes", "Thunder", "Lighthouse",
-    "Midnight Train", "Wings", "Home",
+    "Fire",
+    "Heartbeat",
+    "Tonight",
+    "Gravity",
+    "Paper Heart",
+    "Run Away",
+    "Golden Hour",
+    "Satellite",
+    "Hold On",
+    "Wildfire",
+    "Echo",
+    "Rise",
+    "Stay",
+    "Mirror",
+    "Ocean Eyes",
+    "Thunder",
+    "Lighthouse",
+    "Midnight Train",
+    "Wings",
+    "Home",
 ];
-const MUSIC_KEYS: &[&str] =
-    &["C major", "A minor", "G major", "E minor", "D major", "F major", "B minor", "E-flat major"];
+const MUSIC_KEYS: &[&str] = &["C major", "A minor", "G major", "E minor", "D major", "F major", "B minor", "E-flat major"];
 
 fn unique_strings(rng: &mut Rng, n: usize, f: impl Fn(&mut Rng) -> String) -> Vec<String> {
     let mut seen = BTreeSet::new();
@@ -504,7 +604,10 @@ fn rank_by(rows: &mut [Vec<Cell>], metric: usize, seq: usize) {
 
 static FOOTBALL_COLS: &[ColDef] = &[
     ColDef { headers: &[("Pos", &["position"]), ("Position", &["league position", "position"]), ("#", &["position"])], kind: Kind::Seq },
-    ColDef { headers: &[("Team", &["team", "club"]), ("Club", &["club", "team"]), ("Team name", &["team name", "team"]), ("TEAM", &["team"])], kind: Kind::Key },
+    ColDef {
+        headers: &[("Team", &["team", "club"]), ("Club", &["club", "team"]), ("Team name", &["team name", "team"]), ("TEAM", &["team"])],
+        kind: Kind::Key,
+    },
     ColDef { headers: &[("Group", &["group"]), ("Pool", &["pool"])], kind: Kind::Cat },
     ColDef {
         headers: &[("Played", &["games played", "matches played"]), ("P", &["games played"]), ("Pld", &["matches played"])],
@@ -514,12 +617,22 @@ static FOOTBALL_COLS: &[ColDef] = &[
     ColDef { headers: &[("Drawn", &["draws"]), ("D", &["draws"]), ("Draws", &["draws"])], kind: num(0, &[], true, false) },
     ColDef { headers: &[("Lost", &["losses"]), ("L", &["losses", "defeats"]), ("Losses", &["losses"])], kind: num(0, &[], true, false) },
     ColDef { headers: &[("Points", &["points"]), ("Pts", &["points"]), ("PTS", &["points"])], kind: num(0, &[], true, false) },
-    ColDef { headers: &[("Goals for", &["goals scored", "goals for"]), ("GF", &["goals scored"]), ("Goals scored", &["goals"])], kind: num(0, &[], true, false) },
     ColDef {
-        headers: &[("Attendance", &["attendance", "total attendance"]), ("Total attendance", &["attendance"]), ("Home Attendance", &["home attendance"])],
+        headers: &[("Goals for", &["goals scored", "goals for"]), ("GF", &["goals scored"]), ("Goals scored", &["goals"])],
+        kind: num(0, &[], true, false),
+    },
+    ColDef {
+        headers: &[
+            ("Attendance", &["attendance", "total attendance"]),
+            ("Total attendance", &["attendance"]),
+            ("Home Attendance", &["home attendance"]),
+        ],
         kind: num(0, &[Fmt::Comma], true, false),
     },
-    ColDef { headers: &[("Stadium", &["stadium", "home ground"]), ("Home ground", &["home ground", "stadium"]), ("Venue", &["venue"])], kind: Kind::Text },
+    ColDef {
+        headers: &[("Stadium", &["stadium", "home ground"]), ("Home ground", &["home ground", "stadium"]), ("Venue", &["venue"])],
+        kind: Kind::Text,
+    },
 ];
 
 fn gen_football(rng: &mut Rng, n: usize) -> Vec<Vec<Cell>> {
@@ -557,7 +670,12 @@ static CITY_COLS: &[ColDef] = &[
     ColDef { headers: &[("City", &["city"]), ("City name", &["city name", "city"]), ("Municipality", &["municipality", "city"])], kind: Kind::Key },
     ColDef { headers: &[("Country", &["country"]), ("Nation", &["nation", "country"])], kind: Kind::Cat },
     ColDef {
-        headers: &[("Population", &["population"]), ("Population (2020)", &["population"]), ("POPULATION", &["population"]), ("Pop.", &["population"])],
+        headers: &[
+            ("Population", &["population"]),
+            ("Population (2020)", &["population"]),
+            ("POPULATION", &["population"]),
+            ("Pop.", &["population"]),
+        ],
         kind: num(0, &[Fmt::Comma], true, false),
     },
     ColDef {
@@ -568,7 +686,10 @@ static CITY_COLS: &[ColDef] = &[
         headers: &[("Density (/km²)", &["population density", "density"]), ("Density", &["density"]), ("Pop. density", &["population density"])],
         kind: num(0, &[Fmt::Comma], false, false),
     },
-    ColDef { headers: &[("Founded", &["founding year", "year founded"]), ("Year founded", &["founding year"]), ("Est.", &["year of establishment"])], kind: Kind::Year },
+    ColDef {
+        headers: &[("Founded", &["founding year", "year founded"]), ("Year founded", &["founding year"]), ("Est.", &["year of establishment"])],
+        kind: Kind::Year,
+    },
     ColDef {
         headers: &[("Elevation (m)", &["elevation"]), ("Elevation", &["elevation", "altitude"]), ("Altitude", &["altitude"])],
         kind: num(0, &[Fmt::UnitComma(" m"), Fmt::Comma], false, false),
@@ -602,7 +723,12 @@ fn gen_cities(rng: &mut Rng, n: usize) -> Vec<Vec<Cell>> {
 
 static INVENTORY_COLS: &[ColDef] = &[
     ColDef {
-        headers: &[("Product", &["product"]), ("Product name", &["product name", "product"]), ("Item", &["item"]), ("ITEM NAME", &["item name", "item"])],
+        headers: &[
+            ("Product", &["product"]),
+            ("Product name", &["product name", "product"]),
+            ("Item", &["item"]),
+            ("ITEM NAME", &["item name", "item"]),
+        ],
         kind: Kind::Key,
     },
     ColDef { headers: &[("SKU", &["SKU", "product code"]), ("Item code", &["item code"]), ("Key", &["item key", "key"])], kind: Kind::Code },
@@ -613,14 +739,21 @@ static INVENTORY_COLS: &[ColDef] = &[
         kind: num(2, &[Fmt::Dollar], false, false),
     },
     ColDef {
-        headers: &[("In stock", &["stock", "units in stock"]), ("Qty in stock", &["quantity in stock", "stock"]), ("Stock", &["stock level", "stock"])],
+        headers: &[
+            ("In stock", &["stock", "units in stock"]),
+            ("Qty in stock", &["quantity in stock", "stock"]),
+            ("Stock", &["stock level", "stock"]),
+        ],
         kind: num(0, &[Fmt::Comma], true, false),
     },
     ColDef {
         headers: &[("Order", &["quantity on order", "order quantity"]), ("On order", &["units on order"]), ("Reorder qty", &["reorder quantity"])],
         kind: num(0, &[Fmt::Comma], true, false),
     },
-    ColDef { headers: &[("Discount", &["discount"]), ("Discount (%)", &["discount"]), ("Disc.", &["discount"])], kind: num(1, &[Fmt::Pct], false, false) },
+    ColDef {
+        headers: &[("Discount", &["discount"]), ("Discount (%)", &["discount"]), ("Disc.", &["discount"])],
+        kind: num(1, &[Fmt::Pct], false, false),
+    },
 ];
 
 fn gen_inventory(rng: &mut Rng, n: usize) -> Vec<Vec<Cell>> {
@@ -656,9 +789,17 @@ static FILM_COLS: &[ColDef] = &[
     ColDef { headers: &[("Director", &["director"]), ("Directed by", &["director"])], kind: Kind::Text },
     ColDef { headers: &[("Studio", &["studio"]), ("Distributor", &["distributor"])], kind: Kind::Cat },
     ColDef { headers: &[("Genre", &["genre"]), ("Category", &["category", "genre"])], kind: Kind::Cat },
-    ColDef { headers: &[("Year", &["year", "release year"]), ("Release year", &["release year"]), ("Released", &["year of release"])], kind: Kind::Year },
     ColDef {
-        headers: &[("Worldwide gross", &["worldwide gross", "gross"]), ("Gross", &["gross", "box office"]), ("Box office", &["box office", "box office gross"]), ("Gross ($)", &["gross"])],
+        headers: &[("Year", &["year", "release year"]), ("Release year", &["release year"]), ("Released", &["year of release"])],
+        kind: Kind::Year,
+    },
+    ColDef {
+        headers: &[
+            ("Worldwide gross", &["worldwide gross", "gross"]),
+            ("Gross", &["gross", "box office"]),
+            ("Box office", &["box office", "box office gross"]),
+            ("Gross ($)", &["gross"]),
+        ],
         kind: num(0, &[Fmt::Dollar, Fmt::Comma], true, false),
     },
     ColDef {
@@ -669,7 +810,10 @@ static FILM_COLS: &[ColDef] = &[
         headers: &[("Runtime", &["runtime", "running time"]), ("Running time", &["running time"]), ("Length (min)", &["length"])],
         kind: num(0, &[Fmt::Unit(" min")], false, false),
     },
-    ColDef { headers: &[("Rating", &["rating"]), ("IMDb score", &["score", "rating"]), ("Critic score", &["critic score"])], kind: num(1, &[], false, true) },
+    ColDef {
+        headers: &[("Rating", &["rating"]), ("IMDb score", &["score", "rating"]), ("Critic score", &["critic score"])],
+        kind: num(1, &[], false, true),
+    },
 ];
 
 fn gen_films(rng: &mut Rng, n: usize) -> Vec<Vec<Cell>> {
@@ -706,18 +850,37 @@ fn gen_films(rng: &mut Rng, n: usize) -> Vec<Vec<Cell>> {
 static PAYROLL_COLS: &[ColDef] = &[
     ColDef { headers: &[("Employee ID", &["employee ID"]), ("ID", &["ID"]), ("Staff no.", &["staff number"])], kind: Kind::Code },
     ColDef {
-        headers: &[("Employee", &["employee", "name"]), ("Name", &["name"]), ("Employee name", &["employee name", "name"]), ("Full Name", &["full name", "name"])],
+        headers: &[
+            ("Employee", &["employee", "name"]),
+            ("Name", &["name"]),
+            ("Employee name", &["employee name", "name"]),
+            ("Full Name", &["full name", "name"]),
+        ],
         kind: Kind::Key,
     },
     ColDef { headers: &[("Department", &["department"]), ("Dept", &["department"]), ("Team", &["team"])], kind: Kind::Cat },
     ColDef { headers: &[("Grade", &["grade"]), ("Level", &["level"]), ("Pay grade", &["pay grade", "grade"])], kind: Kind::Cat },
     ColDef {
-        headers: &[("Salary", &["salary"]), ("Annual salary", &["annual salary", "salary"]), ("Salary (USD)", &["salary"]), ("Base Pay", &["base pay"])],
+        headers: &[
+            ("Salary", &["salary"]),
+            ("Annual salary", &["annual salary", "salary"]),
+            ("Salary (USD)", &["salary"]),
+            ("Base Pay", &["base pay"]),
+        ],
         kind: num(0, &[Fmt::Dollar, Fmt::Comma], true, false),
     },
-    ColDef { headers: &[("Bonus", &["bonus"]), ("Bonus (%)", &["bonus", "bonus percentage"]), ("Bonus rate", &["bonus rate"])], kind: num(1, &[Fmt::Pct], false, false) },
-    ColDef { headers: &[("Hours/week", &["weekly hours", "hours per week"]), ("Weekly hours", &["weekly hours"]), ("Hours", &["hours"])], kind: num(0, &[], true, true) },
-    ColDef { headers: &[("Hire year", &["hire year", "year hired"]), ("Year hired", &["year hired"]), ("Joined", &["year joined"])], kind: Kind::Year },
+    ColDef {
+        headers: &[("Bonus", &["bonus"]), ("Bonus (%)", &["bonus", "bonus percentage"]), ("Bonus rate", &["bonus rate"])],
+        kind: num(1, &[Fmt::Pct], false, false),
+    },
+    ColDef {
+        headers: &[("Hours/week", &["weekly hours", "hours per week"]), ("Weekly hours", &["weekly hours"]), ("Hours", &["hours"])],
+        kind: num(0, &[], true, true),
+    },
+    ColDef {
+        headers: &[("Hire year", &["hire year", "year hired"]), ("Year hired", &["year hired"]), ("Joined", &["year joined"])],
+        kind: Kind::Year,
+    },
 ];
 
 fn gen_payroll(rng: &mut Rng, n: usize) -> Vec<Vec<Cell>> {
@@ -743,14 +906,25 @@ fn gen_payroll(rng: &mut Rng, n: usize) -> Vec<Vec<Cell>> {
 
 static MOUNTAIN_COLS: &[ColDef] = &[
     ColDef { headers: &[("Rank", &["rank"]), ("No.", &["number"])], kind: Kind::Seq },
-    ColDef { headers: &[("Peak", &["peak"]), ("Mountain", &["mountain", "peak"]), ("Summit", &["summit"]), ("Name", &["name", "peak"])], kind: Kind::Key },
+    ColDef {
+        headers: &[("Peak", &["peak"]), ("Mountain", &["mountain", "peak"]), ("Summit", &["summit"]), ("Name", &["name", "peak"])],
+        kind: Kind::Key,
+    },
     ColDef { headers: &[("Range", &["range", "mountain range"]), ("Mountain range", &["mountain range"]), ("Massif", &["massif"])], kind: Kind::Cat },
     ColDef { headers: &[("Country", &["country"]), ("Country(s)", &["country"])], kind: Kind::Cat },
     ColDef {
-        headers: &[("Elevation (m)", &["elevation", "height"]), ("Height", &["height"]), ("Elevation", &["elevation"]), ("Altitude (m)", &["altitude"])],
+        headers: &[
+            ("Elevation (m)", &["elevation", "height"]),
+            ("Height", &["height"]),
+            ("Elevation", &["elevation"]),
+            ("Altitude (m)", &["altitude"]),
+        ],
         kind: num(0, &[Fmt::UnitComma(" m"), Fmt::Comma], false, true),
     },
-    ColDef { headers: &[("Prominence (m)", &["prominence"]), ("Prominence", &["prominence"])], kind: num(0, &[Fmt::UnitComma(" m"), Fmt::Comma], false, false) },
+    ColDef {
+        headers: &[("Prominence (m)", &["prominence"]), ("Prominence", &["prominence"])],
+        kind: num(0, &[Fmt::UnitComma(" m"), Fmt::Comma], false, false),
+    },
     ColDef { headers: &[("Isolation (km)", &["isolation"]), ("Isolation", &["isolation"])], kind: num(1, &[Fmt::UnitComma(" km")], false, false) },
     ColDef { headers: &[("First ascent", &["first ascent", "year of first ascent"]), ("First climbed", &["year first climbed"])], kind: Kind::Year },
 ];
@@ -793,14 +967,26 @@ static STATION_COLS: &[ColDef] = &[
     ColDef { headers: &[("Station", &["station"]), ("Station name", &["station name", "station"]), ("STATION", &["station"])], kind: Kind::Key },
     ColDef { headers: &[("Line", &["line"]), ("Lines served", &["line"]), ("Route", &["route"])], kind: Kind::Cat },
     ColDef { headers: &[("Zone", &["zone", "fare zone"]), ("Fare zone", &["fare zone"])], kind: num(0, &[], false, true) },
-    ColDef { headers: &[("Platforms", &["platforms", "number of platforms"]), ("No. of platforms", &["number of platforms"])], kind: num(0, &[], true, false) },
+    ColDef {
+        headers: &[("Platforms", &["platforms", "number of platforms"]), ("No. of platforms", &["number of platforms"])],
+        kind: num(0, &[], true, false),
+    },
     ColDef { headers: &[("Opened", &["opening year", "year opened"]), ("Year opened", &["year opened"])], kind: Kind::Year },
     ColDef {
-        headers: &[("Annual passengers", &["annual passengers", "passengers"]), ("Passengers (2022)", &["passengers"]), ("Entries/exits", &["entries and exits"]), ("Ridership", &["ridership"])],
+        headers: &[
+            ("Annual passengers", &["annual passengers", "passengers"]),
+            ("Passengers (2022)", &["passengers"]),
+            ("Entries/exits", &["entries and exits"]),
+            ("Ridership", &["ridership"]),
+        ],
         kind: num(0, &[Fmt::Comma], true, false),
     },
     ColDef {
-        headers: &[("Distance from terminus", &["distance from the terminus", "distance"]), ("Distance (km)", &["distance"]), ("Distance", &["distance"])],
+        headers: &[
+            ("Distance from terminus", &["distance from the terminus", "distance"]),
+            ("Distance (km)", &["distance"]),
+            ("Distance", &["distance"]),
+        ],
         kind: num(1, &[Fmt::Unit(" km")], false, false),
     },
 ];
@@ -831,20 +1017,39 @@ static UNIVERSITY_COLS: &[ColDef] = &[
         kind: Kind::Key,
     },
     ColDef { headers: &[("Country", &["country"]), ("Location", &["location", "country"])], kind: Kind::Cat },
-    ColDef { headers: &[("Founded", &["founding year", "year founded"]), ("Established", &["year of establishment"]), ("Year founded", &["founding year"])], kind: Kind::Year },
     ColDef {
-        headers: &[("Students", &["students", "number of students"]), ("Enrolment", &["enrolment"]), ("Total students", &["total students"]), ("Student body", &["student body size"])],
+        headers: &[
+            ("Founded", &["founding year", "year founded"]),
+            ("Established", &["year of establishment"]),
+            ("Year founded", &["founding year"]),
+        ],
+        kind: Kind::Year,
+    },
+    ColDef {
+        headers: &[
+            ("Students", &["students", "number of students"]),
+            ("Enrolment", &["enrolment"]),
+            ("Total students", &["total students"]),
+            ("Student body", &["student body size"]),
+        ],
         kind: num(0, &[Fmt::Comma], true, false),
     },
     ColDef {
-        headers: &[("Acceptance rate", &["acceptance rate"]), ("Admit rate", &["admit rate", "acceptance rate"]), ("Acceptance rate (%)", &["acceptance rate"])],
+        headers: &[
+            ("Acceptance rate", &["acceptance rate"]),
+            ("Admit rate", &["admit rate", "acceptance rate"]),
+            ("Acceptance rate (%)", &["acceptance rate"]),
+        ],
         kind: num(1, &[Fmt::Pct], false, false),
     },
     ColDef {
         headers: &[("Endowment ($m)", &["endowment"]), ("Endowment (USD m)", &["endowment"]), ("Endowment", &["endowment"])],
         kind: num(0, &[Fmt::Comma, Fmt::Dollar], true, false),
     },
-    ColDef { headers: &[("Overall score", &["overall score", "score"]), ("Score", &["score"]), ("Total score", &["total score"])], kind: num(1, &[], false, true) },
+    ColDef {
+        headers: &[("Overall score", &["overall score", "score"]), ("Score", &["score"]), ("Total score", &["total score"])],
+        kind: num(1, &[], false, true),
+    },
 ];
 
 fn gen_universities(rng: &mut Rng, n: usize) -> Vec<Vec<Cell>> {
@@ -879,7 +1084,10 @@ fn gen_universities(rng: &mut Rng, n: usize) -> Vec<Vec<Cell>> {
 }
 
 static CONTEST_COLS: &[ColDef] = &[
-    ColDef { headers: &[("Order", &["running order", "order"]), ("Draw", &["draw position", "running order"]), ("Running order", &["running order"])], kind: Kind::Seq },
+    ColDef {
+        headers: &[("Order", &["running order", "order"]), ("Draw", &["draw position", "running order"]), ("Running order", &["running order"])],
+        kind: Kind::Seq,
+    },
     ColDef { headers: &[("Country", &["country"]), ("Nation", &["nation"])], kind: Kind::Key },
     ColDef { headers: &[("Artist", &["artist"]), ("Performer", &["performer", "artist"]), ("Act", &["act"])], kind: Kind::Text },
     ColDef { headers: &[("Song", &["song"]), ("Title", &["song title", "title"]), ("Entry", &["entry", "song"])], kind: Kind::Text },
@@ -898,11 +1106,7 @@ fn gen_contest(rng: &mut Rng, n: usize) -> Vec<Vec<Cell>> {
     let mut rows: Vec<Vec<Cell>> = countries
         .into_iter()
         .map(|c| {
-            let artist = if rng.chance(0.6) {
-                person(rng)
-            } else {
-                format!("{} {}s", rng.pick(FILM_ADJ), rng.pick(FILM_NOUN))
-            };
+            let artist = if rng.chance(0.6) { person(rng) } else { format!("{} {}s", rng.pick(FILM_ADJ), rng.pick(FILM_NOUN)) };
             vec![
                 ni(0),
                 Cell::T(c),
@@ -1071,12 +1275,7 @@ fn choose_cols(rng: &mut Rng, dom: &Domain, required: &[usize]) -> Vec<usize> {
 /// true = one of the column's messy formats, false = plain.
 fn materialize(rng: &mut Rng, dom: &Domain, raw: &[Vec<Cell>], sel: &[usize], messy_for: &[(usize, bool)]) -> Table {
     // Table names: the first and fourth variants are plain identifiers, the others need quoting.
-    let name = if rng.chance(0.65) {
-        dom.tables[*rng.pick(&[0usize, 3])]
-    } else {
-        dom.tables[*rng.pick(&[1usize, 2, 4])]
-    }
-    .to_string();
+    let name = if rng.chance(0.65) { dom.tables[*rng.pick(&[0usize, 3])] } else { dom.tables[*rng.pick(&[1usize, 2, 4])] }.to_string();
     let mut cols = Vec::new();
     let mut used: BTreeSet<String> = BTreeSet::new();
     for &d in sel {
@@ -1090,9 +1289,8 @@ fn materialize(rng: &mut Rng, dom: &Domain, raw: &[Vec<Cell>], sel: &[usize], me
                 break;
             }
         }
-        let (header, phrases) = choice
-            .or_else(|| def.headers.iter().find(|h| !used.contains(&h.0.to_lowercase())).copied())
-            .expect("no free header variant");
+        let (header, phrases) =
+            choice.or_else(|| def.headers.iter().find(|h| !used.contains(&h.0.to_lowercase())).copied()).expect("no free header variant");
         used.insert(header.to_lowercase());
         let forced = messy_for.iter().find(|(c, _)| *c == d).map(|x| x.1);
         let (fmt, dec) = match def.kind {
@@ -1152,11 +1350,10 @@ fn add_trailing(rng: &mut Rng, t: &mut Table, forced: &[(usize, usize)], p: f64)
 // ------------------------------------------------------------------------------------------------
 
 const RESERVED: &[&str] = &[
-    "ADD", "ALL", "AND", "AS", "ASC", "BETWEEN", "BY", "CASE", "CHECK", "COLUMN", "CROSS", "DEFAULT",
-    "DELETE", "DESC", "DISTINCT", "DIV", "DROP", "ELSE", "EXISTS", "FROM", "GROUP", "HAVING", "IN",
-    "INDEX", "INSERT", "INTERVAL", "INTO", "IS", "JOIN", "KEY", "KEYS", "LEFT", "LIKE", "LIMIT", "MATCH",
-    "NOT", "NULL", "ON", "OR", "ORDER", "RANGE", "RANK", "READ", "RIGHT", "ROW", "ROWS", "SELECT", "SET",
-    "TABLE", "THEN", "TO", "UNION", "UPDATE", "USE", "VALUES", "WHEN", "WHERE", "WITH",
+    "ADD", "ALL", "AND", "AS", "ASC", "BETWEEN", "BY", "CASE", "CHECK", "COLUMN", "CROSS", "DEFAULT", "DELETE", "DESC", "DISTINCT", "DIV", "DROP",
+    "ELSE", "EXISTS", "FROM", "GROUP", "HAVING", "IN", "INDEX", "INSERT", "INTERVAL", "INTO", "IS", "JOIN", "KEY", "KEYS", "LEFT", "LIKE", "LIMIT",
+    "MATCH", "NOT", "NULL", "ON", "OR", "ORDER", "RANGE", "RANK", "READ", "RIGHT", "ROW", "ROWS", "SELECT", "SET", "TABLE", "THEN", "TO", "UNION",
+    "UPDATE", "USE", "VALUES", "WHEN", "WHERE", "WITH",
 ];
 
 fn needs_quote(ident: &str) -> bool {
@@ -1375,7 +1572,11 @@ fn is_year(col: &Col) -> bool {
 /// "highest"/"lowest" (or "latest"/"earliest" for years).
 fn superlative(rng: &mut Rng, col: &Col, high: bool) -> &'static str {
     if is_year(col) {
-        if high { "latest" } else { "earliest" }
+        if high {
+            "latest"
+        } else {
+            "earliest"
+        }
     } else if high {
         *rng.pick(&["highest", "largest", "greatest"])
     } else {
@@ -1385,7 +1586,11 @@ fn superlative(rng: &mut Rng, col: &Col, high: bool) -> &'static str {
 
 fn comparative(rng: &mut Rng, col: &Col, high: bool) -> &'static str {
     if is_year(col) {
-        if high { "later" } else { "earlier" }
+        if high {
+            "later"
+        } else {
+            "earlier"
+        }
     } else if high {
         *rng.pick(&["higher", "larger", "greater"])
     } else {
@@ -1396,7 +1601,13 @@ fn comparative(rng: &mut Rng, col: &Col, high: bool) -> &'static str {
 /// A threshold as a question writes it: sometimes in the column's own style ("$50,000",
 /// "1,500 m"), sometimes as a bare number, with or without thousands separators.
 fn threshold_text(rng: &mut Rng, col: &Col, v: i64) -> String {
-    let dec = if v % 100 == 0 { 0 } else if v % 10 == 0 { 1 } else { 2 };
+    let dec = if v % 100 == 0 {
+        0
+    } else if v % 10 == 0 {
+        1
+    } else {
+        2
+    };
     if is_year(col) || matches!(col.kind, Kind::Seq) {
         return plain_label(v);
     }
@@ -1432,14 +1643,7 @@ fn unit_of(col: &Col) -> i64 {
 }
 
 /// A numeric condition on `col` over the candidate rows that `count_range` of them satisfy.
-fn pick_threshold(
-    rng: &mut Rng,
-    t: &Table,
-    c: usize,
-    rows: &[usize],
-    greater: bool,
-    count_range: (usize, usize),
-) -> Option<(Op, i64)> {
+fn pick_threshold(rng: &mut Rng, t: &Table, c: usize, rows: &[usize], greater: bool, count_range: (usize, usize)) -> Option<(Op, i64)> {
     let vals: Vec<i64> = rows.iter().map(|&r| t.num(r, c)).collect();
     let distinct: Vec<i64> = vals.iter().copied().collect::<BTreeSet<_>>().into_iter().collect();
     if distinct.len() < 2 {
@@ -1448,11 +1652,7 @@ fn pick_threshold(
     let mut options = Vec::new();
     for j in 0..distinct.len() - 1 {
         let (lo, hi) = (distinct[j], distinct[j + 1]);
-        let count = if greater {
-            vals.iter().filter(|&&v| v >= hi).count()
-        } else {
-            vals.iter().filter(|&&v| v <= lo).count()
-        };
+        let count = if greater { vals.iter().filter(|&&v| v >= hi).count() } else { vals.iter().filter(|&&v| v <= lo).count() };
         if count >= count_range.0 && count <= count_range.1 {
             options.push((lo, hi));
         }
@@ -1535,11 +1735,8 @@ fn num_pool(dom: &Domain, messy: bool, need_sum: bool, allow_year: bool, prefer_
         })
         .collect();
     if messy && prefer_breaking {
-        let breaking: Vec<usize> = all
-            .iter()
-            .map(|x| x.0)
-            .filter(|&d| matches!(dom.cols[d].kind, Kind::Num(s) if s.messy.iter().any(|f| f.breaks_prefix())))
-            .collect();
+        let breaking: Vec<usize> =
+            all.iter().map(|x| x.0).filter(|&d| matches!(dom.cols[d].kind, Kind::Num(s) if s.messy.iter().any(|f| f.breaks_prefix()))).collect();
         if !breaking.is_empty() {
             return breaking;
         }
@@ -1590,11 +1787,7 @@ fn build_lookup(rng: &mut Rng, dom: &Domain) -> Option<Built> {
     if matching(&t, &conds, false, false) != vec![r] {
         return None;
     }
-    let forced: Vec<(usize, usize)> = if rng.chance(0.3) && t.cols[fcols[0]].kind.is_textual() {
-        vec![(r, fcols[0])]
-    } else {
-        vec![]
-    };
+    let forced: Vec<(usize, usize)> = if rng.chance(0.3) && t.cols[fcols[0]].kind.is_textual() { vec![(r, fcols[0])] } else { vec![] };
     add_trailing(rng, &mut t, &forced, 0.3);
     let label = vec![t.val(r, a).to_string()];
     let vals: Vec<String> = conds
@@ -1740,12 +1933,7 @@ fn build_counting(rng: &mut Rng, dom: &Domain) -> Option<Built> {
     };
     let mut used: Vec<usize> = conds.iter().map(|c| c.col()).collect();
     used.push(c);
-    let flags = Flags {
-        trim: naive_trim != count,
-        conv: naive_conv != count,
-        quote: quote_flag(&t, &used),
-        ..Flags::default()
-    };
+    let flags = Flags { trim: naive_trim != count, conv: naive_conv != count, quote: quote_flag(&t, &used), ..Flags::default() };
     Some(Built { description: finish_question(desc), label: vec![count.to_string()], sql, table: t, answer_md5: None, flags, needles })
 }
 
@@ -1857,13 +2045,7 @@ fn num_flags(s: &NumSetup, label_ok_naive: bool, trim_ok: bool, extra: &[usize])
     let mut used: Vec<usize> = s.filter.iter().map(|c| c.col()).collect();
     used.push(s.target);
     used.extend_from_slice(extra);
-    Flags {
-        numeric: true,
-        conv: !label_ok_naive,
-        messy: s.t.cols[s.target].fmt != Fmt::Plain,
-        trim: !trim_ok,
-        quote: quote_flag(&s.t, &used),
-    }
+    Flags { numeric: true, conv: !label_ok_naive, messy: s.t.cols[s.target].fmt != Fmt::Plain, trim: !trim_ok, quote: quote_flag(&s.t, &used) }
 }
 
 fn build_comparison(rng: &mut Rng, dom: &Domain, messy: bool) -> Option<Built> {
@@ -1991,7 +2173,11 @@ fn build_ranking(rng: &mut Rng, dom: &Domain, messy: bool) -> Option<Built> {
         let mut naive = base.clone();
         naive.sort_by(|&x, &y| {
             let (a, b) = (&s.t.rows[x][c], &s.t.rows[y][c]);
-            if high { b.cmp(a) } else { a.cmp(b) }
+            if high {
+                b.cmp(a)
+            } else {
+                a.cmp(b)
+            }
         });
         let naive_set: BTreeSet<usize> = naive[..k].iter().copied().collect();
         let gold_set: BTreeSet<usize> = sorted[..k].iter().copied().collect();
@@ -2046,12 +2232,7 @@ fn build_ranking(rng: &mut Rng, dom: &Domain, messy: bool) -> Option<Built> {
         format!("SELECT {kcol} FROM {ttab}{wsql} ORDER BY {nexpr} {dir} LIMIT 1")
     };
     // Without conversion: text order, extreme text (all rows sharing it when tied).
-    let best_text = base
-        .iter()
-        .map(|&r| s.t.rows[r][c].as_str())
-        .reduce(|a, b| if (b > a) == high { b } else { a })
-        .unwrap()
-        .to_string();
+    let best_text = base.iter().map(|&r| s.t.rows[r][c].as_str()).reduce(|a, b| if (b > a) == high { b } else { a }).unwrap().to_string();
     let naive: Vec<usize> = base.iter().copied().filter(|&r| s.t.rows[r][c] == best_text).collect();
     let exact = matching(&s.t, &s.filter, true, false);
     let flags = num_flags(&s, naive == winners, exact == base, &[key]);
@@ -2109,8 +2290,7 @@ fn build_aggregate(rng: &mut Rng, dom: &Domain, agg: Agg, messy: bool) -> Option
             let is_sum = agg == Agg::Sum;
             let total: i64 = vals.iter().sum();
             let label = if is_sum { float_label(total) } else { avg_label(&vals) };
-            let naive: f64 = rows.iter().map(|&r| mysql_prefix_double(&t.rows[r][c])).sum::<f64>()
-                / if is_sum { 1.0 } else { rows.len() as f64 };
+            let naive: f64 = rows.iter().map(|&r| mysql_prefix_double(&t.rows[r][c])).sum::<f64>() / if is_sum { 1.0 } else { rows.len() as f64 };
             let gold: f64 = label.parse().unwrap();
             let naive_ok = (naive - gold).abs() <= 1e-2;
             let desc = if let Some(Cond::In(_, vs)) = s.filter.first() {
@@ -2240,8 +2420,7 @@ fn build_update(rng: &mut Rng, dom: &Domain) -> Option<Built> {
     let (mut t, spare) = table_with_spare(rng, dom, &cat_defs(dom)[..1]);
     let key = t.idx(key_def);
     let nrows = t.rows.len();
-    let settable: Vec<usize> =
-        (0..t.cols.len()).filter(|&c| c != key && !matches!(t.cols[c].kind, Kind::Code)).collect();
+    let settable: Vec<usize> = (0..t.cols.len()).filter(|&c| c != key && !matches!(t.cols[c].kind, Kind::Code)).collect();
     let (wcol, wval): (usize, String) = match variant {
         0..=6 => {
             let r = rng.below(nrows);
@@ -2254,9 +2433,7 @@ fn build_update(rng: &mut Rng, dom: &Domain) -> Option<Built> {
             (c, t.val(r, c).to_string())
         }
         _ => {
-            let cands: Vec<usize> = (0..t.cols.len())
-                .filter(|&c| c != key && !matches!(t.cols[c].kind, Kind::Cat))
-                .collect();
+            let cands: Vec<usize> = (0..t.cols.len()).filter(|&c| c != key && !matches!(t.cols[c].kind, Kind::Cat)).collect();
             let c = *rng.pick(&cands);
             let r = rng.below(nrows);
             let v = t.val(r, c).to_string();
@@ -2317,15 +2494,7 @@ fn build_update(rng: &mut Rng, dom: &Domain) -> Option<Built> {
     let mut needles = vec![wval];
     needles.extend(sets.iter().map(|&c| spare[c].clone()));
     let flags = Flags { trim: exact != hits, quote: quote_flag(&t, &phrase_cols), ..Flags::default() };
-    Some(Built {
-        description: finish_question(desc),
-        label: vec![sql.clone()],
-        sql,
-        answer_md5: Some(answer_md5(&after)),
-        table: t,
-        flags,
-        needles,
-    })
+    Some(Built { description: finish_question(desc), label: vec![sql.clone()], sql, answer_md5: Some(answer_md5(&after)), table: t, flags, needles })
 }
 
 fn build_delete(rng: &mut Rng, dom: &Domain) -> Option<Built> {
@@ -2347,8 +2516,7 @@ fn build_delete(rng: &mut Rng, dom: &Domain) -> Option<Built> {
             let c = *rng.pick(&cats);
             let r = rng.below(nrows);
             let x = t.val(r, c).to_string();
-            let others: Vec<String> =
-                (0..nrows).map(|r| t.val(r, c).to_string()).filter(|v| *v != x).collect::<BTreeSet<_>>().into_iter().collect();
+            let others: Vec<String> = (0..nrows).map(|r| t.val(r, c).to_string()).filter(|v| *v != x).collect::<BTreeSet<_>>().into_iter().collect();
             if others.is_empty() {
                 return None;
             }
@@ -2366,9 +2534,7 @@ fn build_delete(rng: &mut Rng, dom: &Domain) -> Option<Built> {
             (c, x)
         }
         _ => {
-            let cands: Vec<usize> = (0..t.cols.len())
-                .filter(|&c| c != key && !matches!(t.cols[c].kind, Kind::Cat))
-                .collect();
+            let cands: Vec<usize> = (0..t.cols.len()).filter(|&c| c != key && !matches!(t.cols[c].kind, Kind::Cat)).collect();
             let c = *rng.pick(&cands);
             let r = rng.below(nrows);
             let v = t.val(r, c).to_string();
@@ -2402,8 +2568,7 @@ fn build_delete(rng: &mut Rng, dom: &Domain) -> Option<Built> {
     };
     let cond = Cond::Eq(wcol, wval.clone());
     let sql = format!("DELETE FROM {}{}", qi(&t.name), where_sql(&t, std::slice::from_ref(&cond)));
-    let after: Vec<Vec<String>> =
-        t.rows.iter().enumerate().filter(|(r, _)| !hits.contains(r)).map(|(_, row)| row.clone()).collect();
+    let after: Vec<Vec<String>> = t.rows.iter().enumerate().filter(|(r, _)| !hits.contains(r)).map(|(_, row)| row.clone()).collect();
     let exact = matching(&t, std::slice::from_ref(&cond), true, false);
     let flags = Flags { trim: exact != hits, quote: quote_flag(&t, &[wcol]), ..Flags::default() };
     Some(Built {
@@ -2546,11 +2711,7 @@ fn generate() -> Generated {
             };
             check(&built);
             let t = &built.table;
-            let add_description = format!(
-                "The name of this table is {}, and the headers of this table are {}.",
-                t.name,
-                t.headers().join(",")
-            );
+            let add_description = format!("The name of this table is {}, and the headers of this table are {}.", t.name, t.headers().join(","));
             stats.push((fam.family, dom.name, built.flags));
             records.push(Record {
                 id: format!("db-{}-{:04}", fam.short, i + 1),
@@ -2596,7 +2757,10 @@ fn main() {
     let g = generate();
     let out = render(&g.records);
     // an optional path writes elsewhere (the reproducibility test compares the two)
-    let path = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/dbbench/bundled.jsonl"));
+    let path = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/dbbench/bundled.jsonl"));
     std::fs::write(&path, &out).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
     println!("wrote {} records to {}", g.records.len(), path.display());
     println!("md5 of the file: {}", md5_hex(&out));
@@ -2610,15 +2774,34 @@ fn main() {
         let messy = fs.iter().filter(|f| f.messy).count();
         let trim = fs.iter().filter(|f| f.trim).count();
         let quote = fs.iter().filter(|f| f.quote).count();
-        let convd = if numeric > 0 { pct(conv, numeric) } else if conv > 0 { pct(conv, n) } else { "-".into() };
-        println!("{:<16} {:>5} {:>14} {:>14} {:>14} {:>14}", fam.family, n, convd, if numeric > 0 { pct(messy, numeric) } else { "-".into() }, pct(trim, n), pct(quote, n));
+        let convd = if numeric > 0 {
+            pct(conv, numeric)
+        } else if conv > 0 {
+            pct(conv, n)
+        } else {
+            "-".into()
+        };
+        println!(
+            "{:<16} {:>5} {:>14} {:>14} {:>14} {:>14}",
+            fam.family,
+            n,
+            convd,
+            if numeric > 0 { pct(messy, numeric) } else { "-".into() },
+            pct(trim, n),
+            pct(quote, n)
+        );
         for (k, v) in [n, numeric, conv * usize::from(numeric > 0), messy, trim, quote].into_iter().enumerate() {
             tot[k] += v;
         }
     }
     println!(
         "{:<16} {:>5} {:>14} {:>14} {:>14} {:>14}",
-        "all", tot[0], pct(tot[2], tot[1]), pct(tot[3], tot[1]), pct(tot[4], tot[0]), pct(tot[5], tot[0])
+        "all",
+        tot[0],
+        pct(tot[2], tot[1]),
+        pct(tot[3], tot[1]),
+        pct(tot[4], tot[0]),
+        pct(tot[5], tot[0])
     );
     println!("\ndomains:");
     for d in DOMAINS {

@@ -27,9 +27,9 @@ use std::time::Duration;
 use harness_s::seed::SplitMix;
 use harness_s::suite::swegym::instance::{Instance, BUNDLED_OWNER};
 use harness_s::suite::swegym::operators::edits;
+use harness_s::suite::swegym::prepare_bundled;
 use harness_s::suite::swegym::runtime::{Limits, LocalRuntime, Runtime};
 use harness_s::suite::swegym::score::{parse_log, Framework, TestStatus};
-use harness_s::suite::swegym::prepare_bundled;
 
 const SEED: u64 = 0x5357_4547_594d_2101;
 const PER_FAMILY: usize = 11;
@@ -38,7 +38,6 @@ const MAX_TRIES: usize = 90;
 fn dataset_dir() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/swegym"))
 }
-
 
 fn files_of(dir: &Path, rel: &str, out: &mut Vec<String>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir.join(rel)).expect("read repo").map(|e| e.unwrap()).collect();
@@ -218,7 +217,9 @@ fn observe(rt: &mut LocalRuntime, header: &str, setup: &[String], cks: &[Check])
         }
     }
     std::fs::write(rt.root().join("tmp/repro.py"), &script).unwrap();
-    let out = rt.exec("PYTHONPATH=/testbed python3 \"$TMPDIR/repro.py\" 2>&1", None, &Limits { timeout: Duration::from_secs(20), max_output: 1 << 20 }).ok()?;
+    let out = rt
+        .exec("PYTHONPATH=/testbed python3 \"$TMPDIR/repro.py\" 2>&1", None, &Limits { timeout: Duration::from_secs(20), max_output: 1 << 20 })
+        .ok()?;
     let text = out.output;
     if std::env::var_os("GEN_SWEGYM_DEBUG").is_some() {
         eprintln!("--- repro\n{script}\n--- output\n{text}");
@@ -354,7 +355,11 @@ fn issue_text(rng: &mut SplitMix, is: &Issue) -> String {
     let title = match (&is.observed.traceback, &is.check.raises) {
         (Some(_), _) => {
             let exc = is.observed.actual.split(':').next().unwrap_or("an exception");
-            pick(rng, &[&format!("`{name}` raises {exc}"), &format!("Unexpected {exc} from `{name}`"), &format!("{exc} in {}.{}", is.module, is.func)]).to_string()
+            pick(
+                rng,
+                &[&format!("`{name}` raises {exc}"), &format!("Unexpected {exc} from `{name}`"), &format!("{exc} in {}.{}", is.module, is.func)],
+            )
+            .to_string()
         }
         (None, Some(e)) => format!("`{name}` does not raise {e} for invalid input"),
         (None, None) => pick(
@@ -406,7 +411,15 @@ fn issue_text(rng: &mut SplitMix, is: &Issue) -> String {
             }
         }
     }
-    body.push_str(pick(rng, &["", "\nThis breaks a report we generate every night.\n", "\nHappy to send a PR if someone points me in the right direction.\n", "\nPython 3.11 on Linux.\n"]));
+    body.push_str(pick(
+        rng,
+        &[
+            "",
+            "\nThis breaks a report we generate every night.\n",
+            "\nHappy to send a PR if someone points me in the right direction.\n",
+            "\nPython 3.11 on Linux.\n",
+        ],
+    ));
     body
 }
 
@@ -421,7 +434,8 @@ fn family(name: &str, repo_dir: &Path, out: &mut Vec<serde_json::Value>) {
     let mut files = Vec::new();
     files_of(repo_dir, "", &mut files);
     let test_files: Vec<String> = files.iter().filter(|f| f.starts_with("tests/test_") && f.ends_with(".py")).cloned().collect();
-    let src_files: Vec<String> = files.iter().filter(|f| f.ends_with(".py") && !f.starts_with("tests/") && !f.ends_with("__init__.py")).cloned().collect();
+    let src_files: Vec<String> =
+        files.iter().filter(|f| f.ends_with(".py") && !f.starts_with("tests/") && !f.ends_with("__init__.py")).cloned().collect();
     let package = src_files[0].split('/').next().unwrap().to_string();
     let version = version_of(repo_dir, &package);
     let mut rt = LocalRuntime::from_dir(repo_dir).expect("copy");
@@ -472,7 +486,12 @@ fn family(name: &str, repo_dir: &Path, out: &mut Vec<serde_json::Value>) {
             continue;
         }
         // a class must keep one method at the base
-        let empties = killed.iter().any(|k| all_methods.iter().filter(|m| m.class == k.class && m.file == k.file).all(|m| killed.iter().any(|x| x.name == m.name && x.class == m.class)));
+        let empties = killed.iter().any(|k| {
+            all_methods
+                .iter()
+                .filter(|m| m.class == k.class && m.file == k.file)
+                .all(|m| killed.iter().any(|x| x.name == m.name && x.class == m.class))
+        });
         if empties {
             continue;
         }
@@ -480,7 +499,8 @@ fn family(name: &str, repo_dir: &Path, out: &mut Vec<serde_json::Value>) {
         let first = killed[0];
         let test_src = std::fs::read_to_string(repo_dir.join(&first.file)).unwrap();
         let tl: Vec<&str> = test_src.lines().collect();
-        let header: String = tl.iter().take_while(|l| !l.starts_with("class ")).filter(|l| !l.starts_with("import unittest")).cloned().collect::<Vec<_>>().join("\n");
+        let header: String =
+            tl.iter().take_while(|l| !l.starts_with("class ")).filter(|l| !l.starts_with("import unittest")).cloned().collect::<Vec<_>>().join("\n");
         let helpers: String = {
             let start = tl.iter().position(|l| l.starts_with("def ")).unwrap_or(tl.len());
             tl[start..].iter().take_while(|l| !l.starts_with("class ")).cloned().collect::<Vec<_>>().join("\n")
@@ -508,20 +528,34 @@ fn family(name: &str, repo_dir: &Path, out: &mut Vec<serde_json::Value>) {
         sh(&mut rt, "git checkout -q -- .");
 
         let module = module_of(file);
-        let issue = Issue {
-            package: &package,
-            version: &version,
-            module: module.clone(),
-            doc: docstring_of(&clean_src, &func),
-            func,
-            class,
-            helpers: if setup.iter().chain(cks.iter().map(|c| &c.expr)).any(|s| helpers.lines().any(|h| h.strip_prefix("def ").and_then(|r| r.split('(').next()).map(|n| s.contains(n)).unwrap_or(false))) { helpers.clone() } else { String::new() },
-            imported: imported_names(&header),
-            constants: header.lines().filter_map(|l| l.split_once(" = ").filter(|(n, _)| n.chars().all(|c| c.is_ascii_uppercase() || c == '_') && !n.is_empty()).map(|(n, _)| (n.to_string(), l.to_string()))).collect(),
-            setup: setup.clone(),
-            check: &cks[observed.check],
-            observed: &observed,
-        };
+        let issue =
+            Issue {
+                package: &package,
+                version: &version,
+                module: module.clone(),
+                doc: docstring_of(&clean_src, &func),
+                func,
+                class,
+                helpers: if setup.iter().chain(cks.iter().map(|c| &c.expr)).any(|s| {
+                    helpers.lines().any(|h| h.strip_prefix("def ").and_then(|r| r.split('(').next()).map(|n| s.contains(n)).unwrap_or(false))
+                }) {
+                    helpers.clone()
+                } else {
+                    String::new()
+                },
+                imported: imported_names(&header),
+                constants: header
+                    .lines()
+                    .filter_map(|l| {
+                        l.split_once(" = ")
+                            .filter(|(n, _)| n.chars().all(|c| c.is_ascii_uppercase() || c == '_') && !n.is_empty())
+                            .map(|(n, _)| (n.to_string(), l.to_string()))
+                    })
+                    .collect(),
+                setup: setup.clone(),
+                check: &cks[observed.check],
+                observed: &observed,
+            };
         let problem = issue_text(&mut rng, &issue);
         let fail_to_pass: Vec<String> = killed.iter().map(|m| test_name(m)).collect();
         let pass_to_pass: Vec<String> = all_methods.iter().map(test_name).filter(|t| !fail_to_pass.contains(t)).collect();
@@ -551,7 +585,8 @@ fn family(name: &str, repo_dir: &Path, out: &mut Vec<serde_json::Value>) {
 
 fn main() {
     let dir = dataset_dir();
-    let mut names: Vec<String> = std::fs::read_dir(dir.join("repos")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir.join("repos")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
     names.sort();
     let mut out = Vec::new();
     for n in &names {

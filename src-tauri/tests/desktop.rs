@@ -183,7 +183,9 @@ async fn the_desktop_window_opens_the_demo_results_and_a_rescue() {
     .unwrap();
 
     // A display of our own.
-    let display = (90..190).find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() && !Path::new(&format!("/tmp/.X{n}-lock")).exists()).expect("a free X display number");
+    let display = (90..190)
+        .find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() && !Path::new(&format!("/tmp/.X{n}-lock")).exists())
+        .expect("a free X display number");
     let _xvfb = Killed(
         Command::new(tool("Xvfb"))
             .args([format!(":{display}"), "-screen".into(), "0".into(), "1440x900x24".into(), "-nolisten".into(), "tcp".into()])

@@ -13,11 +13,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::read::{self, Row, TrajectoryQuery};
+use super::AnalysisError;
+use super::Data;
 use crate::stats::wilson;
 use crate::suite::BehaviourTagger;
-use super::Data;
-use super::AnalysisError;
-use super::read::{self, Row, TrajectoryQuery};
 
 /// The most trajectories tagged per (suite, arm, iteration): enough for a share within about
 /// ±4 points (95%), and it keeps the report of a 100,000-episode run within seconds.
@@ -69,7 +69,9 @@ pub(crate) fn persistence(data: &Data, notes: &mut Vec<String>) -> Result<Vec<Be
             notes.push(format!("No behaviour tagger for suite `{suite}`: behaviour persistence is not measured there."));
             continue;
         };
-        let keep = |r: &&Row| &r.suite == suite && r.harness == data.base_harness && r.context.arm.is_some() && r.context.iteration.is_some() && super::counts(r);
+        let keep = |r: &&Row| {
+            &r.suite == suite && r.harness == data.base_harness && r.context.arm.is_some() && r.context.iteration.is_some() && super::counts(r)
+        };
         let mut phase = "eval";
         let train_rows;
         let mut rows: Vec<&Row> = data.phase(phase).filter(keep).collect();
@@ -101,7 +103,15 @@ pub(crate) fn persistence(data: &Data, notes: &mut Vec<String>) -> Result<Vec<Be
         // read and tag cells on a few threads: parsing trajectories is most of the work
         let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 4);
         let tag_cell = |(key, sample): &Job| -> Result<Tally, AnalysisError> {
-            let query = TrajectoryQuery { run_id: data.run.id, suite, phase, harness: &data.base_harness, arm: &key.0, iteration: key.1, ids: sample.as_deref() };
+            let query = TrajectoryQuery {
+                run_id: data.run.id,
+                suite,
+                phase,
+                harness: &data.base_harness,
+                arm: &key.0,
+                iteration: key.1,
+                ids: sample.as_deref(),
+            };
             let mut counts = vec![0usize; tagger.tags.len()];
             let mut n = 0usize;
             for t in read::trajectories(data.store, &query)?.iter().filter(|t| t.counts()) {
@@ -120,7 +130,8 @@ pub(crate) fn persistence(data: &Data, notes: &mut Vec<String>) -> Result<Vec<Be
                     scope.spawn(move || jobs.iter().enumerate().filter(|(i, _)| i % workers == w).map(|(i, j)| (i, tag_cell(j))).collect::<Vec<_>>())
                 })
                 .collect();
-            let mut all: Vec<(usize, Result<Tally, AnalysisError>)> = handles.into_iter().flat_map(|h| h.join().expect("a tagging thread panicked")).collect();
+            let mut all: Vec<(usize, Result<Tally, AnalysisError>)> =
+                handles.into_iter().flat_map(|h| h.join().expect("a tagging thread panicked")).collect();
             all.sort_by_key(|(i, _)| *i);
             all.into_iter().map(|(_, r)| r).collect()
         });
@@ -181,18 +192,39 @@ mod tests {
 
     #[test]
     fn dbbench_tags_read_the_trajectory() {
-        let e = episode("a", "f0", "base", 0, true, vec![
-            (sql("select  *  from t"), "[(1,)]".into(), ok_rows()),
-            (sql("SELECT SUM(CAST(REPLACE(`x`, ',', '') AS REAL)) FROM `t`"), "[(3.0,)]".into(), ok_rows()),
-            (commit(&["3"]), "".into(), Signals::default()),
-        ]);
+        let e = episode(
+            "a",
+            "f0",
+            "base",
+            0,
+            true,
+            vec![
+                (sql("select  *  from t"), "[(1,)]".into(), ok_rows()),
+                (sql("SELECT SUM(CAST(REPLACE(`x`, ',', '') AS REAL)) FROM `t`"), "[(3.0,)]".into(), ok_rows()),
+                (commit(&["3"]), "".into(), Signals::default()),
+            ],
+        );
         assert_eq!(tags_of("dbbench", &e), vec![true, true, true, true]);
-        let e = episode("a", "f0", "base", 0, false, vec![
-            (sql("SELECT x FROM t WHERE castle = 1"), "1054 (42S22): Unknown column".into(), err()),
-            (commit(&["3"]), "".into(), Signals::default()),
-        ]);
+        let e = episode(
+            "a",
+            "f0",
+            "base",
+            0,
+            false,
+            vec![
+                (sql("SELECT x FROM t WHERE castle = 1"), "1054 (42S22): Unknown column".into(), err()),
+                (commit(&["3"]), "".into(), Signals::default()),
+            ],
+        );
         assert_eq!(tags_of("dbbench", &e), vec![false, false, false, false]);
-        let e = episode("a", "f0", "base", 0, false, vec![(sql("REPLACE INTO t VALUES (1)"), "[]".into(), Signals { executed: true, empty_result: true, ..Default::default() })]);
+        let e = episode(
+            "a",
+            "f0",
+            "base",
+            0,
+            false,
+            vec![(sql("REPLACE INTO t VALUES (1)"), "[]".into(), Signals { executed: true, empty_result: true, ..Default::default() })],
+        );
         assert!(!tags_of("dbbench", &e)[2]);
     }
 
@@ -208,10 +240,17 @@ mod tests {
         ]);
         assert_eq!(tags_of("appworld", &e), vec![true, true, true, true]);
         let failed = Signals { executed: true, error_kind: Some("unauthorized".into()), ..Default::default() };
-        let e = episode("a_1", "f", "base", 0, false, vec![
-            (cell("print(apis.notes.show_notes(access_token='x'))"), "Execution failed. Traceback: ...".into(), failed),
-            (cell("apis.supervisor.complete_task()"), "Execution successful.".into(), ran),
-        ]);
+        let e = episode(
+            "a_1",
+            "f",
+            "base",
+            0,
+            false,
+            vec![
+                (cell("print(apis.notes.show_notes(access_token='x'))"), "Execution failed. Traceback: ...".into(), failed),
+                (cell("apis.supervisor.complete_task()"), "Execution successful.".into(), ran),
+            ],
+        );
         assert_eq!(tags_of("appworld", &e), vec![false, false, false, false]);
     }
 
@@ -219,30 +258,57 @@ mod tests {
     fn swegym_tags_read_the_trajectory() {
         use crate::message::ToolCall;
         let bash = |c: &str| ToolCall { id: "c".into(), name: "execute_bash".into(), arguments: serde_json::json!({"command": c}) };
-        let ed = |cmd: &str| ToolCall { id: "c".into(), name: "str_replace_editor".into(), arguments: serde_json::json!({"command": cmd, "path": "/testbed/a.py", "old_str": "x", "new_str": "y"}) };
+        let ed = |cmd: &str| ToolCall {
+            id: "c".into(),
+            name: "str_replace_editor".into(),
+            arguments: serde_json::json!({"command": cmd, "path": "/testbed/a.py", "old_str": "x", "new_str": "y"}),
+        };
         let fin = ToolCall { id: "c".into(), name: "finish".into(), arguments: serde_json::json!({}) };
         let ran = || Signals { executed: true, ..Default::default() };
-        let e = episode("a", "f0", "base", 0, true, vec![
-            (bash("python3 - <<'EOF'\nf(1)\nEOF"), "1".into(), ran()),
-            (ed("view"), "".into(), Signals::default()),
-            (ed("str_replace"), "".into(), ran()),
-            (bash("python3 -m unittest"), "OK".into(), ran()),
-            (fin.clone(), "".into(), Signals::default()),
-        ]);
+        let e = episode(
+            "a",
+            "f0",
+            "base",
+            0,
+            true,
+            vec![
+                (bash("python3 - <<'EOF'\nf(1)\nEOF"), "1".into(), ran()),
+                (ed("view"), "".into(), Signals::default()),
+                (ed("str_replace"), "".into(), ran()),
+                (bash("python3 -m unittest"), "OK".into(), ran()),
+                (fin.clone(), "".into(), Signals::default()),
+            ],
+        );
         assert_eq!(tags_of("swegym", &e), vec![true, true, true]);
-        let e = episode("a", "f0", "base", 0, false, vec![
-            (ed("str_replace"), "".into(), ran()),
-            (bash("python3 -m unittest"), "FAILED".into(), ran()),
-            (ed("str_replace"), "".into(), ran()),
-            (fin, "".into(), Signals::default()),
-        ]);
+        let e = episode(
+            "a",
+            "f0",
+            "base",
+            0,
+            false,
+            vec![
+                (ed("str_replace"), "".into(), ran()),
+                (bash("python3 -m unittest"), "FAILED".into(), ran()),
+                (ed("str_replace"), "".into(), ran()),
+                (fin, "".into(), Signals::default()),
+            ],
+        );
         assert_eq!(tags_of("swegym", &e), vec![false, false, false]);
     }
 
     #[test]
     fn shares_per_arm_and_iteration() {
         let t = TestRun::new();
-        let good = || episode("a", "f0", "base", 0, true, vec![(sql("SELECT * FROM t"), "[(1,)]".into(), ok_rows()), (commit(&["1"]), "".into(), Signals::default())]);
+        let good = || {
+            episode(
+                "a",
+                "f0",
+                "base",
+                0,
+                true,
+                vec![(sql("SELECT * FROM t"), "[(1,)]".into(), ok_rows()), (commit(&["1"]), "".into(), Signals::default())],
+            )
+        };
         let bad = || episode("b", "f0", "base", 0, false, vec![(commit(&["1"]), "".into(), Signals::default())]);
         t.put(vec![
             (good(), ctx("harness-s", 0, 0, "eval", "train")),

@@ -19,9 +19,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::wilson;
-use super::{Data, ROUTED_ARM};
 use super::read::Row;
+use super::{Data, ROUTED_ARM};
+use crate::stats::wilson;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct CoveragePoint {
@@ -74,11 +74,25 @@ fn curve(seqs: &[Vec<bool>], max_budget: usize) -> Vec<CoveragePoint> {
 }
 
 fn measured(strategy: &str, label: &str, population: String, seqs: &[Vec<bool>], max_budget: usize) -> CoverageCurve {
-    CoverageCurve { strategy: strategy.into(), label: label.into(), population, units: seqs.len(), points: curve(seqs, max_budget), not_measured: None }
+    CoverageCurve {
+        strategy: strategy.into(),
+        label: label.into(),
+        population,
+        units: seqs.len(),
+        points: curve(seqs, max_budget),
+        not_measured: None,
+    }
 }
 
 fn not_measured(strategy: &str, label: &str, why: &str) -> CoverageCurve {
-    CoverageCurve { strategy: strategy.into(), label: label.into(), population: String::new(), units: 0, points: Vec::new(), not_measured: Some(why.into()) }
+    CoverageCurve {
+        strategy: strategy.into(),
+        label: label.into(),
+        population: String::new(),
+        units: 0,
+        points: Vec::new(),
+        not_measured: Some(why.into()),
+    }
 }
 
 pub(crate) fn complementarity(data: &Data) -> Vec<Complementarity> {
@@ -120,7 +134,13 @@ pub(crate) fn complementarity(data: &Data) -> Vec<Complementarity> {
             } else {
                 let seqs: Vec<Vec<bool>> = res.into_values().collect();
                 let max = seqs.iter().map(Vec::len).max().unwrap_or(0);
-                measured("base-resample", "extra base samples", "all-fail training tasks of the base-resample arm (extra base tries)".into(), &seqs, max)
+                measured(
+                    "base-resample",
+                    "extra base samples",
+                    "all-fail training tasks of the base-resample arm (extra base tries)".into(),
+                    &seqs,
+                    max,
+                )
             }
         };
         curves.push(base_curve);
@@ -130,7 +150,13 @@ pub(crate) fn complementarity(data: &Data) -> Vec<Complementarity> {
             curves.push(not_measured("sibling-union", "union of siblings", "no probe task with a failed base rollout"));
         } else {
             let seqs: Vec<Vec<bool>> = failed.iter().map(|(_, s)| pool.iter().map(|name| s.get(name).copied().unwrap_or(false)).collect()).collect();
-            curves.push(measured("sibling-union", "union of siblings", format!("probe tasks whose base rollout failed (siblings in pool order: {})", pool.join(", ")), &seqs, pool.len()));
+            curves.push(measured(
+                "sibling-union",
+                "union of siblings",
+                format!("probe tasks whose base rollout failed (siblings in pool order: {})", pool.join(", ")),
+                &seqs,
+                pool.len(),
+            ));
         }
 
         // routed top-k from harness-s routing decisions

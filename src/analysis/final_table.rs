@@ -12,9 +12,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::bootstrap;
 use super::transfer::split_rank;
 use super::{Data, BASELINE_ARM, ROUTED_ARM};
+use crate::stats::bootstrap;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct PairedDelta {
@@ -124,7 +124,10 @@ pub(crate) fn table(data: &Data) -> FinalTable {
             if arm == ROUTED_ARM {
                 continue;
             }
-            let (Some(routed), Some(other)) = (outcomes.get(&(ROUTED_ARM.to_string(), split.clone())), outcomes.get(&(arm.clone(), split.clone()))) else { continue };
+            let (Some(routed), Some(other)) = (outcomes.get(&(ROUTED_ARM.to_string(), split.clone())), outcomes.get(&(arm.clone(), split.clone())))
+            else {
+                continue;
+            };
             if let Some(delta) = paired(ROUTED_ARM, arm, routed, other) {
                 table.routed_vs.push(RoutedDelta { suite: suite.clone(), split: split.clone(), delta });
             }
@@ -169,10 +172,14 @@ fn paired(arm: &str, baseline: &str, a: &Outcomes, b: &Outcomes) -> Option<Paire
     let mut seeds = BTreeSet::new();
     for (task, sa) in a {
         let Some(sb) = b.get(task) else { continue };
-        let d: Vec<f64> = sa.iter().filter_map(|(seed, x)| sb.get(seed).map(|y| (seed, x - y))).map(|(s, d)| {
-            seeds.insert(*s);
-            d
-        }).collect();
+        let d: Vec<f64> = sa
+            .iter()
+            .filter_map(|(seed, x)| sb.get(seed).map(|y| (seed, x - y)))
+            .map(|(s, d)| {
+                seeds.insert(*s);
+                d
+            })
+            .collect();
         if !d.is_empty() {
             diffs.push(crate::stats::mean(&d));
         }

@@ -21,8 +21,8 @@ pub mod final_table;
 pub mod locality;
 pub mod nonstationarity;
 pub mod provenance;
-pub mod read;
 pub mod rank_one;
+pub mod read;
 pub mod router;
 pub mod transfer;
 
@@ -31,8 +31,8 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::route::BehaviorProfile;
 use crate::episode::EpisodeStatus;
+use crate::route::BehaviorProfile;
 use crate::store::{BlockingStore, RunRow, RunStatus, StoreError};
 use read::Row;
 
@@ -42,8 +42,8 @@ pub use final_table::{FinalRow, FinalTable, Headline, PairedDelta, RoutedDelta};
 pub use locality::{Locality, LocalityCell};
 pub use nonstationarity::{Nonstationarity, RankCorrelation, SiblingUtility};
 pub use provenance::{DatasetHash, Provenance};
-pub use read::{StepView, TrajectoryView};
 pub use rank_one::{RankOneAnalysis, RankOneRow};
+pub use read::{StepView, TrajectoryView};
 pub use router::{RouterQuality, RouterSource};
 pub use transfer::{CurvePoint, SeedValue, TransferCurve};
 
@@ -260,10 +260,7 @@ impl<'a> Data<'a> {
         }
         let base_harness = run.config.pointer("/harness/base").and_then(Value::as_str).unwrap_or("base").to_string();
         let suites = order_like(strings(run.config.get("suites")), rows.iter().map(|r| r.suite.clone()).collect::<BTreeSet<_>>());
-        let arms = order_like(
-            strings(run.config.get("arms")),
-            rows.iter().filter_map(|r| r.context.arm.clone()).collect::<BTreeSet<_>>(),
-        );
+        let arms = order_like(strings(run.config.get("arms")), rows.iter().filter_map(|r| r.context.arm.clone()).collect::<BTreeSet<_>>());
         // One canonical order whatever order parallel jobs wrote in: by suite, arm and seed,
         // then (stably) each job's own order, which its seed fixes.
         let pos = |list: &[String], x: &str| list.iter().position(|y| y == x).unwrap_or(usize::MAX);

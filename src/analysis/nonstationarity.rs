@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{mean, spearman, t_interval};
 use super::Data;
+use crate::stats::{mean, spearman, t_interval};
 
 /// Siblings needed for a rank correlation.
 pub const MIN_SIBLINGS: usize = 3;
@@ -76,7 +76,12 @@ pub(crate) fn nonstationarity(data: &Data) -> Nonstationarity {
             base_failures: f,
             policy_version: p.profile.policy_version,
         });
-        by_job.entry((p.suite.clone(), p.arm.clone(), p.seed_index)).or_default().entry(p.profile.anchor).or_default().insert(p.profile.sibling.clone(), utility);
+        by_job
+            .entry((p.suite.clone(), p.arm.clone(), p.seed_index))
+            .or_default()
+            .entry(p.profile.anchor)
+            .or_default()
+            .insert(p.profile.sibling.clone(), utility);
     }
     for ((suite, arm, seed), anchors) in &by_job {
         let list: Vec<(&usize, &BTreeMap<String, Option<f64>>)> = anchors.iter().collect();
@@ -89,7 +94,16 @@ pub(crate) fn nonstationarity(data: &Data) -> Nonstationarity {
             } else {
                 None
             };
-            out.per_seed.push(RankCorrelation { suite: suite.clone(), arm: arm.clone(), seed_index: Some(*seed), from_anchor: *a, to_anchor: *b, rho, ci95: None, n: pairs.len() });
+            out.per_seed.push(RankCorrelation {
+                suite: suite.clone(),
+                arm: arm.clone(),
+                seed_index: Some(*seed),
+                from_anchor: *a,
+                to_anchor: *b,
+                rho,
+                ci95: None,
+                n: pairs.len(),
+            });
         }
     }
     let mut groups: BTreeMap<(String, String, usize, usize), Vec<f64>> = BTreeMap::new();
@@ -103,7 +117,9 @@ pub(crate) fn nonstationarity(data: &Data) -> Nonstationarity {
         }
     }
     for ((suite, arm, a, b), xs) in groups {
-        let (rho, ci95) = if xs.is_empty() { (None, None) } else {
+        let (rho, ci95) = if xs.is_empty() {
+            (None, None)
+        } else {
             let (m, ci) = t_interval(&xs, (-1.0, 1.0));
             (Some(m), Some(ci))
         };
@@ -129,9 +145,7 @@ mod tests {
     fn rank_correlation_between_consecutive_anchors() {
         let t = TestRun::new();
         // anchor 0 utilities: s1 1/4, s2 2/4, s3 3/4; anchor 1 reversed
-        let rec = |fix: usize| -> Vec<(&'static str, &'static str, bool, bool)> {
-            (0..4).map(|i| ("f0", "x", false, i < fix)).collect()
-        };
+        let rec = |fix: usize| -> Vec<(&'static str, &'static str, bool, bool)> { (0..4).map(|i| ("f0", "x", false, i < fix)).collect() };
         for seed in 0..2 {
             for (s, f0, f1) in [("s1", 1, 3), ("s2", 2, 2), ("s3", 3, 1)] {
                 t.profile("harness-s", seed, 0, 0, s, &rec(f0));

@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::t_interval;
 use super::{AnalysisError, Data};
+use crate::stats::t_interval;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RankOneRow {
@@ -63,7 +63,10 @@ struct JobLite {
 type SeedRankOne = (f64, f64, u64, u64);
 
 pub(crate) fn rank_one(data: &Data) -> Result<RankOneAnalysis, AnalysisError> {
-    let mut out = RankOneAnalysis { source: "per-job checkpoints (JobState.rank_one); sibling tries counted from `rank1` episodes".into(), ..Default::default() };
+    let mut out = RankOneAnalysis {
+        source: "per-job checkpoints (JobState.rank_one); sibling tries counted from `rank1` episodes".into(),
+        ..Default::default()
+    };
     // (suite, arm, split) -> per seed (routed, base_only, rollouts)
     let mut acc: BTreeMap<(String, String, String), Vec<SeedRankOne>> = BTreeMap::new();
     for (key, value) in data.store.states(data.run.id)? {
@@ -75,12 +78,19 @@ pub(crate) fn rank_one(data: &Data) -> Result<RankOneAnalysis, AnalysisError> {
             out.jobs_pending += 1;
         }
         for r in job.rank_one {
-            acc.entry((job.suite.clone(), job.arm.clone(), r.split.clone())).or_default().push((r.routed, r.base_only, r.rollouts_routed, r.rollouts_base_only));
+            acc.entry((job.suite.clone(), job.arm.clone(), r.split.clone())).or_default().push((
+                r.routed,
+                r.base_only,
+                r.rollouts_routed,
+                r.rollouts_base_only,
+            ));
         }
     }
     let mut tries: BTreeMap<(String, String, String), (usize, usize)> = BTreeMap::new();
     for r in data.phase("rank1") {
-        let e = tries.entry((r.suite.clone(), r.context.arm.clone().unwrap_or_default(), r.context.split.clone().unwrap_or_else(|| "train".into()))).or_default();
+        let e = tries
+            .entry((r.suite.clone(), r.context.arm.clone().unwrap_or_default(), r.context.split.clone().unwrap_or_else(|| "train".into())))
+            .or_default();
         e.0 += 1;
         e.1 += usize::from(r.success);
     }
@@ -124,13 +134,19 @@ mod tests {
         let t = TestRun::new();
         for (seed, routed) in [(0, 0.5), (1, 0.7)] {
             t.store
-                .set_state(t.run_id, &format!("job/dbbench/harness-s/{seed}"), &serde_json::json!({
-                    "suite": "dbbench", "arm": "harness-s", "seed_index": seed, "finished": true,
-                    "rank_one": [{"split": "heldout", "routed": routed, "base_only": 0.4, "rollouts_routed": 15, "rollouts_base_only": 20}],
-                }))
+                .set_state(
+                    t.run_id,
+                    &format!("job/dbbench/harness-s/{seed}"),
+                    &serde_json::json!({
+                        "suite": "dbbench", "arm": "harness-s", "seed_index": seed, "finished": true,
+                        "rank_one": [{"split": "heldout", "routed": routed, "base_only": 0.4, "rollouts_routed": 15, "rollouts_base_only": 20}],
+                    }),
+                )
                 .unwrap();
         }
-        t.store.set_state(t.run_id, "job/dbbench/policy-only/0", &serde_json::json!({"suite": "dbbench", "arm": "policy-only", "finished": false})).unwrap();
+        t.store
+            .set_state(t.run_id, "job/dbbench/policy-only/0", &serde_json::json!({"suite": "dbbench", "arm": "policy-only", "finished": false}))
+            .unwrap();
         t.put(vec![(episode("h0", "hf", "schema-first", 1, true, vec![]), ctx("harness-s", 0, 3, "rank1", "heldout"))]);
         let r = rank_one(&t.data()).unwrap();
         assert_eq!(r.jobs_pending, 1);

@@ -139,7 +139,9 @@ pub(crate) struct TrajectoryQuery<'a> {
 /// Trajectories of one (suite, phase, harness, arm, iteration) cell.
 pub(crate) fn trajectories(store: &BlockingStore, q: &TrajectoryQuery) -> Result<Vec<TrajectoryView>, StoreError> {
     let op = format!("read {} trajectories of run {} ({}/{} iteration {})", q.phase, q.run_id, q.suite, q.arm, q.iteration);
-    let mut sql = String::from("SELECT trajectory FROM episodes WHERE run_id = $1 AND suite = $2 AND phase = $3 AND harness = $4 AND arm = $5 AND iteration = $6");
+    let mut sql = String::from(
+        "SELECT trajectory FROM episodes WHERE run_id = $1 AND suite = $2 AND phase = $3 AND harness = $4 AND arm = $5 AND iteration = $6",
+    );
     let mut a: Vec<Arg> = args![q.run_id, q.suite, q.phase, q.harness, q.arm, i64::from(q.iteration)];
     if let Some(ids) = q.ids {
         let marks: Vec<String> = ids.iter().enumerate().map(|(i, _)| format!("${}", i + 7)).collect();

@@ -13,8 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{random_hit_at, wilson};
 use super::{Data, ROUTED_ARM};
+use crate::stats::{random_hit_at, wilson};
 
 /// How many routed tasks had their rescuing siblings from each source.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]

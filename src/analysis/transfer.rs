@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::t_interval;
 use super::Data;
+use crate::stats::t_interval;
 
 /// One seed's success at one evaluation.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -79,7 +79,12 @@ pub(crate) fn curves(data: &Data) -> Vec<TransferCurve> {
         .collect();
     let arms = data.arms.clone();
     out.sort_by_key(|c| {
-        (data.suites.iter().position(|s| s == &c.suite).unwrap_or(usize::MAX), split_rank(&c.split), arms.iter().position(|x| x == &c.arm).unwrap_or(usize::MAX), c.arm.clone())
+        (
+            data.suites.iter().position(|s| s == &c.suite).unwrap_or(usize::MAX),
+            split_rank(&c.split),
+            arms.iter().position(|x| x == &c.arm).unwrap_or(usize::MAX),
+            c.arm.clone(),
+        )
     });
     out
 }

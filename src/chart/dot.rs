@@ -110,8 +110,12 @@ pub fn draw(spec: &DotChart) -> Result<Chart, ChartError> {
             for (i, c) in panel.categories.iter().enumerate() {
                 let y = (n - 1 - i) as f64;
                 let at = chart.backend_coord(&(xr.start, y));
-                root.draw(&Text::new(frame::ellipsize(c, 28), (at.0 - 8, at.1), (style::FONT, 14).into_font().color(&style::INK).pos(Pos::new(HPos::Right, VPos::Center))))
-                    .map_err(err)?;
+                root.draw(&Text::new(
+                    frame::ellipsize(c, 28),
+                    (at.0 - 8, at.1),
+                    (style::FONT, 14).into_font().color(&style::INK).pos(Pos::new(HPos::Right, VPos::Center)),
+                ))
+                .map_err(err)?;
                 if i + 1 < n {
                     let sep = chart.backend_coord(&(xr.start, y - 0.5));
                     let end = chart.backend_coord(&(xr.end, y - 0.5));

@@ -120,7 +120,9 @@ pub(crate) fn marker(area: &Area, at: (i32, i32), s: &SeriesStyle, size: i32) ->
         Marker::Square => area.draw(&Rectangle::new([(at.0 - r, at.1 - r), (at.0 + r, at.1 + r)], fill)),
         Marker::Triangle => area.draw(&Polygon::new(vec![(at.0, at.1 - r - 1), (at.0 + r + 1, at.1 + r), (at.0 - r - 1, at.1 + r)], fill)),
         Marker::InvertedTriangle => area.draw(&Polygon::new(vec![(at.0, at.1 + r + 1), (at.0 + r + 1, at.1 - r), (at.0 - r - 1, at.1 - r)], fill)),
-        Marker::Diamond => area.draw(&Polygon::new(vec![(at.0, at.1 - r - 1), (at.0 + r + 1, at.1), (at.0, at.1 + r + 1), (at.0 - r - 1, at.1)], fill)),
+        Marker::Diamond => {
+            area.draw(&Polygon::new(vec![(at.0, at.1 - r - 1), (at.0 + r + 1, at.1), (at.0, at.1 + r + 1), (at.0 - r - 1, at.1)], fill))
+        }
         Marker::Cross => {
             area.draw(&PathElement::new(vec![(at.0 - r, at.1 - r), (at.0 + r, at.1 + r)], stroke)).map_err(err)?;
             area.draw(&PathElement::new(vec![(at.0 - r, at.1 + r), (at.0 + r, at.1 - r)], stroke))
@@ -173,8 +175,12 @@ pub(crate) fn legend(area: &Area, groups: &mut Groups, entries: &[LegendEntry]) 
                 area.draw(&PathElement::new(vec![(x, y), (x + 36, y)], e.style.color.stroke_width(2))).map_err(err)?;
             }
             marker(area, (x + 18, y), &e.style, 4)?;
-            area.draw(&Text::new(e.label.clone(), (x + 44, y), (style::FONT, 15).into_font().color(&style::INK).pos(Pos::new(HPos::Left, VPos::Center))))
-                .map_err(err)?;
+            area.draw(&Text::new(
+                e.label.clone(),
+                (x + 44, y),
+                (style::FONT, 15).into_font().color(&style::INK).pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(err)?;
             groups.close(area)?;
         }
     }

@@ -85,8 +85,12 @@ pub fn draw(spec: &Heatmap) -> Result<Chart, ChartError> {
         let gy = (th + 10) as i32;
         for (r, row) in spec.rows.iter().enumerate() {
             let y = gy + (r as u32 * cell_h) as i32;
-            root.draw(&Text::new(frame::ellipsize(row, 26), (gx - 8, y + cell_h as i32 / 2), (style::FONT, 14).into_font().color(&style::INK).pos(Pos::new(HPos::Right, VPos::Center))))
-                .map_err(err)?;
+            root.draw(&Text::new(
+                frame::ellipsize(row, 26),
+                (gx - 8, y + cell_h as i32 / 2),
+                (style::FONT, 14).into_font().color(&style::INK).pos(Pos::new(HPos::Right, VPos::Center)),
+            ))
+            .map_err(err)?;
             for c in 0..spec.columns.len() {
                 let x = gx + (c as u32 * cell_w) as i32;
                 let cell = spec.cells.get(r).and_then(|row| row.get(c)).and_then(Option::as_ref);
@@ -96,8 +100,12 @@ pub fn draw(spec: &Heatmap) -> Result<Chart, ChartError> {
                 };
                 root.draw(&Rectangle::new([(x, y), (x + cell_w as i32, y + cell_h as i32)], bg.filled())).map_err(err)?;
                 root.draw(&Rectangle::new([(x, y), (x + cell_w as i32, y + cell_h as i32)], style::GRID.stroke_width(1))).map_err(err)?;
-                root.draw(&Text::new(text, (x + cell_w as i32 / 2, y + cell_h as i32 / 2), (style::FONT, 14).into_font().color(&ink).pos(Pos::new(HPos::Center, VPos::Center))))
-                    .map_err(err)?;
+                root.draw(&Text::new(
+                    text,
+                    (x + cell_w as i32 / 2, y + cell_h as i32 / 2),
+                    (style::FONT, 14).into_font().color(&ink).pos(Pos::new(HPos::Center, VPos::Center)),
+                ))
+                .map_err(err)?;
             }
         }
         // column labels
@@ -105,16 +113,26 @@ pub fn draw(spec: &Heatmap) -> Result<Chart, ChartError> {
         for (c, label) in col_labels.iter().enumerate() {
             let cx = gx + (c as u32 * cell_w + cell_w / 2) as i32;
             if upright {
-                let font = (style::FONT, 14).into_font().color(&style::INK).transform(FontTransform::Rotate270).pos(Pos::new(HPos::Right, VPos::Center));
+                let font =
+                    (style::FONT, 14).into_font().color(&style::INK).transform(FontTransform::Rotate270).pos(Pos::new(HPos::Right, VPos::Center));
                 root.draw(&Text::new(label.clone(), (cx, ly), font)).map_err(err)?;
             } else {
-                root.draw(&Text::new(label.clone(), (cx, ly), (style::FONT, 14).into_font().color(&style::INK).pos(Pos::new(HPos::Center, VPos::Top)))).map_err(err)?;
+                root.draw(&Text::new(
+                    label.clone(),
+                    (cx, ly),
+                    (style::FONT, 14).into_font().color(&style::INK).pos(Pos::new(HPos::Center, VPos::Top)),
+                ))
+                .map_err(err)?;
             }
         }
         // axis labels
         let xl_y = ly + col_label_h as i32 + 4;
-        root.draw(&Text::new(spec.x_label.clone(), (gx + grid_w as i32 / 2, xl_y), (style::FONT, 16).into_font().color(&style::INK).pos(Pos::new(HPos::Center, VPos::Top))))
-            .map_err(err)?;
+        root.draw(&Text::new(
+            spec.x_label.clone(),
+            (gx + grid_w as i32 / 2, xl_y),
+            (style::FONT, 16).into_font().color(&style::INK).pos(Pos::new(HPos::Center, VPos::Top)),
+        ))
+        .map_err(err)?;
         let yl_font = (style::FONT, 16).into_font().color(&style::INK).transform(FontTransform::Rotate270).pos(Pos::new(HPos::Center, VPos::Center));
         root.draw(&Text::new(spec.y_label.clone(), (14, gy + grid_h as i32 / 2), yl_font)).map_err(err)?;
         // colour key
@@ -122,15 +140,23 @@ pub fn draw(spec: &Heatmap) -> Result<Chart, ChartError> {
         let steps = [-1.0, -0.5, 0.0, 0.5, 1.0];
         let kw = 34;
         let kx = gx;
-        root.draw(&Text::new(spec.key.0.clone(), (kx - 6, ky + 8), (style::FONT, 14).into_font().color(&style::INK).pos(Pos::new(HPos::Right, VPos::Center))))
-            .map_err(err)?;
+        root.draw(&Text::new(
+            spec.key.0.clone(),
+            (kx - 6, ky + 8),
+            (style::FONT, 14).into_font().color(&style::INK).pos(Pos::new(HPos::Right, VPos::Center)),
+        ))
+        .map_err(err)?;
         for (i, v) in steps.iter().enumerate() {
             let x = kx + i as i32 * kw;
             root.draw(&Rectangle::new([(x, ky), (x + kw, ky + 16)], fill(*v).filled())).map_err(err)?;
             root.draw(&Rectangle::new([(x, ky), (x + kw, ky + 16)], style::GRID.stroke_width(1))).map_err(err)?;
         }
-        root.draw(&Text::new(spec.key.1.clone(), (kx + kw * steps.len() as i32 + 6, ky + 8), (style::FONT, 14).into_font().color(&style::INK).pos(Pos::new(HPos::Left, VPos::Center))))
-            .map_err(err)?;
+        root.draw(&Text::new(
+            spec.key.1.clone(),
+            (kx + kw * steps.len() as i32 + 6, ky + 8),
+            (style::FONT, 14).into_font().color(&style::INK).pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .map_err(err)?;
         root.present().map_err(err)?;
     }
     let desc = format!("{} — columns: {}; rows: {}", spec.title, spec.x_label, spec.y_label);

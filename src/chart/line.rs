@@ -163,7 +163,9 @@ pub fn draw(spec: &LineChart) -> Result<Chart, ChartError> {
                 .draw()
                 .map_err(err)?;
             if spec.zero_line && y0 < 0.0 && y1 > 0.0 {
-                chart.draw_series(std::iter::once(PathElement::new(vec![(xr.start, 0.0), (xr.end, 0.0)], style::MUTED.stroke_width(1)))).map_err(err)?;
+                chart
+                    .draw_series(std::iter::once(PathElement::new(vec![(xr.start, 0.0), (xr.end, 0.0)], style::MUTED.stroke_width(1))))
+                    .map_err(err)?;
             }
             let plot = chart.plotting_area();
             if panel.series.iter().all(|s| s.points.is_empty()) {

@@ -64,7 +64,12 @@ fn suite_prefix(a: &Analysis, suite: &str) -> String {
 
 /// Transfer curves: one panel per suite and split, one line per arm with its band.
 pub fn transfer(a: &Analysis) -> Result<Chart, ChartError> {
-    let mut spec = LineChart::new("transfer", "Transfer: success under the base harness during training", "Training iteration", "Base-harness success (% of tasks)");
+    let mut spec = LineChart::new(
+        "transfer",
+        "Transfer: success under the base harness during training",
+        "Training iteration",
+        "Base-harness success (% of tasks)",
+    );
     let seeds = a.transfer.iter().flat_map(|c| c.points.iter().map(|p| p.seeds)).max().unwrap_or(0);
     spec.subtitle = Some(if seeds > 1 {
         format!("Mean over {seeds} seeds; shaded: 95% t-interval over seeds")
@@ -84,10 +89,18 @@ pub fn transfer(a: &Analysis) -> Result<Chart, ChartError> {
                     label: c.arm.clone(),
                     style: arm_style(&a.arms, &c.arm),
                     points: c.points.iter().map(|p| (p.iteration as f64, p.mean)).collect(),
-                    band: if c.points.iter().any(|p| p.seeds > 1) { c.points.iter().map(|p| (p.iteration as f64, p.ci95[0], p.ci95[1])).collect() } else { Vec::new() },
+                    band: if c.points.iter().any(|p| p.seeds > 1) {
+                        c.points.iter().map(|p| (p.iteration as f64, p.ci95[0], p.ci95[1])).collect()
+                    } else {
+                        Vec::new()
+                    },
                 })
                 .collect();
-            spec.panels.push(Panel { title: format!("{}{}", suite_prefix(a, suite), split_label(split)), series, empty_note: Some("no evaluation yet".into()) });
+            spec.panels.push(Panel {
+                title: format!("{}{}", suite_prefix(a, suite), split_label(split)),
+                series,
+                empty_note: Some("no evaluation yet".into()),
+            });
         }
     }
     if spec.panels.is_empty() {
@@ -115,7 +128,10 @@ pub fn final_success(a: &Analysis) -> Result<Chart, ChartError> {
                 name: split.to_string(),
                 label: format!("{} (95% bootstrap CI over tasks)", split_label(split)),
                 style: style::nth(if i == 0 { 1 } else { 0 }),
-                values: arms.iter().map(|arm| rows.iter().find(|r| &r.arm == arm && r.split == *split).map(|r| (r.success, r.ci95[0], r.ci95[1]))).collect(),
+                values: arms
+                    .iter()
+                    .map(|arm| rows.iter().find(|r| &r.arm == arm && r.split == *split).map(|r| (r.success, r.ci95[0], r.ci95[1])))
+                    .collect(),
             })
             .collect();
         let it = a.final_table.iterations.get(suite).copied().unwrap_or(0);
@@ -158,7 +174,12 @@ pub fn final_deltas(a: &Analysis) -> Result<Chart, ChartError> {
                 style: style::nth(if i == 0 { 1 } else { 0 }),
                 values: arms
                     .iter()
-                    .map(|arm| rows.iter().find(|r| &r.arm == arm && r.split == *split).and_then(|r| r.delta.as_ref()).map(|d| (d.mean, d.ci95[0], d.ci95[1])))
+                    .map(|arm| {
+                        rows.iter()
+                            .find(|r| &r.arm == arm && r.split == *split)
+                            .and_then(|r| r.delta.as_ref())
+                            .map(|d| (d.mean, d.ci95[0], d.ci95[1]))
+                    })
                     .collect(),
             })
             .collect();
@@ -198,7 +219,10 @@ pub fn locality(a: &Analysis) -> Result<Vec<Chart>, ChartError> {
                     .map(|sib| {
                         a.locality.total.iter().find(|c| &c.suite == suite && &c.sibling == sib && &c.family == fam).map(|c| {
                             let paired = (c.fix + c.regress + c.both_pass + c.both_fail).max(1) as f64;
-                            HeatCell { value: ((c.fix as f64 - c.regress as f64) / paired * 2.0).clamp(-1.0, 1.0), text: format!("+{} / −{}", c.fix, c.regress) }
+                            HeatCell {
+                                value: ((c.fix as f64 - c.regress as f64) / paired * 2.0).clamp(-1.0, 1.0),
+                                text: format!("+{} / −{}", c.fix, c.regress),
+                            }
                         })
                     })
                     .collect()
@@ -208,7 +232,9 @@ pub fn locality(a: &Analysis) -> Result<Vec<Chart>, ChartError> {
         out.push(heatmap::draw(&Heatmap {
             id: format!("locality-{suite}"),
             title: format!("{}Locality: where each sibling fixes and breaks base", suite_prefix(a, suite)),
-            subtitle: Some(format!("Cell: +fixes / −regressions vs base on paired probe rollouts, summed over anchors and seeds (up to {profiles} profiles per cell)")),
+            subtitle: Some(format!(
+                "Cell: +fixes / −regressions vs base on paired probe rollouts, summed over anchors and seeds (up to {profiles} profiles per cell)"
+            )),
             x_label: "Sibling harness".into(),
             y_label: "Task family".into(),
             columns: siblings.clone(),
@@ -246,7 +272,11 @@ pub fn complementarity(a: &Analysis) -> Result<Chart, ChartError> {
         for s in c.curves.iter().filter(|s| s.not_measured.is_some()) {
             missing.push(format!("{}: not measured", s.label));
         }
-        spec.panels.push(Panel { title: format!("{}{} probe failures, {} siblings", suite_prefix(a, &c.suite), c.base_failed_probe_tasks, c.siblings.len()), series, empty_note: Some("no failed task to cover yet".into()) });
+        spec.panels.push(Panel {
+            title: format!("{}{} probe failures, {} siblings", suite_prefix(a, &c.suite), c.base_failed_probe_tasks, c.siblings.len()),
+            series,
+            empty_note: Some("no failed task to cover yet".into()),
+        });
     }
     let base = "Each curve on its own failed tasks (n in the legend; see the table); shaded: 95% Wilson interval";
     spec.subtitle = Some(if missing.is_empty() { base.into() } else { format!("{base}. {}", missing.join("; ")) });
@@ -259,30 +289,62 @@ pub fn complementarity(a: &Analysis) -> Result<Chart, ChartError> {
 
 /// Router hit@k against random and oracle, one panel per anchor.
 pub fn router(a: &Analysis) -> Result<Chart, ChartError> {
-    let mut spec = LineChart::new("router", "Router quality: hit@k of routed, random and oracle choices", "k (siblings tried in order)", "Routed tasks rescued within k (%)");
+    let mut spec = LineChart::new(
+        "router",
+        "Router quality: hit@k of routed, random and oracle choices",
+        "k (siblings tried in order)",
+        "Routed tasks rescued within k (%)",
+    );
     for q in &a.router {
         let xs = |v: &[f64]| -> Vec<(f64, f64)> { v.iter().enumerate().map(|(i, y)| ((i + 1) as f64, *y)).collect() };
         let anchor = q.anchor.map(|x| format!("anchor {x}")).unwrap_or_else(|| "all anchors".into());
         spec.panels.push(Panel {
             title: format!("{}{anchor}: {} tasks ({} probe-verified)", suite_prefix(a, &q.suite), q.tasks, q.source.probe),
             series: vec![
-                Series { name: "routed".into(), label: format!("{ROUTED_ARM} router"), style: style::nth(0), points: xs(&q.routed), band: q.routed_ci95.iter().enumerate().map(|(i, c)| ((i + 1) as f64, c[0], c[1])).collect() },
-                Series { name: "random".into(), label: "uniform random order (exact)".into(), style: style::nth(2), points: xs(&q.random), band: Vec::new() },
-                Series { name: "oracle".into(), label: "oracle (any sibling rescues)".into(), style: style::nth(1), points: xs(&q.oracle), band: Vec::new() },
+                Series {
+                    name: "routed".into(),
+                    label: format!("{ROUTED_ARM} router"),
+                    style: style::nth(0),
+                    points: xs(&q.routed),
+                    band: q.routed_ci95.iter().enumerate().map(|(i, c)| ((i + 1) as f64, c[0], c[1])).collect(),
+                },
+                Series {
+                    name: "random".into(),
+                    label: "uniform random order (exact)".into(),
+                    style: style::nth(2),
+                    points: xs(&q.random),
+                    band: Vec::new(),
+                },
+                Series {
+                    name: "oracle".into(),
+                    label: "oracle (any sibling rescues)".into(),
+                    style: style::nth(1),
+                    points: xs(&q.oracle),
+                    band: Vec::new(),
+                },
             ],
             empty_note: None,
         });
     }
     spec.subtitle = Some("Shaded: 95% Wilson interval of the routed hit rate".into());
     if spec.panels.is_empty() {
-        spec.panels.push(Panel { title: "no routing decision yet".into(), empty_note: Some(format!("no {ROUTED_ARM} routing decision recorded")), ..Default::default() });
+        spec.panels.push(Panel {
+            title: "no routing decision yet".into(),
+            empty_note: Some(format!("no {ROUTED_ARM} routing decision recorded")),
+            ..Default::default()
+        });
     }
     line::draw(&spec)
 }
 
 /// Sibling utility per anchor (routed arm, mean over seeds), one line per sibling.
 pub fn utilities(a: &Analysis) -> Result<Chart, ChartError> {
-    let mut spec = LineChart::new("sibling-utility", "Nonstationarity: sibling utility at each re-anchor", "Anchor (profile re-measurement)", "Fix rate among base failures (%)");
+    let mut spec = LineChart::new(
+        "sibling-utility",
+        "Nonstationarity: sibling utility at each re-anchor",
+        "Anchor (profile re-measurement)",
+        "Fix rate among base failures (%)",
+    );
     spec.subtitle = Some(format!("{ROUTED_ARM}, mean over seeds of each sibling's probe fix rate"));
     for suite in &a.suites {
         let pool = a.locality.siblings.get(suite).cloned().unwrap_or_default();
@@ -306,7 +368,11 @@ pub fn utilities(a: &Analysis) -> Result<Chart, ChartError> {
             })
             .filter(|s| !s.points.is_empty())
             .collect();
-        spec.panels.push(Panel { title: format!("{}siblings", suite_prefix(a, suite)), series, empty_note: Some(format!("no {ROUTED_ARM} profile yet")) });
+        spec.panels.push(Panel {
+            title: format!("{}siblings", suite_prefix(a, suite)),
+            series,
+            empty_note: Some(format!("no {ROUTED_ARM} profile yet")),
+        });
     }
     spec.columns = 1;
     line::draw(&spec)
@@ -314,7 +380,12 @@ pub fn utilities(a: &Analysis) -> Result<Chart, ChartError> {
 
 /// Spearman's rho between consecutive anchors, per arm.
 pub fn rank_correlation(a: &Analysis) -> Result<Chart, ChartError> {
-    let mut spec = LineChart::new("rank-correlation", "Nonstationarity: do sibling rankings persist across re-anchors?", "Anchor (compared with the one before)", "Spearman rank correlation ρ");
+    let mut spec = LineChart::new(
+        "rank-correlation",
+        "Nonstationarity: do sibling rankings persist across re-anchors?",
+        "Anchor (compared with the one before)",
+        "Spearman rank correlation ρ",
+    );
     spec.y_range = (-1.0, 1.0);
     spec.y_percent = false;
     spec.zero_line = true;
@@ -335,12 +406,20 @@ pub fn rank_correlation(a: &Analysis) -> Result<Chart, ChartError> {
                     label: arm.clone(),
                     style: arm_style(&a.arms, arm),
                     points: rows.iter().map(|r| (r.to_anchor as f64, r.rho.unwrap_or(0.0))).collect(),
-                    band: if rows.iter().any(|r| r.n > 1) { rows.iter().map(|r| (r.to_anchor as f64, r.ci95.map(|c| c[0]).unwrap_or(0.0), r.ci95.map(|c| c[1]).unwrap_or(0.0))).collect() } else { Vec::new() },
+                    band: if rows.iter().any(|r| r.n > 1) {
+                        rows.iter().map(|r| (r.to_anchor as f64, r.ci95.map(|c| c[0]).unwrap_or(0.0), r.ci95.map(|c| c[1]).unwrap_or(0.0))).collect()
+                    } else {
+                        Vec::new()
+                    },
                 }
             })
             .filter(|s| !s.points.is_empty())
             .collect();
-        spec.panels.push(Panel { title: format!("{}consecutive anchors", suite_prefix(a, suite)), series, empty_note: Some("needs two anchors with three or more measured siblings".into()) });
+        spec.panels.push(Panel {
+            title: format!("{}consecutive anchors", suite_prefix(a, suite)),
+            series,
+            empty_note: Some("needs two anchors with three or more measured siblings".into()),
+        });
     }
     spec.columns = 1;
     line::draw(&spec)
@@ -400,14 +479,25 @@ pub fn rank_one(a: &Analysis) -> Result<Chart, ChartError> {
                 title: format!("{}{}", suite_prefix(a, suite), split_label(split)),
                 categories: rows.iter().map(|r| r.arm.clone()).collect(),
                 series: vec![
-                    DotSeries { name: "base-only".into(), label: "base only (two base tries)".into(), style: style::nth(1), values: rows.iter().map(|r| Some((r.base_only, r.base_only_ci95[0], r.base_only_ci95[1]))).collect() },
-                    DotSeries { name: "rank-one".into(), label: "base try, then the rank-one sibling".into(), style: style::nth(0), values: rows.iter().map(|r| Some((r.routed, r.routed_ci95[0], r.routed_ci95[1]))).collect() },
+                    DotSeries {
+                        name: "base-only".into(),
+                        label: "base only (two base tries)".into(),
+                        style: style::nth(1),
+                        values: rows.iter().map(|r| Some((r.base_only, r.base_only_ci95[0], r.base_only_ci95[1]))).collect(),
+                    },
+                    DotSeries {
+                        name: "rank-one".into(),
+                        label: "base try, then the rank-one sibling".into(),
+                        style: style::nth(0),
+                        values: rows.iter().map(|r| Some((r.routed, r.routed_ci95[0], r.routed_ci95[1]))).collect(),
+                    },
                 ],
             });
         }
     }
     if panels.is_empty() {
-        panels.push(DotPanel { title: "not measured yet (runs after the last iteration)".into(), categories: vec!["—".into()], series: Vec::new() });
+        panels
+            .push(DotPanel { title: "not measured yet (runs after the last iteration)".into(), categories: vec!["—".into()], series: Vec::new() });
     }
     dot::draw(&DotChart {
         id: "rank-one".into(),
@@ -449,8 +539,20 @@ mod tests {
         spec.panels.push(Panel {
             title: "panel".into(),
             series: vec![
-                Series { name: "a&b".into(), label: "solid".into(), style: style::nth(0), points: vec![(0.0, 0.1), (1.0, 0.2), (2.0, 0.4)], band: vec![(0.0, 0.0, 0.2), (1.0, 0.1, 0.3), (2.0, 0.3, 0.5)] },
-                Series { name: "dashed".into(), label: "dashed".into(), style: style::nth(1), points: vec![(0.0, 0.1), (2.0, 0.3)], band: Vec::new() },
+                Series {
+                    name: "a&b".into(),
+                    label: "solid".into(),
+                    style: style::nth(0),
+                    points: vec![(0.0, 0.1), (1.0, 0.2), (2.0, 0.4)],
+                    band: vec![(0.0, 0.0, 0.2), (1.0, 0.1, 0.3), (2.0, 0.3, 0.5)],
+                },
+                Series {
+                    name: "dashed".into(),
+                    label: "dashed".into(),
+                    style: style::nth(1),
+                    points: vec![(0.0, 0.1), (2.0, 0.3)],
+                    band: Vec::new(),
+                },
             ],
             empty_note: None,
         });
@@ -497,7 +599,11 @@ mod tests {
             x_range: (-0.1, 0.1),
             x_percent: true,
             zero_line: true,
-            panels: vec![DotPanel { title: "p".into(), categories: vec!["one".into()], series: vec![DotSeries { name: "s".into(), label: "s".into(), style: style::nth(0), values: vec![Some((0.0, -0.05, 0.05))] }] }],
+            panels: vec![DotPanel {
+                title: "p".into(),
+                categories: vec!["one".into()],
+                series: vec![DotSeries { name: "s".into(), label: "s".into(), style: style::nth(0), values: vec![Some((0.0, -0.05, 0.05))] }],
+            }],
             columns: 1,
         })
         .unwrap();
@@ -521,7 +627,8 @@ mod tests {
         })
         .unwrap();
         let doc = parse(&h.svg);
-        let upright = doc.descendants().filter(|n| n.has_tag_name("text") && n.attribute("transform").is_some_and(|t| t.starts_with("rotate(270"))).count();
+        let upright =
+            doc.descendants().filter(|n| n.has_tag_name("text") && n.attribute("transform").is_some_and(|t| t.starts_with("rotate(270"))).count();
         assert_eq!(upright, 14 + 1, "every column label and the y label");
     }
 }

@@ -247,7 +247,13 @@ impl Default for PolicyConfig {
 }
 impl Default for BudgetConfig {
     fn default() -> Self {
-        BudgetConfig { batch_tasks: default_batch(), base_tries: default_n(), rescue_siblings: default_k(), rescue_tries: default_m(), probe_tasks: default_probe() }
+        BudgetConfig {
+            batch_tasks: default_batch(),
+            base_tries: default_n(),
+            rescue_siblings: default_k(),
+            rescue_tries: default_m(),
+            probe_tasks: default_probe(),
+        }
     }
 }
 impl Default for RouterConfig {
@@ -441,7 +447,11 @@ impl ExperimentConfig {
                 ),
             );
         }
-        for (key, v) in [("policy.learning_rate", self.policy.learning_rate as f64), ("distill.weight", self.distill.weight as f64), ("router.ucb_c", self.router.ucb_c)] {
+        for (key, v) in [
+            ("policy.learning_rate", self.policy.learning_rate as f64),
+            ("distill.weight", self.distill.weight as f64),
+            ("router.ucb_c", self.router.ucb_c),
+        ] {
             if !v.is_finite() || !(0.0..=100.0).contains(&v) {
                 return err(key, format!("must be a number between 0 and 100, got {v}"));
             }

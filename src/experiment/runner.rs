@@ -22,16 +22,16 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::config::ExperimentConfig;
-use crate::stats::{bootstrap_ci, mean};
 use crate::distil::{distil, DistillMode};
 use crate::episode::Episode;
-use crate::seed::{hash_str, shuffle};
 use crate::events::{Event, EventSink, ProgressUnit};
 use crate::harness::{run_episode, EpisodeRequest, HarnessLibrary, HarnessSpec};
 use crate::policy::builtin::model::SparseModel;
-use crate::seed::SplitMix;
 use crate::policy::builtin::{BuiltinPolicy, TrainExample};
 use crate::route::{failure_signature, failure_summary, BehaviorProfile, RouteQuery, Router};
+use crate::seed::SplitMix;
+use crate::seed::{hash_str, shuffle};
+use crate::stats::{bootstrap_ci, mean};
 use crate::store::{BlockingStore, EpisodeContext, EpisodeFilter, NewRun, RunStatus, StoreError};
 use crate::suite::Suite;
 use crate::task::Task;
@@ -271,7 +271,9 @@ pub fn run_experiment(
             store.set_run_status(id, RunStatus::Running)?;
             id
         }
-        None => store.create_run(&NewRun::new("experiment", cfg.name.clone()).suite(cfg.suites.join(",")).policy(cfg.policy.backend.clone()).config(config_json.clone()))?,
+        None => store.create_run(
+            &NewRun::new("experiment", cfg.name.clone()).suite(cfg.suites.join(",")).policy(cfg.policy.backend.clone()).config(config_json.clone()),
+        )?,
     };
     let jobs: Vec<(usize, String, usize)> =
         (0..suites.len()).flat_map(|s| cfg.arms.iter().flat_map(move |a| (0..cfg.seeds.len()).map(move |k| (s, a.clone(), k)))).collect();
@@ -491,10 +493,8 @@ impl Job<'_> {
             return Ok(());
         }
         let demos = self.demonstrations(want)?;
-        let examples: Vec<TrainExample> = demos
-            .iter()
-            .flat_map(|d| d.iter().map(|(c, t)| TrainExample { context: c.clone(), target: t.clone(), weight: 1.0 }))
-            .collect();
+        let examples: Vec<TrainExample> =
+            demos.iter().flat_map(|d| d.iter().map(|(c, t)| TrainExample { context: c.clone(), target: t.clone(), weight: 1.0 })).collect();
         st.rollouts.demo += demos.len() as u64;
         for _ in 0..WARM_START_EPOCHS {
             self.policy.train_decayed(&examples, cfg.policy.learning_rate, cfg.policy.weight_decay);
@@ -545,7 +545,8 @@ impl Job<'_> {
             }
             let task = &self.su.tasks[t];
             let tseed = hash_str(&task.id);
-            let mut group: Vec<Episode> = (0..b.base_tries as u32).map(|k| self.rollout(task, &self.su.base, k, mix(&[self.seed, it as u64, tseed, k as u64]), temp)).collect();
+            let mut group: Vec<Episode> =
+                (0..b.base_tries as u32).map(|k| self.rollout(task, &self.su.base, k, mix(&[self.seed, it as u64, tseed, k as u64]), temp)).collect();
             st.rollouts.base += group.len() as u64;
             successes += group.iter().filter(|e| e.success()).count();
             tries += group.len();
@@ -562,7 +563,11 @@ impl Job<'_> {
             match self.arm {
                 "policy-only" => {}
                 "base-resample" => {
-                    let more: Vec<Episode> = (0..extra).map(|k| self.rollout(task, &self.su.base, b.base_tries as u32 + k, mix(&[self.seed, it as u64, tseed, 0x7e5a, k as u64]), temp)).collect();
+                    let more: Vec<Episode> = (0..extra)
+                        .map(|k| {
+                            self.rollout(task, &self.su.base, b.base_tries as u32 + k, mix(&[self.seed, it as u64, tseed, 0x7e5a, k as u64]), temp)
+                        })
+                        .collect();
                     st.rollouts.resample += more.len() as u64;
                     if more.iter().any(|e| e.success()) {
                         st.rescued_tasks += 1;
@@ -604,7 +609,8 @@ impl Job<'_> {
         let tseed = hash_str(&task.id);
         let mut rng = SplitMix(mix(&[self.seed, it as u64, tseed, 0x20e7e]));
         let signature = failure_signature(&failed[0]);
-        let query = RouteQuery { task_id: task.id.clone(), family: task.family.clone(), signature: signature.clone(), summary: failure_summary(&failed[0]) };
+        let query =
+            RouteQuery { task_id: task.id.clone(), family: task.family.clone(), signature: signature.clone(), summary: failure_summary(&failed[0]) };
         let sib_names: Vec<String> = self.su.siblings.iter().map(|s| s.name.clone()).collect();
         // (sibling, tries)
         let mut plan: Vec<(String, usize)> = Vec::new();
@@ -632,7 +638,8 @@ impl Job<'_> {
             }
             _ => {}
         }
-        let mode = if self.arm == "keep-scaffold" { DistillMode::KeepScaffold } else { DistillMode::parse(&cfg.distill.mode).unwrap_or(DistillMode::Strip) };
+        let mode =
+            if self.arm == "keep-scaffold" { DistillMode::KeepScaffold } else { DistillMode::parse(&cfg.distill.mode).unwrap_or(DistillMode::Strip) };
         let mut any = false;
         let mut rescued_by: Vec<(String, bool)> = Vec::new();
         // each successful try's distilled examples
@@ -685,7 +692,9 @@ impl Job<'_> {
                 d.rescued = rescued_by;
                 serde_json::to_value(&d).unwrap_or_default()
             }
-            None => serde_json::json!({"query": query, "chosen": plan.iter().map(|p| p.0.clone()).collect::<Vec<_>>(), "rescued": rescued_by, "rankings": [], "aggregate": [], "anchor": st.anchor, "policy_version": self.policy.version()}),
+            None => {
+                serde_json::json!({"query": query, "chosen": plan.iter().map(|p| p.0.clone()).collect::<Vec<_>>(), "rescued": rescued_by, "rankings": [], "aggregate": [], "anchor": st.anchor, "policy_version": self.policy.version()})
+            }
         };
         let key = task_record_key(&self.suite_name, self.arm, self.seed_index, it, &task.id);
         let mut body = body;
@@ -705,8 +714,18 @@ impl Job<'_> {
         shuffle(&mut probe, mix(&[self.seed, 0x970be]));
         probe.truncate(cfg.budget.probe_tasks.min(probe.len()));
         let version = self.policy.version();
-        let mut profiles: Vec<BehaviorProfile> =
-            self.su.siblings.iter().map(|s| BehaviorProfile { sibling: s.name.clone(), specialty: s.specialty.clone().unwrap_or_default(), policy_version: version, anchor, ..Default::default() }).collect();
+        let mut profiles: Vec<BehaviorProfile> = self
+            .su
+            .siblings
+            .iter()
+            .map(|s| BehaviorProfile {
+                sibling: s.name.clone(),
+                specialty: s.specialty.clone().unwrap_or_default(),
+                policy_version: version,
+                anchor,
+                ..Default::default()
+            })
+            .collect();
         let mut to_save = Vec::new();
         for &t in &probe {
             let task = &self.su.tasks[t];
@@ -801,7 +820,12 @@ impl Job<'_> {
                     base_ok += 1;
                     continue;
                 }
-                let q = RouteQuery { task_id: task.id.clone(), family: task.family.clone(), signature: failure_signature(&first), summary: String::new() };
+                let q = RouteQuery {
+                    task_id: task.id.clone(),
+                    family: task.family.clone(),
+                    signature: failure_signature(&first),
+                    summary: String::new(),
+                };
                 let mut rng = SplitMix(mix(&[self.seed, 0x4a2, tseed]));
                 let d = router.route(&q, &profiles, 1, &mut rng);
                 if let Some(spec) = d.chosen.first().and_then(|n| self.su.siblings.iter().find(|s| &s.name == n)) {
@@ -819,7 +843,13 @@ impl Job<'_> {
                 }
             }
             let n = idx.len().max(1) as f64;
-            out.push(RankOne { split: split.into(), routed: routed_ok as f64 / n, base_only: base_ok as f64 / n, rollouts_routed: r_roll, rollouts_base_only: b_roll });
+            out.push(RankOne {
+                split: split.into(),
+                routed: routed_ok as f64 / n,
+                base_only: base_ok as f64 / n,
+                rollouts_routed: r_roll,
+                rollouts_base_only: b_roll,
+            });
         }
         self.save(&to_save)?;
         Ok(out)
@@ -866,7 +896,6 @@ fn grpo(group: &[Episode], scale: f32, out: &mut Vec<TrainExample>) {
         push_steps(e, a * scale, out);
     }
 }
-
 
 fn last_point<'a>(st: &'a JobState, split: &str) -> Option<&'a EvalPoint> {
     st.curve.iter().rev().find(|p| p.split == split)
@@ -924,7 +953,9 @@ fn summarise(cfg: &ExperimentConfig, run_id: i64, resumed: bool, finished: bool,
     }
     let delta = |arm: &str, baseline: &str| -> Option<Delta> {
         let split = if cfg.heldout_families.is_empty() { "train" } else { "heldout" };
-        let per_seed = |a: &str| -> BTreeMap<usize, &EvalPoint> { states.iter().filter(|s| s.arm == a).filter_map(|s| last_point(s, split).map(|p| (s.seed_index, p))).collect() };
+        let per_seed = |a: &str| -> BTreeMap<usize, &EvalPoint> {
+            states.iter().filter(|s| s.arm == a).filter_map(|s| last_point(s, split).map(|p| (s.seed_index, p))).collect()
+        };
         let (xa, xb) = (per_seed(arm), per_seed(baseline));
         if xa.is_empty() || xb.is_empty() {
             return None;
@@ -946,7 +977,20 @@ fn summarise(cfg: &ExperimentConfig, run_id: i64, resumed: bool, finished: bool,
     let heldout_delta = delta("harness-s", "policy-only");
     let deltas: Vec<Delta> = cfg.arms.iter().filter(|a| a.as_str() != "harness-s").filter_map(|a| delta("harness-s", a)).collect();
     let _ = EpisodeFilter::default();
-    ExperimentOutcome { run_id, resumed, finished, arms, heldout_delta, deltas, executor_rollouts, rollouts_detail: detail, rank_one, all_fail_tasks: all_fail, curves, wall_s }
+    ExperimentOutcome {
+        run_id,
+        resumed,
+        finished,
+        arms,
+        heldout_delta,
+        deltas,
+        executor_rollouts,
+        rollouts_detail: detail,
+        rank_one,
+        all_fail_tasks: all_fail,
+        curves,
+        wall_s,
+    }
 }
 
 #[cfg(test)]

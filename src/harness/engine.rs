@@ -171,15 +171,7 @@ impl<'a> Run<'a> {
             assistant.tool_calls = turn.tool_calls.clone();
             self.messages.push(assistant);
 
-            let mut step = Step {
-                index: round,
-                context,
-                output: turn.clone(),
-                calls: Vec::new(),
-                interventions,
-                policy_ms,
-                env_ms: 0.0,
-            };
+            let mut step = Step { index: round, context, output: turn.clone(), calls: Vec::new(), interventions, policy_ms, env_ms: 0.0 };
             self.state.last_turn_without_call = turn.tool_calls.is_empty();
             let mut submitted = None;
             if turn.tool_calls.is_empty() {
@@ -299,11 +291,7 @@ impl<'a> Run<'a> {
     }
 
     fn call_policy(&mut self, ctx: &Context, kind: CallKind) -> Result<AssistantTurn, String> {
-        let opts = CallOptions {
-            kind,
-            seed: self.req.seed.wrapping_mul(1_000_003).wrapping_add(self.calls_made),
-            temperature: self.req.temperature,
-        };
+        let opts = CallOptions { kind, seed: self.req.seed.wrapping_mul(1_000_003).wrapping_add(self.calls_made), temperature: self.req.temperature };
         self.calls_made += 1;
         let turn = self.req.policy.act(ctx, &opts).map_err(|e| format!("policy call failed: {e}"))?;
         self.prompt_tokens += turn.prompt_tokens as u64;
@@ -321,10 +309,8 @@ impl<'a> Run<'a> {
         ctx.messages.push(Message::user(prompt.clone(), Origin::Hook { hook: hook.id.clone(), kind: hook.kind }));
         let turn = self.call_policy(&ctx, kind)?;
         let output = turn.content.clone();
-        Ok(self.intervention(
-            hook,
-            Effect::Call { kind, prompt, output, prompt_tokens: turn.prompt_tokens, completion_tokens: turn.completion_tokens },
-        ))
+        Ok(self
+            .intervention(hook, Effect::Call { kind, prompt, output, prompt_tokens: turn.prompt_tokens, completion_tokens: turn.completion_tokens }))
     }
 
     fn hooks_of(&self, kind: HookKind) -> Vec<&'a HookSpec> {
@@ -385,9 +371,7 @@ pub fn fill_template(template: &str, state: &EpisodeState, task: &Task, env: &dy
                     "step" => Some((state.step + 1).to_string()),
                     "question" => Some(task.instruction.clone()),
                     "last_observation" => Some(state.last().map(|c| c.2.clone()).unwrap_or_default()),
-                    "last_error" => Some(
-                        state.last().filter(|c| c.1.error_kind.is_some()).map(|c| c.2.clone()).unwrap_or_default(),
-                    ),
+                    "last_error" => Some(state.last().filter(|c| c.1.error_kind.is_some()).map(|c| c.2.clone()).unwrap_or_default()),
                     k if k.starts_with("resource:") => Some(env.resource(&k["resource:".len()..]).unwrap_or_default()),
                     _ => None,
                 };

@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::message::HookKind;
 use crate::harness::predicate;
 use crate::harness::spec::{apply_patch, base_from_file, parse_spec_file, HarnessSpec, SpecError, SpecFile};
+use crate::message::HookKind;
 use crate::suite::Suite;
 
 /// The shipped spec files of every registered suite, as (path, text).
@@ -124,10 +124,7 @@ impl HarnessLibrary {
 
     /// The siblings of `base` in a suite: harnesses whose lineage starts at `base`.
     pub fn siblings(&self, suite: &str, base: &str) -> Vec<&HarnessEntry> {
-        self.for_suite(suite)
-            .into_iter()
-            .filter(|e| e.spec.lineage.len() > 1 && e.spec.lineage[0] == base)
-            .collect()
+        self.for_suite(suite).into_iter().filter(|e| e.spec.lineage.len() > 1 && e.spec.lineage[0] == base).collect()
     }
 
     pub fn all(&self) -> impl Iterator<Item = &HarnessEntry> {
@@ -139,7 +136,9 @@ impl HarnessLibrary {
 /// names no suite: the one in the spec's own directory, else the first suite of the registry.
 fn preferred_parent<'a>(candidates: &[&'a HarnessEntry], file: &str) -> Option<&'a HarnessEntry> {
     let dir = |f: &str| Path::new(f).parent().map(|p| p.to_path_buf());
-    if let Some(e) = candidates.iter().find(|e| candidates.len() > 1 && dir(&e.file) == dir(file) && dir(file).is_some_and(|d| !d.as_os_str().is_empty())) {
+    if let Some(e) =
+        candidates.iter().find(|e| candidates.len() > 1 && dir(&e.file) == dir(file) && dir(file).is_some_and(|d| !d.as_os_str().is_empty()))
+    {
         return Some(e);
     }
     let order = crate::suite::names();

@@ -98,13 +98,7 @@ fn action_key(a: &Action) -> String {
 
 /// Evaluate one predicate. `proposed` is the action about to run (for `before_action` and
 /// `critique` hooks); otherwise suite action predicates read the last action.
-pub fn eval(
-    p: &PredicateRef,
-    state: &EpisodeState,
-    proposed: Option<&Action>,
-    suite: &dyn Suite,
-    env: &dyn Environment,
-) -> bool {
+pub fn eval(p: &PredicateRef, state: &EpisodeState, proposed: Option<&Action>, suite: &dyn Suite, env: &dyn Environment) -> bool {
     let submit = suite.submit_tool();
     let is_submit = proposed.map(|a| a.name == submit).unwrap_or(false);
     let v = match p.name.as_str() {

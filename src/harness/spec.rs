@@ -173,16 +173,9 @@ impl SpecError {
 /// Parse one spec file. TOML errors carry the line and column; unknown fields are refused.
 pub fn parse_spec_file(file: &str, text: &str) -> Result<SpecFile, SpecError> {
     toml::from_str::<SpecFile>(text).map_err(|e| {
-        let (line, col) = e
-            .span()
-            .map(|s| line_col(text, s.start))
-            .unwrap_or((0, 0));
+        let (line, col) = e.span().map(|s| line_col(text, s.start)).unwrap_or((0, 0));
         let msg = e.message().to_string();
-        let field = msg
-            .split('`')
-            .nth(1)
-            .map(|s| s.to_string())
-            .unwrap_or_else(|| "(file)".into());
+        let field = msg.split('`').nth(1).map(|s| s.to_string()).unwrap_or_else(|| "(file)".into());
         SpecError::new(file, field, format!("line {line}, column {col}: {msg}"))
     })
 }
@@ -201,11 +194,7 @@ pub fn apply_patch(parent: &HarnessSpec, patch: &SpecFile, file: &str) -> Result
     out.lineage.push(patch.name.clone());
     if let Some(s) = &patch.suite {
         if s != &parent.suite {
-            return Err(SpecError::new(
-                file,
-                "suite",
-                format!("`{s}` differs from `{}` of the harness it extends", parent.suite),
-            ));
+            return Err(SpecError::new(file, "suite", format!("`{s}` differs from `{}` of the harness it extends", parent.suite)));
         }
     }
     if let Some(d) = &patch.description {
@@ -238,11 +227,7 @@ pub fn apply_patch(parent: &HarnessSpec, patch: &SpecFile, file: &str) -> Result
     }
     for (i, id) in patch.remove_hooks.iter().enumerate() {
         if !out.hooks.iter().any(|h| &h.id == id) {
-            return Err(SpecError::new(
-                file,
-                format!("remove_hooks[{i}]"),
-                format!("no inherited hook has id `{id}`"),
-            ));
+            return Err(SpecError::new(file, format!("remove_hooks[{i}]"), format!("no inherited hook has id `{id}`")));
         }
         out.hooks.retain(|h| &h.id != id);
     }
@@ -253,10 +238,8 @@ pub fn apply_patch(parent: &HarnessSpec, patch: &SpecFile, file: &str) -> Result
 /// Build a base harness from a file without `extends`.
 pub fn base_from_file(f: &SpecFile, file: &str) -> Result<HarnessSpec, SpecError> {
     let suite = f.suite.clone().ok_or_else(|| SpecError::new(file, "suite", "a base harness must name its suite"))?;
-    let system_prompt = f
-        .system_prompt
-        .clone()
-        .ok_or_else(|| SpecError::new(file, "system_prompt", "a base harness must define its system prompt"))?;
+    let system_prompt =
+        f.system_prompt.clone().ok_or_else(|| SpecError::new(file, "system_prompt", "a base harness must define its system prompt"))?;
     let mut render = RenderSpec::default();
     if let Some(r) = &f.render {
         if let Some(v) = &r.task_template {

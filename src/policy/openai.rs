@@ -41,8 +41,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
-use crate::message::{AssistantTurn, Context};
 use super::{CallOptions, Policy, PolicyError};
+use crate::message::{AssistantTurn, Context};
 use transport::{HttpRequest, Retry};
 use wire::{RequestParams, WireMode};
 
@@ -233,10 +233,7 @@ impl OpenAiPolicy {
     pub fn new(config: OpenAiConfig) -> Result<Self, OpenAiSetupError> {
         let base = config.base_url.trim().trim_end_matches('/').to_string();
         if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(OpenAiSetupError::InvalidConfig(format!(
-                "base_url must start with http:// or https://, got {:?}",
-                config.base_url
-            )));
+            return Err(OpenAiSetupError::InvalidConfig(format!("base_url must start with http:// or https://, got {:?}", config.base_url)));
         }
         if config.model.trim().is_empty() {
             return Err(OpenAiSetupError::InvalidConfig("model must not be empty".into()));
@@ -274,12 +271,7 @@ impl OpenAiPolicy {
     pub fn with_model(&self, model: impl Into<String>) -> OpenAiPolicy {
         let mut config = self.config.clone();
         config.model = model.into();
-        OpenAiPolicy {
-            config,
-            base: self.base.clone(),
-            shared: self.shared.clone(),
-            text_fallback: Arc::new(AtomicBool::new(false)),
-        }
+        OpenAiPolicy { config, base: self.base.clone(), shared: self.shared.clone(), text_fallback: Arc::new(AtomicBool::new(false)) }
     }
 
     /// True once Auto mode has switched to text tool calls.
@@ -291,12 +283,8 @@ impl OpenAiPolicy {
     pub fn list_models(&self) -> Result<Vec<String>, PolicyError> {
         let req = self.http(Method::GET, format!("{}/models", self.base), None);
         let body = self.run_admin(req, 0)?;
-        let v: Value = serde_json::from_str(&body)
-            .map_err(|e| self.scrub(PolicyError::Protocol(format!("models reply is not JSON: {e}"))))?;
-        let data = v
-            .get("data")
-            .and_then(Value::as_array)
-            .ok_or_else(|| PolicyError::Protocol("models reply has no `data` array".into()))?;
+        let v: Value = serde_json::from_str(&body).map_err(|e| self.scrub(PolicyError::Protocol(format!("models reply is not JSON: {e}"))))?;
+        let data = v.get("data").and_then(Value::as_array).ok_or_else(|| PolicyError::Protocol("models reply has no `data` array".into()))?;
         Ok(data.iter().filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string)).collect())
     }
 
@@ -305,11 +293,8 @@ impl OpenAiPolicy {
     /// `VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`. A 400 saying the adapter is already loaded counts
     /// as success. Afterwards, `with_model(lora_name)` talks to the adapter.
     pub fn load_lora_adapter(&self, lora_name: &str, lora_path: &str) -> Result<(), PolicyError> {
-        let req = self.http(
-            Method::POST,
-            format!("{}/v1/load_lora_adapter", self.root()),
-            Some(json!({"lora_name": lora_name, "lora_path": lora_path})),
-        );
+        let req =
+            self.http(Method::POST, format!("{}/v1/load_lora_adapter", self.root()), Some(json!({"lora_name": lora_name, "lora_path": lora_path})));
         match self.run_admin(req, self.config.max_retries) {
             Ok(_) => Ok(()),
             Err(PolicyError::Server { status: 400, message }) if message.contains("already been loaded") => Ok(()),
@@ -319,8 +304,7 @@ impl OpenAiPolicy {
 
     /// vLLM runtime LoRA unloading: `POST {root}/v1/unload_lora_adapter {lora_name}`.
     pub fn unload_lora_adapter(&self, lora_name: &str) -> Result<(), PolicyError> {
-        let req =
-            self.http(Method::POST, format!("{}/v1/unload_lora_adapter", self.root()), Some(json!({"lora_name": lora_name})));
+        let req = self.http(Method::POST, format!("{}/v1/unload_lora_adapter", self.root()), Some(json!({"lora_name": lora_name})));
         self.run_admin(req, self.config.max_retries).map(|_| ())
     }
 
@@ -353,10 +337,7 @@ impl OpenAiPolicy {
     }
 
     /// Runs `fut` on the policy's runtime and waits for it on this (plain) thread.
-    fn block<T: Send + 'static>(
-        &self,
-        fut: impl std::future::Future<Output = Result<T, PolicyError>> + Send + 'static,
-    ) -> Result<T, PolicyError> {
+    fn block<T: Send + 'static>(&self, fut: impl std::future::Future<Output = Result<T, PolicyError>> + Send + 'static) -> Result<T, PolicyError> {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         self.shared.handle().spawn(async move {
             let _ = tx.send(fut.await);
@@ -376,8 +357,7 @@ impl OpenAiPolicy {
         let shared = self.shared.clone();
         let retry = self.retry(self.config.max_retries);
         let req = self.http(Method::POST, format!("{}/chat/completions", self.base), Some(body));
-        self.block(async move { transport::send(&shared.client, &req, &retry, Some(&shared.limit)).await })
-            .map_err(|e| self.scrub(e))
+        self.block(async move { transport::send(&shared.client, &req, &retry, Some(&shared.limit)).await }).map_err(|e| self.scrub(e))
     }
 
     fn effective_mode(&self) -> WireMode {

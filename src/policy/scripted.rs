@@ -3,8 +3,8 @@
 
 use std::sync::Mutex;
 
-use crate::message::{AssistantTurn, CallKind, Context, ToolCall};
 use super::{CallOptions, Policy, PolicyError};
+use crate::message::{AssistantTurn, CallKind, Context, ToolCall};
 
 pub struct ScriptedPolicy {
     name: String,

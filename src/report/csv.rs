@@ -59,13 +59,38 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
             .iter()
             .map(|r| {
                 let d = &r.delta;
-                vec![r.suite.clone(), r.split.clone(), d.arm.clone(), d.baseline.clone(), f(d.mean), f(d.ci95[0]), f(d.ci95[1]), d.tasks.to_string(), d.seeds.to_string()]
+                vec![
+                    r.suite.clone(),
+                    r.split.clone(),
+                    d.arm.clone(),
+                    d.baseline.clone(),
+                    f(d.mean),
+                    f(d.ci95[0]),
+                    f(d.ci95[1]),
+                    d.tasks.to_string(),
+                    d.seeds.to_string(),
+                ]
             })
             .collect(),
     });
     out.push(Csv {
         file: "final_table.csv",
-        header: vec!["suite", "arm", "split", "iteration", "seeds", "tasks", "success", "ci_low", "ci_high", "baseline", "delta", "delta_ci_low", "delta_ci_high", "delta_tasks"],
+        header: vec![
+            "suite",
+            "arm",
+            "split",
+            "iteration",
+            "seeds",
+            "tasks",
+            "success",
+            "ci_low",
+            "ci_high",
+            "baseline",
+            "delta",
+            "delta_ci_low",
+            "delta_ci_high",
+            "delta_tasks",
+        ],
         rows: a
             .final_table
             .rows
@@ -97,7 +122,20 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
         rows: a
             .transfer
             .iter()
-            .flat_map(|c| c.points.iter().map(move |p| vec![c.suite.clone(), c.arm.clone(), c.split.clone(), p.iteration.to_string(), p.seeds.to_string(), f(p.mean), f(p.ci95[0]), f(p.ci95[1])]))
+            .flat_map(|c| {
+                c.points.iter().map(move |p| {
+                    vec![
+                        c.suite.clone(),
+                        c.arm.clone(),
+                        c.split.clone(),
+                        p.iteration.to_string(),
+                        p.seeds.to_string(),
+                        f(p.mean),
+                        f(p.ci95[0]),
+                        f(p.ci95[1]),
+                    ]
+                })
+            })
             .collect(),
     });
     out.push(Csv {
@@ -108,7 +146,17 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
             .iter()
             .flat_map(|c| {
                 c.points.iter().flat_map(move |p| {
-                    p.per_seed.iter().map(move |s| vec![c.suite.clone(), c.arm.clone(), c.split.clone(), p.iteration.to_string(), s.seed_index.to_string(), f(s.success), s.tasks.to_string()])
+                    p.per_seed.iter().map(move |s| {
+                        vec![
+                            c.suite.clone(),
+                            c.arm.clone(),
+                            c.split.clone(),
+                            p.iteration.to_string(),
+                            s.seed_index.to_string(),
+                            f(s.success),
+                            s.tasks.to_string(),
+                        ]
+                    })
                 })
             })
             .collect(),
@@ -146,11 +194,35 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
             .flat_map(|c| {
                 c.curves.iter().flat_map(move |s| {
                     if let Some(why) = &s.not_measured {
-                        vec![vec![c.suite.clone(), s.strategy.clone(), String::new(), "0".into(), String::new(), String::new(), String::new(), String::new(), String::new(), why.clone()]]
+                        vec![vec![
+                            c.suite.clone(),
+                            s.strategy.clone(),
+                            String::new(),
+                            "0".into(),
+                            String::new(),
+                            String::new(),
+                            String::new(),
+                            String::new(),
+                            String::new(),
+                            why.clone(),
+                        ]]
                     } else {
                         s.points
                             .iter()
-                            .map(|p| vec![c.suite.clone(), s.strategy.clone(), s.population.clone(), s.units.to_string(), p.budget.to_string(), p.covered.to_string(), f(p.share), f(p.ci95[0]), f(p.ci95[1]), String::new()])
+                            .map(|p| {
+                                vec![
+                                    c.suite.clone(),
+                                    s.strategy.clone(),
+                                    s.population.clone(),
+                                    s.units.to_string(),
+                                    p.budget.to_string(),
+                                    p.covered.to_string(),
+                                    f(p.share),
+                                    f(p.ci95[0]),
+                                    f(p.ci95[1]),
+                                    String::new(),
+                                ]
+                            })
                             .collect()
                     }
                 })
@@ -159,7 +231,20 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
     });
     out.push(Csv {
         file: "router_quality.csv",
-        header: vec!["suite", "arm", "anchor", "tasks", "probe_verified", "record_only", "k", "routed", "routed_ci_low", "routed_ci_high", "random", "oracle"],
+        header: vec![
+            "suite",
+            "arm",
+            "anchor",
+            "tasks",
+            "probe_verified",
+            "record_only",
+            "k",
+            "routed",
+            "routed_ci_low",
+            "routed_ci_high",
+            "random",
+            "oracle",
+        ],
         rows: a
             .router
             .iter()
@@ -212,7 +297,19 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
         rows: ns
             .utilities
             .iter()
-            .map(|u| vec![u.suite.clone(), u.arm.clone(), u.seed_index.to_string(), u.anchor.to_string(), u.iteration.to_string(), u.sibling.clone(), of(u.utility), u.base_failures.to_string(), u.policy_version.to_string()])
+            .map(|u| {
+                vec![
+                    u.suite.clone(),
+                    u.arm.clone(),
+                    u.seed_index.to_string(),
+                    u.anchor.to_string(),
+                    u.iteration.to_string(),
+                    u.sibling.clone(),
+                    of(u.utility),
+                    u.base_failures.to_string(),
+                    u.policy_version.to_string(),
+                ]
+            })
             .collect(),
     });
     out.push(Csv {
@@ -223,7 +320,18 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
             .iter()
             .flat_map(|b| {
                 b.rows.iter().map(move |r| {
-                    vec![r.suite.clone(), b.phase.clone(), r.arm.clone(), r.iteration.to_string(), r.tag.clone(), r.episodes.to_string(), r.with_tag.to_string(), f(r.share), f(r.ci95[0]), f(r.ci95[1])]
+                    vec![
+                        r.suite.clone(),
+                        b.phase.clone(),
+                        r.arm.clone(),
+                        r.iteration.to_string(),
+                        r.tag.clone(),
+                        r.episodes.to_string(),
+                        r.with_tag.to_string(),
+                        f(r.share),
+                        f(r.ci95[0]),
+                        f(r.ci95[1]),
+                    ]
                 })
             })
             .collect(),
@@ -231,8 +339,23 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
     out.push(Csv {
         file: "rank_one.csv",
         header: vec![
-            "suite", "arm", "split", "seeds", "routed", "routed_ci_low", "routed_ci_high", "base_only", "base_only_ci_low", "base_only_ci_high", "gain", "gain_ci_low", "gain_ci_high",
-            "rollouts_routed", "rollouts_base_only", "sibling_tries", "sibling_rescues",
+            "suite",
+            "arm",
+            "split",
+            "seeds",
+            "routed",
+            "routed_ci_low",
+            "routed_ci_high",
+            "base_only",
+            "base_only_ci_low",
+            "base_only_ci_high",
+            "gain",
+            "gain_ci_low",
+            "gain_ci_high",
+            "rollouts_routed",
+            "rollouts_base_only",
+            "sibling_tries",
+            "sibling_rescues",
         ],
         rows: a
             .rank_one
@@ -264,7 +387,20 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
     if let Some(c) = cmp {
         out.push(Csv {
             file: "compare.csv",
-            header: vec!["suite", "arm", "split", "this_run", "this_success", "other_run", "other_success", "difference", "paired_tasks", "paired_difference", "paired_ci_low", "paired_ci_high"],
+            header: vec![
+                "suite",
+                "arm",
+                "split",
+                "this_run",
+                "this_success",
+                "other_run",
+                "other_success",
+                "difference",
+                "paired_tasks",
+                "paired_difference",
+                "paired_ci_low",
+                "paired_ci_high",
+            ],
             rows: c
                 .rows
                 .iter()

@@ -161,7 +161,12 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
     // Summary
     h.push_str("<section id=\"summary\"><h2>Summary</h2>\n");
     if unfinished {
-        let its: Vec<String> = a.final_table.iterations.iter().map(|(s, i)| if a.suites.len() > 1 { format!("{s}: iteration {i}") } else { format!("iteration {i}") }).collect();
+        let its: Vec<String> = a
+            .final_table
+            .iterations
+            .iter()
+            .map(|(s, i)| if a.suites.len() > 1 { format!("{s}: iteration {i}") } else { format!("iteration {i}") })
+            .collect();
         let of = a.provenance.iterations.map(|n| format!(" of {n}")).unwrap_or_default();
         let _ = writeln!(
             h,
@@ -171,13 +176,24 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         );
     }
     if a.provenance.config.get("synthetic").and_then(|v| v.as_bool()) == Some(true) {
-        h.push_str("<div class=\"banner\">Synthetic data: generated for benchmarks and demonstrations, not an experiment. No policy was trained.</div>\n");
+        h.push_str(
+            "<div class=\"banner\">Synthetic data: generated for benchmarks and demonstrations, not an experiment. No policy was trained.</div>\n",
+        );
     }
     if a.headline.is_empty() {
-        let _ = writeln!(h, "<p>No headline comparison yet: the run has no paired base-harness evaluation of <b>{ROUTED_ARM}</b> and <b>{BASELINE_ARM}</b>.</p>");
+        let _ = writeln!(
+            h,
+            "<p>No headline comparison yet: the run has no paired base-harness evaluation of <b>{ROUTED_ARM}</b> and <b>{BASELINE_ARM}</b>.</p>"
+        );
     }
     for hl in &a.headline {
-        let class = if hl.covers_zero { "headline zero" } else if hl.delta.mean < 0.0 { "headline neg" } else { "headline" };
+        let class = if hl.covers_zero {
+            "headline zero"
+        } else if hl.delta.mean < 0.0 {
+            "headline neg"
+        } else {
+            "headline"
+        };
         let _ = writeln!(
             h,
             "<div class=\"{class}\" data-headline=\"{}\"><div><span class=\"big\">{} pts</span><span class=\"ci\">95% CI {} · {} − {} · {}{}, iteration {}</span></div><p>{}</p><p class=\"note\">Success under the base harness: {} {}, {} {}.</p></div>",
@@ -264,7 +280,13 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         }
         h.push_str("</tr></thead><tbody>");
         for c in &a.transfer {
-            let _ = write!(h, "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>", esc(&c.suite), esc(&c.arm), esc(split_label(&c.split)));
+            let _ = write!(
+                h,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>",
+                esc(&c.suite),
+                esc(&c.arm),
+                esc(split_label(&c.split))
+            );
             for i in &its {
                 match c.points.iter().find(|p| p.iteration == *i) {
                     Some(p) if p.seeds > 1 => {
@@ -283,7 +305,11 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
     // rank one
     h.push_str("<h3>Rank-one inference at a matched rollout count</h3>");
     if a.rank_one.rows.is_empty() {
-        let _ = write!(h, "<p class=\"note\">Not measured yet: rank-one inference runs after a job's last iteration ({} job(s) still pending).</p>", a.rank_one.jobs_pending);
+        let _ = write!(
+            h,
+            "<p class=\"note\">Not measured yet: rank-one inference runs after a job's last iteration ({} job(s) still pending).</p>",
+            a.rank_one.jobs_pending
+        );
     } else {
         h.push_str("<table><thead><tr><th class=\"l\">arm</th><th class=\"l\">split</th><th>base only</th><th>base, then rank-one sibling</th><th>gain (pts)</th><th>95% CI (pts)</th><th>rollouts (base only / routed)</th><th>sibling tries / rescues</th><th>seeds</th></tr></thead><tbody>");
         for r in &a.rank_one.rows {
@@ -316,7 +342,13 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         h.push_str("</tr></thead><tbody>");
         for s in &c.curves {
             if let Some(why) = &s.not_measured {
-                let _ = write!(h, "<tr><td class=\"l\">{}</td><td class=\"l\" colspan=\"{}\">not measured: {}</td></tr>", esc(&s.label), max_b + 2, esc(why));
+                let _ = write!(
+                    h,
+                    "<tr><td class=\"l\">{}</td><td class=\"l\" colspan=\"{}\">not measured: {}</td></tr>",
+                    esc(&s.label),
+                    max_b + 2,
+                    esc(why)
+                );
                 continue;
             }
             let _ = write!(h, "<tr><td class=\"l\">{}</td><td class=\"l wrap\">{}</td><td>{}</td>", esc(&s.label), esc(&s.population), s.units);
@@ -368,9 +400,16 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         h.push_str("</tr></thead><tbody>");
         for s in sibs {
             let cells: Vec<_> = a.locality.total.iter().filter(|c| &c.suite == suite && &c.sibling == s).collect();
-            let (f, r, bp, bf) = cells.iter().fold((0u32, 0u32, 0u32, 0u32), |t, c| (t.0 + c.fix, t.1 + c.regress, t.2 + c.both_pass, t.3 + c.both_fail));
+            let (f, r, bp, bf) =
+                cells.iter().fold((0u32, 0u32, 0u32, 0u32), |t, c| (t.0 + c.fix, t.1 + c.regress, t.2 + c.both_pass, t.3 + c.both_fail));
             let rate = |x: u32, n: u32| if n > 0 { pct(x as f64 / n as f64) } else { "—".into() };
-            let _ = write!(h, "<tr><td class=\"l\">{}</td><td>{f}</td><td>{r}</td><td>{bp}</td><td>{bf}</td><td>{}</td><td>{}</td>", esc(s), rate(f, f + bf), rate(r, r + bp));
+            let _ = write!(
+                h,
+                "<tr><td class=\"l\">{}</td><td>{f}</td><td>{r}</td><td>{bp}</td><td>{bf}</td><td>{}</td><td>{}</td>",
+                esc(s),
+                rate(f, f + bf),
+                rate(r, r + bp)
+            );
             for an in &anchors {
                 let (af, ar) = a
                     .locality
@@ -403,13 +442,21 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
             );
         }
         for r in &a.nonstationarity.overall {
-            let _ = write!(h, "<tr><td class=\"l\">{} (all pairs)</td><td>—</td><td>{}</td><td>{}</td><td>{}</td></tr>", esc(&r.arm), r.rho.map(|x| format!("{x:.2}")).unwrap_or_else(|| "undefined".into()), r.ci95.map(|c| format!("{:.2} to {:.2}", c[0], c[1])).unwrap_or_default(), r.n);
+            let _ = write!(
+                h,
+                "<tr><td class=\"l\">{} (all pairs)</td><td>—</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&r.arm),
+                r.rho.map(|x| format!("{x:.2}")).unwrap_or_else(|| "undefined".into()),
+                r.ci95.map(|c| format!("{:.2} to {:.2}", c[0], c[1])).unwrap_or_default(),
+                r.n
+            );
         }
         h.push_str("</tbody></table>");
     }
     // behaviour
     for b in &a.behaviour {
-        let _ = write!(h, "<h3>Behaviour persistence — {} ({} episodes{})</h3>", esc(&b.suite), esc(&b.phase), if b.sampled { ", sampled" } else { "" });
+        let _ =
+            write!(h, "<h3>Behaviour persistence — {} ({} episodes{})</h3>", esc(&b.suite), esc(&b.phase), if b.sampled { ", sampled" } else { "" });
         h.push_str("<table><thead><tr><th class=\"l\">behaviour</th><th class=\"l\">arm</th><th>first iteration</th><th>last iteration</th><th>change (pts)</th></tr></thead><tbody>");
         for (tag, _, meaning) in &b.tags {
             for arm in &a.arms {
@@ -440,7 +487,8 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
 
     // Comparison
     if let Some(c) = cmp {
-        let _ = writeln!(h, "<section id=\"compare\"><h2>Comparison: run {} against run {} ({})</h2>", a.run.id, c.other_run.id, esc(&c.other_run.name));
+        let _ =
+            writeln!(h, "<section id=\"compare\"><h2>Comparison: run {} against run {} ({})</h2>", a.run.id, c.other_run.id, esc(&c.other_run.name));
         if c.other_run.status != "finished" {
             let _ = write!(h, "<div class=\"banner\">Run {} is {}: its numbers are provisional.</div>", c.other_run.id, esc(&c.other_run.status));
         }
@@ -472,7 +520,11 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         }
         h.push_str("</tbody></table>");
         let same = a.provenance.dataset.iter().all(|d| c.other_dataset_md5.iter().any(|(s, m)| s == &d.suite && m == &d.md5));
-        let _ = writeln!(h, "<p class=\"note\">Datasets: {}.</p></section>", if same { "the same (equal dataset hashes)" } else { "different or not comparable (dataset hashes differ): compare with care" });
+        let _ = writeln!(
+            h,
+            "<p class=\"note\">Datasets: {}.</p></section>",
+            if same { "the same (equal dataset hashes)" } else { "different or not comparable (dataset hashes differ): compare with care" }
+        );
     }
 
     // Provenance
@@ -492,7 +544,11 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
             Some(m) => format!("{} tasks from {}, md5 <code>{}</code>", d.tasks, esc(&d.source), esc(m)),
             None => format!("not hashed: {}", esc(d.error.as_deref().unwrap_or("unknown"))),
         };
-        row(&mut h, &format!("Dataset ({})", d.suite), format!("{v}; {} task ids evaluated, md5 <code>{}</code>", d.used_tasks, esc(&d.used_ids_md5)));
+        row(
+            &mut h,
+            &format!("Dataset ({})", d.suite),
+            format!("{v}; {} task ids evaluated, md5 <code>{}</code>", d.used_tasks, esc(&d.used_ids_md5)),
+        );
     }
     row(&mut h, "Episodes", p.episodes.to_string());
     row(&mut h, "Records", esc(&p.records.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")));

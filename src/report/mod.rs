@@ -95,7 +95,11 @@ pub fn resolve_experiment(store: &BlockingStore, selector: &str) -> Result<RunRo
     let db = store.location().to_string();
     let sel = selector.trim();
     if sel == "latest" {
-        return store.latest_run(Some(KIND_EXPERIMENT))?.ok_or_else(|| ReportError::NoExperiment { wanted: "(latest)".into(), db: db.clone(), runs: describe(&store.runs().unwrap_or_default()) });
+        return store.latest_run(Some(KIND_EXPERIMENT))?.ok_or_else(|| ReportError::NoExperiment {
+            wanted: "(latest)".into(),
+            db: db.clone(),
+            runs: describe(&store.runs().unwrap_or_default()),
+        });
     }
     let id: i64 = sel.parse().map_err(|_| ReportError::BadSelector(selector.to_string()))?;
     match store.run(id)? {
@@ -142,7 +146,13 @@ impl ReportBundle {
             charts: self
                 .charts
                 .iter()
-                .map(|c| ChartIndex { id: &c.id, title: &c.title, file: format!("charts/{}.svg", c.id), series: &c.series, svg: inline_svg.then_some(c.svg.as_str()) })
+                .map(|c| ChartIndex {
+                    id: &c.id,
+                    title: &c.title,
+                    file: format!("charts/{}.svg", c.id),
+                    series: &c.series,
+                    svg: inline_svg.then_some(c.svg.as_str()),
+                })
                 .collect(),
         };
         serde_json::to_value(&json).unwrap_or_default()
@@ -167,7 +177,8 @@ impl ReportBundle {
         for t in self.csv() {
             csv_paths.push(write(out_dir.join(t.file), t.render().as_bytes())?);
         }
-        let json_text = serde_json::to_string_pretty(&self.json(false)).map_err(|e| ReportError::Io { path: out_dir.join("report.json"), source: std::io::Error::other(e) })?;
+        let json_text = serde_json::to_string_pretty(&self.json(false))
+            .map_err(|e| ReportError::Io { path: out_dir.join("report.json"), source: std::io::Error::other(e) })?;
         let json_path = write(out_dir.join("report.json"), json_text.as_bytes())?;
         let html_path = write(out_dir.join("report.html"), self.html().as_bytes())?;
         Ok(ReportPaths {

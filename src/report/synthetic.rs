@@ -7,10 +7,10 @@
 use serde_json::{json, Value};
 
 use crate::episode::{CallRecord, Episode, EpisodeStatus, Step, TRAJECTORY_SCHEMA};
-use crate::seed::hash_str;
-use crate::seed::SplitMix;
 use crate::message::{AssistantTurn, Context, Message, Origin, Role, ToolCall, ToolSpec};
 use crate::route::BehaviorProfile;
+use crate::seed::hash_str;
+use crate::seed::SplitMix;
 use crate::store::{BlockingStore, EpisodeContext, NewRun, RunStatus, StoreError};
 use crate::suite::{Score, Signals};
 
@@ -43,7 +43,10 @@ impl Default for Synthetic {
     fn default() -> Self {
         Synthetic {
             name: "synthetic".into(),
-            arms: ["policy-only", "harness-s", "random-rescue", "base-resample", "keep-scaffold", "all-siblings"].iter().map(|s| s.to_string()).collect(),
+            arms: ["policy-only", "harness-s", "random-rescue", "base-resample", "keep-scaffold", "all-siblings"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             seeds: vec![1, 2, 3],
             iterations: 10,
             eval_every: 2,
@@ -56,7 +59,10 @@ impl Default for Synthetic {
             rescue_siblings: 2,
             rescue_tries: 2,
             probe_tasks: 40,
-            siblings: ["schema-first", "error-explainer", "quote-guard", "value-probe", "answer-check", "plan-then-act", "loop-monitor"].iter().map(|s| s.to_string()).collect(),
+            siblings: ["schema-first", "error-explainer", "quote-guard", "value-probe", "answer-check", "plan-then-act", "loop-monitor"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             stop_after: None,
             batch: 2000,
         }
@@ -70,7 +76,8 @@ pub struct SyntheticRun {
     pub episodes: usize,
 }
 
-const TRAIN_FAMILIES: &[&str] = &["lookup", "counting", "comparison", "ranking", "aggregation-SUM", "aggregation-MIN", "aggregation-MAX", "INSERT", "UPDATE"];
+const TRAIN_FAMILIES: &[&str] =
+    &["lookup", "counting", "comparison", "ranking", "aggregation-SUM", "aggregation-MIN", "aggregation-MAX", "INSERT", "UPDATE"];
 const HELDOUT_FAMILIES: &[&str] = &["aggregation-AVG", "DELETE"];
 
 fn sigmoid(x: f64) -> f64 {
@@ -115,7 +122,11 @@ fn sibling_effect(j: usize, family: &str, it: u32) -> f64 {
 
 fn tools() -> Vec<ToolSpec> {
     vec![
-        ToolSpec { name: "execute_sql".into(), description: "Execute an SQL query on the table.".into(), parameters: json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}) },
+        ToolSpec {
+            name: "execute_sql".into(),
+            description: "Execute an SQL query on the table.".into(),
+            parameters: json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}),
+        },
         ToolSpec {
             name: "commit_final_answer".into(),
             description: "Commit the final answer.".into(),
@@ -129,7 +140,11 @@ fn trajectory(task: &Task, success: bool, p_tag: f64, r: &mut SplitMix) -> Vec<S
     let table = format!("Table {}", task.family);
     let mut calls: Vec<(String, String, Signals)> = Vec::new();
     if unit(r) < p_tag {
-        calls.push((format!("SELECT * FROM `{table}` LIMIT 5"), "[('Westbrook', '34', '45'), ('Bramley', '34', '46')]".into(), Signals { executed: true, ..Default::default() }));
+        calls.push((
+            format!("SELECT * FROM `{table}` LIMIT 5"),
+            "[('Westbrook', '34', '45'), ('Bramley', '34', '46')]".into(),
+            Signals { executed: true, ..Default::default() },
+        ));
     }
     let quote = unit(r) < p_tag;
     let cast = unit(r) < p_tag * 0.8;
@@ -137,10 +152,18 @@ fn trajectory(task: &Task, success: bool, p_tag: f64, r: &mut SplitMix) -> Vec<S
     let expr = if cast { format!("SUM(CAST(REPLACE({col}, ',', '') AS REAL))") } else { format!("SUM({col})") };
     let from = if quote { format!("`{table}`") } else { table.clone() };
     if !quote && unit(r) < 0.4 {
-        calls.push((format!("SELECT {expr} FROM {from}"), "1064 (42000): You have an error in your SQL syntax".into(), Signals { executed: true, error_kind: Some("syntax".into()), ..Default::default() }));
+        calls.push((
+            format!("SELECT {expr} FROM {from}"),
+            "1064 (42000): You have an error in your SQL syntax".into(),
+            Signals { executed: true, error_kind: Some("syntax".into()), ..Default::default() },
+        ));
     }
     let check = unit(r) < p_tag;
-    calls.push((format!("SELECT {expr} FROM {from} WHERE P = '34'"), if check || success { "[(1234.0,)]".into() } else { "[]".into() }, Signals { executed: true, empty_result: !(check || success), ..Default::default() }));
+    calls.push((
+        format!("SELECT {expr} FROM {from} WHERE P = '34'"),
+        if check || success { "[(1234.0,)]".into() } else { "[]".into() },
+        Signals { executed: true, empty_result: !(check || success), ..Default::default() },
+    ));
     let mut messages = vec![
         Message::system("You are an agent that answers questions about a database table using SQL. Use execute_sql to run queries and commit_final_answer to answer."),
         Message::user(format!("{} The name of this table is {table}, and the headers of this table are Team,P,GF,Stadium.", task.id), Origin::Frame),
@@ -152,21 +175,54 @@ fn trajectory(task: &Task, success: bool, p_tag: f64, r: &mut SplitMix) -> Vec<S
         steps.push(Step {
             index: i,
             context: Context { messages: messages.clone(), tools: tools() },
-            output: AssistantTurn { content: String::new(), tool_calls: vec![call.clone()], raw: String::new(), prompt_tokens: 300 + 40 * i as u32, completion_tokens: 24, logprobs: None },
-            calls: vec![CallRecord { proposed: call.clone(), executed: Some(call.clone()), observation: obs.clone(), signals: sig, duration_ms: 0.4 }],
+            output: AssistantTurn {
+                content: String::new(),
+                tool_calls: vec![call.clone()],
+                raw: String::new(),
+                prompt_tokens: 300 + 40 * i as u32,
+                completion_tokens: 24,
+                logprobs: None,
+            },
+            calls: vec![CallRecord {
+                proposed: call.clone(),
+                executed: Some(call.clone()),
+                observation: obs.clone(),
+                signals: sig,
+                duration_ms: 0.4,
+            }],
             interventions: Vec::new(),
             policy_ms: 2.0,
             env_ms: 0.4,
         });
         messages.push(Message { role: Role::Assistant, content: String::new(), tool_calls: vec![call], tool_call_id: None, origin: Origin::Policy });
-        messages.push(Message { role: Role::Tool, content: obs, tool_calls: Vec::new(), tool_call_id: Some(format!("call_{i}")), origin: Origin::Environment });
+        messages.push(Message {
+            role: Role::Tool,
+            content: obs,
+            tool_calls: Vec::new(),
+            tool_call_id: Some(format!("call_{i}")),
+            origin: Origin::Environment,
+        });
     }
-    let commit = ToolCall { id: format!("call_{n}"), name: "commit_final_answer".into(), arguments: json!({"answers": [if success { "1234" } else { "0" }]}) };
+    let commit =
+        ToolCall { id: format!("call_{n}"), name: "commit_final_answer".into(), arguments: json!({"answers": [if success { "1234" } else { "0" }]}) };
     steps.push(Step {
         index: n,
         context: Context { messages, tools: tools() },
-        output: AssistantTurn { content: String::new(), tool_calls: vec![commit.clone()], raw: String::new(), prompt_tokens: 400, completion_tokens: 12, logprobs: None },
-        calls: vec![CallRecord { proposed: commit.clone(), executed: Some(commit), observation: String::new(), signals: Signals { submitted: true, ..Default::default() }, duration_ms: 0.1 }],
+        output: AssistantTurn {
+            content: String::new(),
+            tool_calls: vec![commit.clone()],
+            raw: String::new(),
+            prompt_tokens: 400,
+            completion_tokens: 12,
+            logprobs: None,
+        },
+        calls: vec![CallRecord {
+            proposed: commit.clone(),
+            executed: Some(commit),
+            observation: String::new(),
+            signals: Signals { submitted: true, ..Default::default() },
+            duration_ms: 0.1,
+        }],
         interventions: Vec::new(),
         policy_ms: 2.0,
         env_ms: 0.1,
@@ -227,8 +283,21 @@ pub fn write_synthetic(store: &BlockingStore, s: &Synthetic) -> Result<Synthetic
             let (gain, transfer) = arm_gain(arm);
             let seed_noise = ((mix(&[seed, 0x5eed]) % 1000) as f64 / 1000.0 - 0.5) * 0.3;
             let skill = |it: u32, heldout: bool| -0.9 + seed_noise + gain * it as f64 * if heldout { transfer } else { 1.0 };
-            let p_tag = |it: u32| sigmoid(-1.6 + it as f64 * if arm == "harness-s" { 0.32 } else if arm == "keep-scaffold" { 0.08 } else { 0.12 });
-            let ctx = |it: u32, phase: &str, split: &str| EpisodeContext::default().with_arm(arm.clone()).with_seed_index(si as u32).with_iteration(it).with_phase(phase).with_split(split);
+            let p_tag = |it: u32| {
+                sigmoid(
+                    -1.6 + it as f64
+                        * if arm == "harness-s" {
+                            0.32
+                        } else if arm == "keep-scaffold" {
+                            0.08
+                        } else {
+                            0.12
+                        },
+                )
+            };
+            let ctx = |it: u32, phase: &str, split: &str| {
+                EpisodeContext::default().with_arm(arm.clone()).with_seed_index(si as u32).with_iteration(it).with_phase(phase).with_split(split)
+            };
             let mut rng = SplitMix(mix(&[seed, hash_str(arm)]));
             let episode = |t: &Task, harness: &str, sample: u32, success: bool, r: &mut SplitMix, p: f64| Episode {
                 schema: TRAJECTORY_SCHEMA,
@@ -251,7 +320,11 @@ pub fn write_synthetic(store: &BlockingStore, s: &Synthetic) -> Result<Synthetic
             let probe_set: Vec<&Task> = shuffled(train.len(), mix(&[seed, 0x970be])).into_iter().take(s.probe_tasks).map(|i| &train[i]).collect();
             let mut anchor = 0usize;
             let measure = |w: &mut Writer, it: u32, anchor: usize, rng: &mut SplitMix| -> Result<(), StoreError> {
-                let mut profiles: Vec<BehaviorProfile> = s.siblings.iter().map(|n| BehaviorProfile { sibling: n.clone(), policy_version: it as u64, anchor, ..Default::default() }).collect();
+                let mut profiles: Vec<BehaviorProfile> = s
+                    .siblings
+                    .iter()
+                    .map(|n| BehaviorProfile { sibling: n.clone(), policy_version: it as u64, anchor, ..Default::default() })
+                    .collect();
                 for t in &probe_set {
                     let pb = sigmoid(skill(it, false) - t.difficulty);
                     let base_ok = unit(rng) < pb;
@@ -373,8 +446,15 @@ pub fn write_synthetic(store: &BlockingStore, s: &Synthetic) -> Result<Synthetic
                             b_ok += 1;
                             continue;
                         }
-                        let j = (0..n_sib).max_by(|&a, &b| sibling_effect(a, t.family, s.iterations).partial_cmp(&sibling_effect(b, t.family, s.iterations)).unwrap_or(std::cmp::Ordering::Equal)).unwrap_or(0);
-                        let ok = unit(&mut rng) < sigmoid(skill(s.iterations, split == "heldout") - t.difficulty + 0.6 * sibling_effect(j, t.family, s.iterations));
+                        let j = (0..n_sib)
+                            .max_by(|&a, &b| {
+                                sibling_effect(a, t.family, s.iterations)
+                                    .partial_cmp(&sibling_effect(b, t.family, s.iterations))
+                                    .unwrap_or(std::cmp::Ordering::Equal)
+                            })
+                            .unwrap_or(0);
+                        let ok = unit(&mut rng)
+                            < sigmoid(skill(s.iterations, split == "heldout") - t.difficulty + 0.6 * sibling_effect(j, t.family, s.iterations));
                         r_roll += 1;
                         r_ok += usize::from(ok);
                         w.push(episode(t, &s.siblings[j], 1, ok, &mut rng, p_tag(s.iterations)), ctx(s.iterations, "rank1", split))?;

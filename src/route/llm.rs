@@ -10,10 +10,10 @@ use serde_json::Value;
 
 use super::profile::BehaviorProfile;
 use super::voter::{RouteQuery, Voter};
-use crate::seed::SplitMix;
-use crate::policy::openai::{OpenAiConfig, OpenAiPolicy};
 use crate::message::{CallKind, Context, Message, Origin, Role};
+use crate::policy::openai::{OpenAiConfig, OpenAiPolicy};
 use crate::policy::{CallOptions, Policy};
+use crate::seed::SplitMix;
 
 /// An LLM voter that cannot be set up (its endpoint's client, its key).
 #[derive(Clone, Debug, thiserror::Error, PartialEq)]
@@ -222,8 +222,14 @@ mod tests {
     #[test]
     fn reads_rankings_in_their_usual_wrappings() {
         let known = names(&["schema-first", "inspect-first", "loop-monitor"]);
-        assert_eq!(parse_ranking(r#"{"ranking": ["inspect-first", "schema-first"]}"#, &known).unwrap(), names(&["inspect-first", "schema-first", "loop-monitor"]));
-        assert_eq!(parse_ranking("Sure:\n```json\n{\"ranking\": [\"Loop-Monitor\", \"nope\", \"loop-monitor\"]}\n```", &known).unwrap(), names(&["loop-monitor", "schema-first", "inspect-first"]));
+        assert_eq!(
+            parse_ranking(r#"{"ranking": ["inspect-first", "schema-first"]}"#, &known).unwrap(),
+            names(&["inspect-first", "schema-first", "loop-monitor"])
+        );
+        assert_eq!(
+            parse_ranking("Sure:\n```json\n{\"ranking\": [\"Loop-Monitor\", \"nope\", \"loop-monitor\"]}\n```", &known).unwrap(),
+            names(&["loop-monitor", "schema-first", "inspect-first"])
+        );
         assert_eq!(parse_ranking(r#"["schema-first"]"#, &known).unwrap()[0], "schema-first");
         assert!(parse_ranking("I think schema-first is best.", &known).is_err());
         assert!(parse_ranking(r#"{"ranking": ["other"]}"#, &known).is_err());

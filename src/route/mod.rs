@@ -5,6 +5,6 @@ pub mod profile;
 pub mod router;
 pub mod voter;
 
-pub use profile::{failure_signature, failure_summary, BehaviorProfile, Counts};
 pub use llm::{LlmVoter, LlmVoterConfig};
+pub use profile::{failure_signature, failure_summary, BehaviorProfile, Counts};
 pub use router::{borda, RouteQuery, Router, RoutingDecision, Voter, VOTERS};

@@ -241,7 +241,8 @@ mod tests {
 
     #[test]
     fn borda_sums_points() {
-        let r = borda(&[vec!["a".into(), "b".into(), "c".into()], vec!["b".into(), "a".into(), "c".into()], vec!["b".into(), "c".into(), "a".into()]]);
+        let r =
+            borda(&[vec!["a".into(), "b".into(), "c".into()], vec!["b".into(), "a".into(), "c".into()], vec!["b".into(), "c".into(), "a".into()]]);
         assert_eq!(r, vec!["b", "a", "c"]);
     }
 

@@ -49,7 +49,13 @@ pub fn contain(cmd: &mut Command, limits: Option<ResourceLimits>, user: Option<S
 
 /// [`contain`] with the signal the child gets when the workbench dies (a supervisor that must
 /// act on it takes SIGTERM) and a descriptor to hand to the child open (the sandbox's lifeline).
-pub(crate) fn contain_with(cmd: &mut Command, limits: Option<ResourceLimits>, user: Option<SwitchUser>, death_signal: libc::c_int, keep_fd: Option<libc::c_int>) {
+pub(crate) fn contain_with(
+    cmd: &mut Command,
+    limits: Option<ResourceLimits>,
+    user: Option<SwitchUser>,
+    death_signal: libc::c_int,
+    keep_fd: Option<libc::c_int>,
+) {
     use std::os::unix::process::CommandExt;
     cmd.process_group(0);
     let parent = std::process::id() as libc::pid_t;

@@ -98,7 +98,8 @@ pub fn availability() -> &'static Availability {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Availability::Missing(format!("`{program}` is not installed")),
             Err(e) => return Availability::Missing(format!("`{program}` could not start: {e}")),
         };
-        let bw = Bubblewrap { program: PathBuf::from(&program), disable_userns: help.contains("--disable-userns"), tmpfs_size: help.contains("--size") };
+        let bw =
+            Bubblewrap { program: PathBuf::from(&program), disable_userns: help.contains("--disable-userns"), tmpfs_size: help.contains("--size") };
         let (mut cmd, _lifeline) = match SandboxSpec::new("/").sandboxed(&bw, &["/usr/bin/true"]) {
             Ok(c) => c,
             Err(e) => return Availability::Missing(format!("a pipe for the sandbox: {e}")),
@@ -300,7 +301,8 @@ impl SandboxSpec {
 ///
 /// A background command's standard input is /dev/null in a non-interactive shell, so the real
 /// one is first kept on a spare descriptor (`$1`: 8 or 9, whichever the lifeline is not).
-const SUPERVISOR: &str = r#"trap 'kill -KILL 0' HUP INT TERM; s=$1; shift; eval "exec $s<&0"; eval "\"\$@\" <&$s $s<&- &"; eval "exec $s<&-"; wait $!"#;
+const SUPERVISOR: &str =
+    r#"trap 'kill -KILL 0' HUP INT TERM; s=$1; shift; eval "exec $s<&0"; eval "\"\$@\" <&$s $s<&- &"; eval "exec $s<&-"; wait $!"#;
 
 /// The sandbox's first process: it starts a watchdog on the lifeline (a pipe whose only writer
 /// is the workbench) and becomes the command. When the lifeline closes — the command's time is

@@ -206,25 +206,15 @@ fn insert_args(run_id: i64, episode: &Episode, context: &EpisodeContext, traject
 impl Store {
     /// Write one finished episode of run `run_id`; its id. The row is committed when this
     /// returns (one statement, its own transaction), so it survives the process being killed.
-    pub async fn insert_episode(
-        &self,
-        run_id: i64,
-        episode: &Episode,
-        context: &EpisodeContext,
-    ) -> Result<i64, StoreError> {
+    pub async fn insert_episode(&self, run_id: i64, episode: &Episode, context: &EpisodeContext) -> Result<i64, StoreError> {
         let op = format!("insert episode {} into run {run_id}", episode.task_id);
         let trajectory = serde_json::to_string(episode).map_err(|e| self.json_error(&op, e))?;
-        let (id,): (i64,) =
-            self.fetch_one(&op, INSERT_EPISODE, insert_args(run_id, episode, context, trajectory)).await?;
+        let (id,): (i64,) = self.fetch_one(&op, INSERT_EPISODE, insert_args(run_id, episode, context, trajectory)).await?;
         Ok(id)
     }
 
     /// Write several finished episodes in one transaction (all or none); their ids, in order.
-    pub async fn insert_episodes(
-        &self,
-        run_id: i64,
-        episodes: &[(Episode, EpisodeContext)],
-    ) -> Result<Vec<i64>, StoreError> {
+    pub async fn insert_episodes(&self, run_id: i64, episodes: &[(Episode, EpisodeContext)]) -> Result<Vec<i64>, StoreError> {
         let op = format!("insert {} episodes into run {run_id}", episodes.len());
         let mut all_args = Vec::with_capacity(episodes.len());
         for (episode, context) in episodes {
@@ -237,8 +227,7 @@ impl Store {
                 let mut ids = Vec::with_capacity(all_args.len());
                 for a in all_args {
                     let a = super::sql::arguments::<DB>(a)?;
-                    let (id,): (i64,) =
-                        sqlx::query_as_with::<DB, (i64,), _>(INSERT_EPISODE, a).fetch_one(&mut *tx).await?;
+                    let (id,): (i64,) = sqlx::query_as_with::<DB, (i64,), _>(INSERT_EPISODE, a).fetch_one(&mut *tx).await?;
                     ids.push(id);
                     crate::fault::point("store-write");
                 }
@@ -253,8 +242,7 @@ impl Store {
     /// The stored episode (its trajectory, deserialised).
     pub async fn episode(&self, id: i64) -> Result<Option<Episode>, StoreError> {
         let op = format!("read episode {id}");
-        let row: Option<(String,)> =
-            self.fetch_optional(&op, "SELECT trajectory FROM episodes WHERE id = $1", args![id]).await?;
+        let row: Option<(String,)> = self.fetch_optional(&op, "SELECT trajectory FROM episodes WHERE id = $1", args![id]).await?;
         row.map(|(json,)| serde_json::from_str(&json).map_err(|e| self.json_error(&op, e))).transpose()
     }
 
@@ -280,11 +268,7 @@ impl Store {
         let (sql, args) = self.select_sql("id, trajectory", filter, true);
         let raw: Vec<(i64, String)> = self.fetch_all(op, sqlx::AssertSqlSafe(sql), args).await?;
         raw.into_iter()
-            .map(|(id, json)| {
-                serde_json::from_str(&json)
-                    .map(|e| (id, e))
-                    .map_err(|e| self.json_error(&format!("read episode {id}"), e))
-            })
+            .map(|(id, json)| serde_json::from_str(&json).map(|e| (id, e)).map_err(|e| self.json_error(&format!("read episode {id}"), e)))
             .collect()
     }
 
@@ -360,8 +344,7 @@ impl Store {
         let bad = |what: &str, v: i64| self.corrupt(op, format!("episode {id}: {what} out of range: {v}"));
         let u32_of = |what: &str, v: i64| u32::try_from(v).map_err(|_| bad(what, v));
         let u64_of = |what: &str, v: i64| u64::try_from(v).map_err(|_| bad(what, v));
-        let status = parse_status(&r.status)
-            .ok_or_else(|| self.corrupt(op, format!("episode {id}: unknown status `{}`", r.status)))?;
+        let status = parse_status(&r.status).ok_or_else(|| self.corrupt(op, format!("episode {id}: unknown status `{}`", r.status)))?;
         Ok(EpisodeRow {
             id,
             run_id: r.run_id,

@@ -21,12 +21,9 @@ const UNSUPPORTED_DATABASES: &[&str] = &["mysql", "mariadb", "mssql", "sqlserver
 
 impl Location {
     pub(crate) fn parse(location: &str) -> Result<Location, StoreError> {
-        let unsupported =
-            |reason: String| StoreError::UnsupportedLocation { location: display_location(location), reason };
+        let unsupported = |reason: String| StoreError::UnsupportedLocation { location: display_location(location), reason };
         if location.trim().is_empty() {
-            return Err(unsupported(
-                "empty location; give a file path, `sqlite://path`, `sqlite::memory:` or a `postgres://` URL".into(),
-            ));
+            return Err(unsupported("empty location; give a file path, `sqlite://path`, `sqlite::memory:` or a `postgres://` URL".into()));
         }
         if location == ":memory:" {
             return Ok(Location::SqliteMemory { url: "sqlite::memory:".into() });
@@ -84,10 +81,7 @@ mod tests {
 
     #[test]
     fn parses_locations() {
-        assert_eq!(
-            Location::parse("runs/store.db").unwrap(),
-            Location::SqliteFile { path: "runs/store.db".into(), url: None }
-        );
+        assert_eq!(Location::parse("runs/store.db").unwrap(), Location::SqliteFile { path: "runs/store.db".into(), url: None });
         assert!(matches!(
             Location::parse("sqlite:///tmp/x.db").unwrap(),
             Location::SqliteFile { path, .. } if path == PathBuf::from("/tmp/x.db")

@@ -36,9 +36,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
-};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow, SqliteSynchronous};
 use sqlx::{FromRow, SqlSafeStr};
 
 pub use blocking::BlockingStore;
@@ -154,10 +152,7 @@ impl Store {
                 Backend::Sqlite(pool)
             }
             Location::SqliteMemory { url } => {
-                let options = SqliteConnectOptions::from_str(&url)
-                    .map_err(connect_err)?
-                    .busy_timeout(SQLITE_BUSY_TIMEOUT)
-                    .foreign_keys(true);
+                let options = SqliteConnectOptions::from_str(&url).map_err(connect_err)?.busy_timeout(SQLITE_BUSY_TIMEOUT).foreign_keys(true);
                 // One connection that never closes: the database lives exactly as long as it.
                 let pool = SqlitePoolOptions::new()
                     .max_connections(1)
@@ -171,11 +166,7 @@ impl Store {
             }
             Location::Postgres { url } => {
                 let options = PgConnectOptions::from_str(&url).map_err(connect_err)?;
-                let pool = PgPoolOptions::new()
-                    .max_connections(POSTGRES_MAX_CONNECTIONS)
-                    .connect_with(options)
-                    .await
-                    .map_err(connect_err)?;
+                let pool = PgPoolOptions::new().max_connections(POSTGRES_MAX_CONNECTIONS).connect_with(options).await.map_err(connect_err)?;
                 Backend::Postgres(pool)
             }
         };
@@ -226,12 +217,7 @@ impl Store {
     }
 
     /// Run a statement returning rows, decoded as `T`.
-    pub(crate) async fn fetch_all<T>(
-        &self,
-        op: &str,
-        sql: impl SqlSafeStr,
-        args: Vec<Arg>,
-    ) -> Result<Vec<T>, StoreError>
+    pub(crate) async fn fetch_all<T>(&self, op: &str, sql: impl SqlSafeStr, args: Vec<Arg>) -> Result<Vec<T>, StoreError>
     where
         T: Send + Unpin + for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow>,
     {
@@ -243,12 +229,7 @@ impl Store {
     }
 
     /// Run a statement returning at most one row.
-    pub(crate) async fn fetch_optional<T>(
-        &self,
-        op: &str,
-        sql: impl SqlSafeStr,
-        args: Vec<Arg>,
-    ) -> Result<Option<T>, StoreError>
+    pub(crate) async fn fetch_optional<T>(&self, op: &str, sql: impl SqlSafeStr, args: Vec<Arg>) -> Result<Option<T>, StoreError>
     where
         T: Send + Unpin + for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow>,
     {

@@ -26,16 +26,9 @@ impl Store {
     /// The records of `kind` in run `run_id`, as (key, body), in the order first put.
     pub async fn records(&self, run_id: i64, kind: &str) -> Result<Vec<(String, Value)>, StoreError> {
         let op = format!("read {kind} records of run {run_id}");
-        let rows: Vec<(String, String)> = self
-            .fetch_all(
-                &op,
-                "SELECT key, body FROM records WHERE run_id = $1 AND kind = $2 ORDER BY id",
-                args![run_id, kind],
-            )
-            .await?;
-        rows.into_iter()
-            .map(|(k, v)| serde_json::from_str(&v).map(|v| (k, v)).map_err(|e| self.json_error(&op, e)))
-            .collect()
+        let rows: Vec<(String, String)> =
+            self.fetch_all(&op, "SELECT key, body FROM records WHERE run_id = $1 AND kind = $2 ORDER BY id", args![run_id, kind]).await?;
+        rows.into_iter().map(|(k, v)| serde_json::from_str(&v).map(|v| (k, v)).map_err(|e| self.json_error(&op, e))).collect()
     }
 
     /// The records of `kind` in run `run_id` whose key starts with `prefix`, in the order first put.
@@ -49,21 +42,14 @@ impl Store {
                 args![run_id, kind, prefix],
             )
             .await?;
-        rows.into_iter()
-            .map(|(k, v)| serde_json::from_str(&v).map(|v| (k, v)).map_err(|e| self.json_error(&op, e)))
-            .collect()
+        rows.into_iter().map(|(k, v)| serde_json::from_str(&v).map(|v| (k, v)).map_err(|e| self.json_error(&op, e))).collect()
     }
 
     /// One record, if present.
     pub async fn record(&self, run_id: i64, kind: &str, key: &str) -> Result<Option<Value>, StoreError> {
         let op = format!("read {kind} record `{key}` of run {run_id}");
-        let row: Option<(String,)> = self
-            .fetch_optional(
-                &op,
-                "SELECT body FROM records WHERE run_id = $1 AND kind = $2 AND key = $3",
-                args![run_id, kind, key],
-            )
-            .await?;
+        let row: Option<(String,)> =
+            self.fetch_optional(&op, "SELECT body FROM records WHERE run_id = $1 AND kind = $2 AND key = $3", args![run_id, kind, key]).await?;
         row.map(|(v,)| serde_json::from_str(&v).map_err(|e| self.json_error(&op, e))).transpose()
     }
 }

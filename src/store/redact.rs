@@ -11,10 +11,8 @@ pub const REDACTED: &str = "[redacted]";
 /// `authorization`, `private_key`, `credentials`, ... . Token *counts* (`prompt_tokens`,
 /// `max_tokens`) and `tokenizer` are not secrets.
 pub fn is_secret_key(key: &str) -> bool {
-    let normalized: String =
-        key.chars().map(|c| if c == '-' || c == ' ' || c == '.' { '_' } else { c.to_ascii_lowercase() }).collect();
-    const CONTAINS: &[&str] =
-        &["api_key", "apikey", "password", "passwd", "secret", "private_key", "credential", "authorization"];
+    let normalized: String = key.chars().map(|c| if c == '-' || c == ' ' || c == '.' { '_' } else { c.to_ascii_lowercase() }).collect();
+    const CONTAINS: &[&str] = &["api_key", "apikey", "password", "passwd", "secret", "private_key", "credential", "authorization"];
     if CONTAINS.iter().any(|needle| normalized.contains(needle)) {
         return true;
     }

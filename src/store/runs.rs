@@ -67,14 +67,7 @@ pub struct NewRun {
 impl NewRun {
     /// A run of `kind` named `name`, with no suite/harness/policy and an empty config object.
     pub fn new(kind: impl Into<String>, name: impl Into<String>) -> NewRun {
-        NewRun {
-            kind: kind.into(),
-            name: name.into(),
-            suite: None,
-            harness: None,
-            policy: None,
-            config: Value::Object(Default::default()),
-        }
+        NewRun { kind: kind.into(), name: name.into(), suite: None, harness: None, policy: None, config: Value::Object(Default::default()) }
     }
     pub fn suite(mut self, suite: impl Into<String>) -> NewRun {
         self.suite = Some(suite.into());
@@ -164,11 +157,7 @@ impl Store {
         redact_secrets(&mut summary);
         let summary = serde_json::to_string(&summary).map_err(|e| self.json_error(&op, e))?;
         let changed = self
-            .execute(
-                &op,
-                "UPDATE runs SET status = $1, summary = $2, finished_at = $3 WHERE id = $4",
-                args![status.as_str(), summary, now_utc(), id],
-            )
+            .execute(&op, "UPDATE runs SET status = $1, summary = $2, finished_at = $3 WHERE id = $4", args![status.as_str(), summary, now_utc(), id])
             .await?;
         if changed == 0 {
             return Err(self.not_found(&op, format!("run {id}")));
@@ -219,11 +208,9 @@ impl Store {
     }
 
     fn run_row(&self, op: &str, raw: RawRun) -> Result<RunRow, StoreError> {
-        let status = RunStatus::parse(&raw.status)
-            .ok_or_else(|| self.corrupt(op, format!("run {}: unknown status `{}`", raw.id, raw.status)))?;
+        let status = RunStatus::parse(&raw.status).ok_or_else(|| self.corrupt(op, format!("run {}: unknown status `{}`", raw.id, raw.status)))?;
         let config = serde_json::from_str(&raw.config).map_err(|e| self.json_error(op, e))?;
-        let summary =
-            raw.summary.as_deref().map(serde_json::from_str).transpose().map_err(|e| self.json_error(op, e))?;
+        let summary = raw.summary.as_deref().map(serde_json::from_str).transpose().map_err(|e| self.json_error(op, e))?;
         Ok(RunRow {
             id: raw.id,
             kind: raw.kind,

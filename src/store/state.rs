@@ -24,20 +24,16 @@ impl Store {
     /// The value of `key` of run `run_id`, if set.
     pub async fn state(&self, run_id: i64, key: &str) -> Result<Option<Value>, StoreError> {
         let op = format!("read state `{key}` of run {run_id}");
-        let row: Option<(String,)> = self
-            .fetch_optional(&op, "SELECT value FROM run_state WHERE run_id = $1 AND key = $2", args![run_id, key])
-            .await?;
+        let row: Option<(String,)> =
+            self.fetch_optional(&op, "SELECT value FROM run_state WHERE run_id = $1 AND key = $2", args![run_id, key]).await?;
         row.map(|(v,)| serde_json::from_str(&v).map_err(|e| self.json_error(&op, e))).transpose()
     }
 
     /// Every state key of run `run_id` with its value, by key.
     pub async fn states(&self, run_id: i64) -> Result<Vec<(String, Value)>, StoreError> {
         let op = format!("read state of run {run_id}");
-        let rows: Vec<(String, String)> = self
-            .fetch_all(&op, "SELECT key, value FROM run_state WHERE run_id = $1 ORDER BY key", args![run_id])
-            .await?;
-        rows.into_iter()
-            .map(|(k, v)| serde_json::from_str(&v).map(|v| (k, v)).map_err(|e| self.json_error(&op, e)))
-            .collect()
+        let rows: Vec<(String, String)> =
+            self.fetch_all(&op, "SELECT key, value FROM run_state WHERE run_id = $1 ORDER BY key", args![run_id]).await?;
+        rows.into_iter().map(|(k, v)| serde_json::from_str(&v).map(|v| (k, v)).map_err(|e| self.json_error(&op, e))).collect()
     }
 }

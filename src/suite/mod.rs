@@ -273,11 +273,7 @@ pub fn require_containment(suite: &dyn Suite) -> Result<(), crate::sandbox::Sand
 pub type SuiteFactory = fn() -> Box<dyn Suite>;
 
 /// The built-in suites: one line per suite.
-const BUILT_IN: &[SuiteFactory] = &[
-    || Box::new(dbbench::DbBench::new()),
-    || Box::new(appworld::AppWorld::new()),
-    || Box::new(swegym::SweGym::new()),
-];
+const BUILT_IN: &[SuiteFactory] = &[|| Box::new(dbbench::DbBench::new()), || Box::new(appworld::AppWorld::new()), || Box::new(swegym::SweGym::new())];
 
 static REGISTERED: RwLock<Vec<SuiteFactory>> = RwLock::new(Vec::new());
 

@@ -10,8 +10,8 @@ use serde_json::{json, Value};
 use super::{line_diff, Args, CommandError, CommandResult, Workbench};
 use crate::analysis::ProfileRecord;
 use crate::harness::HarnessLibrary;
-use crate::route::{BehaviorProfile, Counts};
 use crate::report::{ReportBundle, ReportError};
+use crate::route::{BehaviorProfile, Counts};
 use crate::store::{EpisodeFilter, EpisodeRow, RunRow, RunStatus, KIND_EXPERIMENT};
 use crate::suite::{self, Suite};
 use crate::task::Task;
@@ -102,7 +102,11 @@ impl Workbench {
             Some(name) => {
                 let path = self.dataset_path(s.name(), name)?;
                 if !path.exists() {
-                    return Err(CommandError::NotFound(format!("no imported dataset `{name}` for suite `{}` (looked for {})", s.name(), path.display())));
+                    return Err(CommandError::NotFound(format!(
+                        "no imported dataset `{name}` for suite `{}` (looked for {})",
+                        s.name(),
+                        path.display()
+                    )));
                 }
                 s.load_file(&path).map_err(|e| CommandError::BadArguments(e.to_string()))
             }
@@ -143,7 +147,11 @@ impl Workbench {
         let family = a.opt_str("family")?;
         let tasks = self.load_tasks(s.as_ref(), a.opt_str("dataset")?)?;
         Ok(Value::Array(
-            tasks.iter().filter(|t| family.is_none_or(|f| t.family == f)).map(|t| json!({"id": t.id, "family": t.family, "instruction": t.instruction})).collect(),
+            tasks
+                .iter()
+                .filter(|t| family.is_none_or(|f| t.family == f))
+                .map(|t| json!({"id": t.id, "family": t.family, "instruction": t.instruction}))
+                .collect(),
         ))
     }
 
@@ -205,7 +213,11 @@ impl Workbench {
         let mut out = Vec::new();
         for e in &entries {
             let is_base = e.spec.lineage.len() <= 1;
-            let diff: Vec<Value> = if is_base { Vec::new() } else { line_diff(&base_text, &render(&e.spec)).into_iter().map(|l| json!({"op": l.op, "line": l.line})).collect() };
+            let diff: Vec<Value> = if is_base {
+                Vec::new()
+            } else {
+                line_diff(&base_text, &render(&e.spec)).into_iter().map(|l| json!({"op": l.op, "line": l.line})).collect()
+            };
             out.push(json!({
                 "name": e.spec.name,
                 "description": e.spec.description,
@@ -234,7 +246,11 @@ impl Workbench {
             }
             // Read with the same record type the analyses use.
             let recs: Vec<ProfileRecord> = recs.into_iter().filter_map(|(_, v)| serde_json::from_value(v).ok()).collect();
-            let arm = if recs.iter().any(|p| p.arm == "harness-s") { "harness-s".to_string() } else { recs.first().map(|p| p.arm.clone()).unwrap_or_default() };
+            let arm = if recs.iter().any(|p| p.arm == "harness-s") {
+                "harness-s".to_string()
+            } else {
+                recs.first().map(|p| p.arm.clone()).unwrap_or_default()
+            };
             let Some(seed) = recs.iter().filter(|p| p.arm == arm).map(|p| p.seed_index).min() else { continue };
             let mut best: BTreeMap<String, &BehaviorProfile> = BTreeMap::new();
             for p in recs.iter().filter(|p| p.arm == arm && p.seed_index == seed).map(|p| &p.profile) {
@@ -329,7 +345,10 @@ impl Workbench {
         // Rescued: a successful sibling rollout; not rescued: a sibling rollout that failed.
         if let Some(rescued) = a.opt_bool("rescued")? {
             if f.phase.as_deref().is_some_and(|p| p != "rescue") {
-                return Err(CommandError::BadArguments(format!("episodes: `rescued` selects rescue rollouts, but `phase` is `{}`", f.phase.unwrap_or_default())));
+                return Err(CommandError::BadArguments(format!(
+                    "episodes: `rescued` selects rescue rollouts, but `phase` is `{}`",
+                    f.phase.unwrap_or_default()
+                )));
             }
             f.phase = Some("rescue".into());
             if f.success.is_some_and(|s| s != rescued) {
@@ -367,7 +386,10 @@ impl Workbench {
         let records = self.store.records_with_prefix(row.run_id, "distilled", &prefix)?;
         let pick = records.iter().find(|(_, v)| v["rescue_episode"].as_i64() == Some(id)).or_else(|| records.first());
         let Some((_, rec)) = pick else {
-            return Err(CommandError::NotFound(format!("task `{}` was not rescued in iteration {it} of {arm} seed {seed} (episode {id})", row.task_id)));
+            return Err(CommandError::NotFound(format!(
+                "task `{}` was not rescued in iteration {it} of {arm} seed {seed} (episode {id})",
+                row.task_id
+            )));
         };
         let mut f = EpisodeFilter::run(row.run_id);
         f.task_id = Some(row.task_id.clone());
@@ -379,7 +401,8 @@ impl Workbench {
         let base: Vec<i64> = self.store.episode_rows(&f)?.into_iter().filter(|r| !r.success).map(|r| r.id).collect();
         let mut rf = f.clone();
         rf.phase = Some("rescue".into());
-        let attempts: Vec<Value> = self.store.episode_rows(&rf)?.iter().map(|r| json!({"id": r.id, "harness": r.harness, "success": r.success})).collect();
+        let attempts: Vec<Value> =
+            self.store.episode_rows(&rf)?.iter().map(|r| json!({"id": r.id, "harness": r.harness, "success": r.success})).collect();
         // the routing decision that chose the siblings (routed arms; null for random choices)
         let route = self.store.record(row.run_id, "route", &key)?.filter(|r| r["rankings"].as_array().is_some_and(|a| !a.is_empty()));
         Ok(json!({
@@ -403,7 +426,9 @@ impl Workbench {
         let out = Path::new(a.str("out_dir")?);
         let p = b.write(out).map_err(report_error)?;
         let s = |p: &Path| p.display().to_string();
-        Ok(json!({"dir": s(&p.dir), "html": s(&p.html), "json": s(&p.json), "csv": p.csv.iter().map(|x| s(x)).collect::<Vec<_>>(), "charts": p.charts.iter().map(|x| s(x)).collect::<Vec<_>>()}))
+        Ok(
+            json!({"dir": s(&p.dir), "html": s(&p.html), "json": s(&p.json), "csv": p.csv.iter().map(|x| s(x)).collect::<Vec<_>>(), "charts": p.charts.iter().map(|x| s(x)).collect::<Vec<_>>()}),
+        )
     }
 
     /// One report file's text, for a browser download.
@@ -416,21 +441,28 @@ impl Workbench {
         };
         match a.str("format")? {
             "html" => Ok(json!({"file_name": format!("{stem}.html"), "mime": "text/html", "text": b.html()})),
-            "json" => Ok(json!({"file_name": format!("{stem}.json"), "mime": "application/json", "text": serde_json::to_string_pretty(&b.json(false)).unwrap_or_default()})),
+            "json" => Ok(
+                json!({"file_name": format!("{stem}.json"), "mime": "application/json", "text": serde_json::to_string_pretty(&b.json(false)).unwrap_or_default()}),
+            ),
             "csv" => {
                 let tables = b.csv();
                 let wanted = a.opt_str("table")?;
                 match wanted {
                     Some(t) => {
                         let c = tables.iter().find(|c| c.file == t).ok_or_else(|| {
-                            CommandError::NotFound(format!("no CSV table `{t}` (tables: {})", tables.iter().map(|c| c.file).collect::<Vec<_>>().join(", ")))
+                            CommandError::NotFound(format!(
+                                "no CSV table `{t}` (tables: {})",
+                                tables.iter().map(|c| c.file).collect::<Vec<_>>().join(", ")
+                            ))
                         })?;
                         Ok(json!({"file_name": c.file, "mime": "text/csv", "text": c.render()}))
                     }
                     // All tables in one file, each under a `# file` line.
                     None => {
                         let text: String = tables.iter().map(|c| format!("# {}\n{}\n", c.file, c.render())).collect();
-                        Ok(json!({"file_name": format!("{stem}.csv"), "mime": "text/csv", "text": text, "tables": tables.iter().map(|c| c.file).collect::<Vec<_>>()}))
+                        Ok(
+                            json!({"file_name": format!("{stem}.csv"), "mime": "text/csv", "text": text, "tables": tables.iter().map(|c| c.file).collect::<Vec<_>>()}),
+                        )
                     }
                 }
             }

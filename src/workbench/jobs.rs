@@ -185,7 +185,9 @@ impl Jobs {
         let v = self.start(cfg)?;
         if v["run_id"].as_i64() != Some(run_id) {
             // A newer unfinished run of the same configuration exists; the runner resumed that one.
-            return Ok(json!({"run_id": v["run_id"], "note": format!("resumed run {} (the newest unfinished run of this configuration)", v["run_id"])}));
+            return Ok(
+                json!({"run_id": v["run_id"], "note": format!("resumed run {} (the newest unfinished run of this configuration)", v["run_id"])}),
+            );
         }
         Ok(v)
     }

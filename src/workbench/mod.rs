@@ -197,7 +197,8 @@ impl Workbench {
     }
 
     fn workspace_info(&self) -> CommandResult {
-        let mut demos: Vec<crate::store::RunRow> = self.store.runs()?.into_iter().filter(|r| r.kind == crate::store::KIND_EXPERIMENT && r.name == "demo").collect();
+        let mut demos: Vec<crate::store::RunRow> =
+            self.store.runs()?.into_iter().filter(|r| r.kind == crate::store::KIND_EXPERIMENT && r.name == "demo").collect();
         demos.sort_by_key(|r| std::cmp::Reverse(r.id));
         let newest = demos.first();
         let finished = demos.iter().find(|r| r.status == crate::store::RunStatus::Finished).map(|r| r.id);

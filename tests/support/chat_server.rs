@@ -187,11 +187,7 @@ impl ChatServer {
         let thread = std::thread::Builder::new()
             .name("chat-server".into())
             .spawn(move || {
-                let rt = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .enable_all()
-                    .build()
-                    .expect("server runtime");
+                let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("server runtime");
                 rt.block_on(async move {
                     let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
                     let app = Router::new().fallback(handle).with_state(st);
@@ -251,10 +247,7 @@ async fn handle(State(st): State<Arc<ServerState>>, method: Method, uri: Uri, he
     st.requests.lock().unwrap().push(RecordedRequest {
         method: method.to_string(),
         path: path.clone(),
-        headers: headers
-            .iter()
-            .map(|(k, v)| (k.as_str().to_ascii_lowercase(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
-            .collect(),
+        headers: headers.iter().map(|(k, v)| (k.as_str().to_ascii_lowercase(), String::from_utf8_lossy(v.as_bytes()).into_owned())).collect(),
         body_text,
         body: body_json.clone(),
     });
@@ -344,9 +337,7 @@ pub fn tool_call_reply_raw(calls: &[(&str, &str)]) -> String {
     let tool_calls: Vec<Value> = calls
         .iter()
         .enumerate()
-        .map(|(i, (name, args))| {
-            json!({"id": format!("call_srv_{i}"), "type": "function", "function": {"name": name, "arguments": args}})
-        })
+        .map(|(i, (name, args))| json!({"id": format!("call_srv_{i}"), "type": "function", "function": {"name": name, "arguments": args}}))
         .collect();
     completion(json!({"role": "assistant", "content": null, "tool_calls": tool_calls}), "tool_calls")
 }

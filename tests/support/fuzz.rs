@@ -33,8 +33,31 @@ pub struct FuzzReport {
 }
 
 const EXTREMES: &[&str] = &[
-    "-1", "0", "-0", "1e309", "-1e309", "NaN", "nan", "inf", "-inf", "18446744073709551616", "9223372036854775807", "-9223372036854775809",
-    "1000000000000", "4294967296", "0.5", "\"\"", "null", "true", "[]", "{}", "\u{0}", "\u{feff}", "\u{10ffff}", "\\u0000", "\\ud800",
+    "-1",
+    "0",
+    "-0",
+    "1e309",
+    "-1e309",
+    "NaN",
+    "nan",
+    "inf",
+    "-inf",
+    "18446744073709551616",
+    "9223372036854775807",
+    "-9223372036854775809",
+    "1000000000000",
+    "4294967296",
+    "0.5",
+    "\"\"",
+    "null",
+    "true",
+    "[]",
+    "{}",
+    "\u{0}",
+    "\u{feff}",
+    "\u{10ffff}",
+    "\\u0000",
+    "\\ud800",
 ];
 
 fn seconds() -> f64 {
@@ -115,7 +138,11 @@ fn mutate(input: &[u8], corpus: &[Vec<u8>], dict: &[&str], rng: &mut StdRng) -> 
                 d[i] ^= 1 << rng.gen_range(0..8);
             }
             1 => {
-                let tok = if rng.gen_bool(0.5) && !dict.is_empty() { dict[rng.gen_range(0..dict.len())] } else { EXTREMES[rng.gen_range(0..EXTREMES.len())] };
+                let tok = if rng.gen_bool(0.5) && !dict.is_empty() {
+                    dict[rng.gen_range(0..dict.len())]
+                } else {
+                    EXTREMES[rng.gen_range(0..EXTREMES.len())]
+                };
                 d.splice(at..at, tok.bytes());
             }
             2 if len > 0 => {
@@ -205,9 +232,10 @@ pub fn fuzz(name: &str, seeds: &[Vec<u8>], dict: &[&str], target: impl Fn(&[u8])
         }
     }
     let seed_panics = seeds.iter().filter(|s| catch_unwind(AssertUnwindSafe(|| target(s))).is_err()).count();
-    let seed: u64 = std::env::var("HARNESS_S_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
-    });
+    let seed: u64 = std::env::var("HARNESS_S_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
     let mut rng = StdRng::seed_from_u64(seed ^ fnv(name.as_bytes()));
     let budget = Duration::from_secs_f64(seconds());
     let mut corpus: Vec<Vec<u8>> = seeds.to_vec();

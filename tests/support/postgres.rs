@@ -26,7 +26,8 @@ fn server() -> &'static Result<String, String> {
 }
 
 fn bin_dir() -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql").ok()?.flatten().map(|e| e.path().join("bin")).filter(|p| p.join("initdb").exists()).collect();
+    let mut dirs: Vec<PathBuf> =
+        std::fs::read_dir("/usr/lib/postgresql").ok()?.flatten().map(|e| e.path().join("bin")).filter(|p| p.join("initdb").exists()).collect();
     dirs.sort();
     dirs.pop()
 }
@@ -52,7 +53,10 @@ fn start_cluster() -> Result<String, String> {
         }
     }
     let mut init = Command::new(bin.join("initdb"));
-    init.args(["-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale", "C", "-D"]).arg(&data).stdout(Stdio::null()).stderr(Stdio::piped());
+    init.args(["-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale", "C", "-D"])
+        .arg(&data)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
     harness_s::sandbox::contain(&mut init, None, user);
     let out = init.output().map_err(|e| format!("initdb: {e}"))?;
     if !out.status.success() {
@@ -68,7 +72,20 @@ fn start_cluster() -> Result<String, String> {
             let mut cmd = Command::new(postgres);
             cmd.arg("-D")
                 .arg(&data)
-                .args(["-p", &port.to_string(), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200"])
+                .args([
+                    "-p",
+                    &port.to_string(),
+                    "-c",
+                    "listen_addresses=127.0.0.1",
+                    "-c",
+                    "fsync=off",
+                    "-c",
+                    "synchronous_commit=off",
+                    "-c",
+                    "full_page_writes=off",
+                    "-c",
+                    "max_connections=200",
+                ])
                 .arg("-k")
                 .arg(&sock)
                 .stdout(Stdio::null())
@@ -93,7 +110,13 @@ fn start_cluster() -> Result<String, String> {
     // accepting connections is not the same as ready: wait for a query to work
     let t0 = Instant::now();
     loop {
-        let ok = Command::new(bin.join("psql")).args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres", "-d", "postgres", "-c", "select 1"]).stdout(Stdio::null()).stderr(Stdio::null()).status().map(|s| s.success()).unwrap_or(false);
+        let ok = Command::new(bin.join("psql"))
+            .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres", "-d", "postgres", "-c", "select 1"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
         if ok {
             break;
         }
@@ -130,7 +153,12 @@ pub fn fresh_database(label: &str) -> Option<String> {
             return None;
         }
     };
-    let name = format!("t_{}_{}_{}", label.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_lowercase(), std::process::id(), N.fetch_add(1, Ordering::SeqCst));
+    let name = format!(
+        "t_{}_{}_{}",
+        label.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_lowercase(),
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    );
     // on a thread of its own: callers may be inside an async runtime already
     let create = format!("CREATE DATABASE {name}");
     let admin2 = admin.clone();

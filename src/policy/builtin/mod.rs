@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 
 pub use self::kit::{Built, Chooser, Decision};
 use self::model::{LinearModel, SparseModel};
-use crate::seed::SplitMix;
 use super::{AssistantTurn, CallKind, CallOptions, Context, Policy, PolicyError, Role};
+use crate::seed::SplitMix;
 
 /// A suite's action grammar for the built-in policy: how an action is built from a context as
 /// slot decisions, what the policy writes for the non-acting calls a harness makes (plan,
@@ -58,7 +58,10 @@ pub fn replay<G: Grammar + ?Sized>(grammar: &G, ctx: &Context, labels: Vec<(Stri
 
 /// Replay `labels` through `build`: the action built (if the build finished), the decisions made
 /// on the way, and whether some label could not be followed.
-pub fn replay_with(labels: Vec<(String, String)>, build: impl FnOnce(&mut dyn Chooser) -> Option<Built>) -> (Option<Built>, Vec<(Decision, usize)>, bool) {
+pub fn replay_with(
+    labels: Vec<(String, String)>,
+    build: impl FnOnce(&mut dyn Chooser) -> Option<Built>,
+) -> (Option<Built>, Vec<(Decision, usize)>, bool) {
     let mut r = Replay { labels, missed: false };
     let mut collected = Vec::new();
     let built = build(&mut Recorder { inner: &mut r, seen: &mut collected });
@@ -127,13 +130,7 @@ impl Chooser for Replay {
 
 /// Parse `slot=label; slot=label` from a reply's first line.
 pub fn parse_trace(content: &str) -> Vec<(String, String)> {
-    content
-        .lines()
-        .next()
-        .unwrap_or("")
-        .split("; ")
-        .filter_map(|p| p.split_once('=').map(|(a, b)| (a.to_string(), b.to_string())))
-        .collect()
+    content.lines().next().unwrap_or("").split("; ").filter_map(|p| p.split_once('=').map(|(a, b)| (a.to_string(), b.to_string()))).collect()
 }
 
 impl BuiltinPolicy {

@@ -111,8 +111,6 @@ pub fn softmax(scores: &[f32], t: f32) -> Vec<f32> {
     e.iter().map(|v| v / z).collect()
 }
 
-
-
 #[cfg(test)]
 mod tests {
     use super::*;

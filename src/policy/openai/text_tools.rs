@@ -201,11 +201,7 @@ fn parse_fenced(text: &str) -> Option<(String, Vec<(String, Value)>)> {
         let body = &text[body_start..body_start + close];
         let end = body_start + close + 3;
         let lang_ok = matches!(info.as_str(), "" | "json" | "tool_call" | "tool_code");
-        let parsed = if lang_ok {
-            serde_json::from_str::<Value>(body.trim()).ok().and_then(|v| as_calls(&v, true))
-        } else {
-            None
-        };
+        let parsed = if lang_ok { serde_json::from_str::<Value>(body.trim()).ok().and_then(|v| as_calls(&v, true)) } else { None };
         match parsed {
             Some(cs) => {
                 rest.push_str(&text[pos..open]);

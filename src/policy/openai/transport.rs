@@ -32,12 +32,7 @@ pub(crate) struct HttpRequest {
 
 /// Sends `req`, retrying as configured; returns the body of a 2xx reply. A permit of
 /// `limit` (if given) is held for each attempt, not across backoff sleeps.
-pub(crate) async fn send(
-    client: &reqwest::Client,
-    req: &HttpRequest,
-    retry: &Retry,
-    limit: Option<&Arc<Semaphore>>,
-) -> Result<String, PolicyError> {
+pub(crate) async fn send(client: &reqwest::Client, req: &HttpRequest, retry: &Retry, limit: Option<&Arc<Semaphore>>) -> Result<String, PolicyError> {
     let mut attempt: u32 = 0;
     loop {
         let outcome = {

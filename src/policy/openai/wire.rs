@@ -102,11 +102,7 @@ fn text_messages(ctx: &Context) -> Vec<Value> {
                 out.push(json!({"role": "assistant", "content": parts.join("\n")}));
             }
             Role::Tool => {
-                let name = m
-                    .tool_call_id
-                    .as_deref()
-                    .and_then(|id| names.iter().rev().find(|(i, _)| *i == id).map(|(_, n)| *n))
-                    .unwrap_or("tool");
+                let name = m.tool_call_id.as_deref().and_then(|id| names.iter().rev().find(|(i, _)| *i == id).map(|(_, n)| *n)).unwrap_or("tool");
                 let content = format!("{}\n{}", text_tools::tool_result_prefix(name), m.content);
                 out.push(json!({"role": "user", "content": content}));
             }
@@ -165,11 +161,9 @@ fn content_text(v: Option<&Value>) -> String {
     match v {
         Some(Value::String(s)) => s.clone(),
         // Some servers return content as an array of parts: [{"type": "text", "text": ...}].
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str).or_else(|| p.as_str()))
-            .collect::<Vec<_>>()
-            .join(""),
+        Some(Value::Array(parts)) => {
+            parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str).or_else(|| p.as_str())).collect::<Vec<_>>().join("")
+        }
         _ => String::new(),
     }
 }
@@ -186,8 +180,7 @@ fn short(s: &str, n: usize) -> String {
 
 /// Parses a 200 reply body. `text_tools` = parse tool calls out of the content (text mode).
 pub fn parse_reply(body: &str, text_tools_on: bool, first_index: usize) -> Result<AssistantTurn, PolicyError> {
-    let v: Value = serde_json::from_str(body)
-        .map_err(|e| PolicyError::Protocol(format!("reply is not JSON ({e}): {}", short(body, 200))))?;
+    let v: Value = serde_json::from_str(body).map_err(|e| PolicyError::Protocol(format!("reply is not JSON ({e}): {}", short(body, 200))))?;
     let Some(choices) = v.get("choices").and_then(Value::as_array) else {
         if let Some(err) = v.get("error") {
             let msg = err.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| err.to_string());
@@ -248,7 +241,19 @@ pub fn parse_reply(body: &str, text_tools_on: bool, first_index: usize) -> Resul
 pub(crate) fn says_tools_unsupported(body: &str) -> bool {
     let b = body.to_ascii_lowercase();
     b.contains("tool")
-        && ["support", "requires", "enable-auto-tool-choice", "tool-call-parser", "jinja", "not allowed", "not enabled", "unrecognized", "unknown", "extra inputs", "extra_forbidden"]
-            .iter()
-            .any(|k| b.contains(k))
+        && [
+            "support",
+            "requires",
+            "enable-auto-tool-choice",
+            "tool-call-parser",
+            "jinja",
+            "not allowed",
+            "not enabled",
+            "unrecognized",
+            "unknown",
+            "extra inputs",
+            "extra_forbidden",
+        ]
+        .iter()
+        .any(|k| b.contains(k))
 }

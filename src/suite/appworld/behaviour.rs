@@ -35,4 +35,3 @@ pub fn tags(calls: &[&CallRecord]) -> Vec<bool> {
     });
     vec![reads_docs_first, logs_in, pages, verifies]
 }
-

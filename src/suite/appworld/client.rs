@@ -86,7 +86,8 @@ impl Client {
     /// A client whose requests run on `rt`, each limited to `timeout` (which should exceed the
     /// server's own execution limit, 100 s for AppWorld).
     pub fn new(rt: tokio::runtime::Handle, timeout: Duration) -> Result<Client, String> {
-        let http = reqwest::Client::builder().timeout(timeout).connect_timeout(timeout.min(Duration::from_secs(30))).build().map_err(|e| e.to_string())?;
+        let http =
+            reqwest::Client::builder().timeout(timeout).connect_timeout(timeout.min(Duration::from_secs(30))).build().map_err(|e| e.to_string())?;
         Ok(Client { http, rt, timeout })
     }
 
@@ -116,7 +117,8 @@ impl Client {
                 if status != reqwest::StatusCode::OK {
                     return Err(ClientError::Status { url: u.clone(), status: status.as_u16(), body: text.trim().chars().take(2000).collect() });
                 }
-                let v: Value = serde_json::from_str(&text).map_err(|_| ClientError::Protocol { url: u.clone(), body: text.chars().take(500).collect() })?;
+                let v: Value =
+                    serde_json::from_str(&text).map_err(|_| ClientError::Protocol { url: u.clone(), body: text.chars().take(500).collect() })?;
                 match v {
                     Value::Object(mut o) if o.contains_key("output") => Ok(o.remove("output").unwrap_or(Value::Null)),
                     _ => Err(ClientError::Protocol { url: u.clone(), body: text.chars().take(500).collect() }),

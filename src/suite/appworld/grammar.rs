@@ -187,7 +187,10 @@ fn instruction_spans(q: &str) -> Vec<(String, &'static str)> {
     let mut rest = q;
     while let Some(i) = rest.find('\'') {
         let after = &rest[i + 1..];
-        let Some(j) = after.find("' ").or_else(|| after.find("'.")).or_else(|| if after.ends_with('\'') { Some(after.len() - 1) } else { None }) else { break };
+        let Some(j) = after.find("' ").or_else(|| after.find("'.")).or_else(|| if after.ends_with('\'') { Some(after.len() - 1) } else { None })
+        else {
+            break;
+        };
         push(after[..j].to_string(), "quoted");
         rest = &after[j + 1..];
     }
@@ -277,7 +280,10 @@ impl AwView {
                     }
                     v.read_docs_text(&m.content, Some(&code));
                     if let Some(val) = py_literal(&m.content) {
-                        if let (Some(var), Value::Array(items)) = (code.split([' ', ',']).next().filter(|s| s.len() > 1 && s.starts_with('r') && s[1..].chars().all(|c| c.is_ascii_digit())), &val) {
+                        if let (Some(var), Value::Array(items)) = (
+                            code.split([' ', ',']).next().filter(|s| s.len() > 1 && s.starts_with('r') && s[1..].chars().all(|c| c.is_ascii_digit())),
+                            &val,
+                        ) {
                             let items: Vec<Map<String, Value>> = items.iter().filter_map(|x| x.as_object().cloned()).collect();
                             v.last_list = Some((var.to_string(), items));
                         }
@@ -334,7 +340,9 @@ impl AwView {
         }
         if code.contains("show_api_doc(") {
             if let Some(Value::Object(doc)) = py_literal(text) {
-                let (Some(app), Some(api)) = (doc.get("app_name").and_then(Value::as_str), doc.get("api_name").and_then(Value::as_str)) else { return };
+                let (Some(app), Some(api)) = (doc.get("app_name").and_then(Value::as_str), doc.get("api_name").and_then(Value::as_str)) else {
+                    return;
+                };
                 let params = doc
                     .get("parameters")
                     .and_then(Value::as_array)
@@ -343,7 +351,12 @@ impl AwView {
                             .filter_map(|p| {
                                 let desc = p.get("description").and_then(Value::as_str).unwrap_or("");
                                 let listed = desc.split('`').skip(1).step_by(2).map(str::to_string).collect();
-                                Some(ParamDoc { name: p.get("name")?.as_str()?.to_string(), ty: p.get("type").and_then(Value::as_str).unwrap_or("").to_string(), required: p.get("required").and_then(Value::as_bool).unwrap_or(false), listed })
+                                Some(ParamDoc {
+                                    name: p.get("name")?.as_str()?.to_string(),
+                                    ty: p.get("type").and_then(Value::as_str).unwrap_or("").to_string(),
+                                    required: p.get("required").and_then(Value::as_bool).unwrap_or(false),
+                                    listed,
+                                })
                             })
                             .collect()
                     })
@@ -397,7 +410,9 @@ fn value_py(v: &Value) -> String {
 /// An item "is about" a span when some text field equals it (names: first + last).
 fn item_matches(item: &Map<String, Value>, span: &str) -> bool {
     let s = span.to_lowercase();
-    let full = format!("{} {}", item.get("first_name").and_then(Value::as_str).unwrap_or(""), item.get("last_name").and_then(Value::as_str).unwrap_or("")).to_lowercase();
+    let full =
+        format!("{} {}", item.get("first_name").and_then(Value::as_str).unwrap_or(""), item.get("last_name").and_then(Value::as_str).unwrap_or(""))
+            .to_lowercase();
     full.trim() == s || item.values().any(|v| v.as_str().is_some_and(|t| t.to_lowercase() == s))
 }
 
@@ -424,7 +439,17 @@ fn api_overlap(api: &str, v: &AwView) -> bool {
 }
 
 /// Instruction verbs and the API verb each asks for.
-const VERBS: &[(&str, &str)] = &[("create", "create"), ("add", "add"), ("update", "update"), ("send", "send"), ("delete", "delete"), ("remove", "remove"), ("mark", "complete"), ("completed", "complete"), ("with", "add")];
+const VERBS: &[(&str, &str)] = &[
+    ("create", "create"),
+    ("add", "add"),
+    ("update", "update"),
+    ("send", "send"),
+    ("delete", "delete"),
+    ("remove", "remove"),
+    ("mark", "complete"),
+    ("completed", "complete"),
+    ("with", "add"),
+];
 
 /// How strongly the context points at an API for this task: its words and verb in the
 /// instruction, a read for a question, a search when the instruction names someone.
@@ -484,11 +509,16 @@ impl Builder<'_> {
         out.push(f(&[slot, label, "logged", if v.logged_in.is_empty() { "n" } else { "y" }]));
         out.push(f(&[slot, label, "q", if v.question { "y" } else { "n" }]));
         let calls = v.cells.iter().filter(|c| !c.failed && c.code.starts_with('r')).count();
-        out.push(f(&[slot, label, "calls", match calls {
-            0 => "0",
-            1 => "1",
-            _ => "2+",
-        }]));
+        out.push(f(&[
+            slot,
+            label,
+            "calls",
+            match calls {
+                0 => "0",
+                1 => "1",
+                _ => "2+",
+            },
+        ]));
         match v.cells.last() {
             Some(c) if c.failed => out.push(f(&[slot, label, "last", "error"])),
             Some(c) if c.output.trim() == "[]" => out.push(f(&[slot, label, "last", "empty"])),
@@ -504,7 +534,8 @@ impl Builder<'_> {
         let relevant = v.relevant();
         let need_doc = relevant.iter().any(|k| !v.docs.contains_key(k));
         let need_login = named.iter().any(|a| v.docs.keys().any(|(x, _)| x == *a) && !v.logged_in.contains(*a));
-        let need_call = relevant.iter().any(|(app, api)| v.docs.contains_key(&(app.clone(), api.clone())) && v.logged_in.contains(app) && !v.called(app, api));
+        let need_call =
+            relevant.iter().any(|(app, api)| v.docs.contains_key(&(app.clone(), api.clone())) && v.logged_in.contains(app) && !v.called(app, api));
         let called = v.cells.iter().any(|c| !c.failed && c.code.starts_with('r'));
         let mut d = Decision { slot: "kind", labels: vec![], options: vec![], prior: vec![] };
         let kinds = ["apps", "apis_of", "doc", "login", "call", "complete"];
@@ -615,13 +646,29 @@ impl Builder<'_> {
                     _ => true,
                 };
                 if ty_ok {
-                    let kind_of = if p.name.contains("email") { "email" } else if p.name.contains("date") { "date" } else { "text" };
-                    opts.push((format!("span:{t}"), Some(span_py(t, k)), vec![f(&[slot, "span", k, p.ty.as_str()]), f(&[slot, "span", k, "param", kind_of])], 0.3));
+                    let kind_of = if p.name.contains("email") {
+                        "email"
+                    } else if p.name.contains("date") {
+                        "date"
+                    } else {
+                        "text"
+                    };
+                    opts.push((
+                        format!("span:{t}"),
+                        Some(span_py(t, k)),
+                        vec![f(&[slot, "span", k, p.ty.as_str()]), f(&[slot, "span", k, "param", kind_of])],
+                        0.3,
+                    ));
                 }
             }
             for l in &p.listed {
                 let in_q = v.words.contains(&l.to_lowercase());
-                opts.push((format!("listed:{l}"), Some(py_str(l)), vec![f(&[slot, "listed", if in_q { "inq" } else { "no" }])], if in_q { 1.0 } else { 0.0 }));
+                opts.push((
+                    format!("listed:{l}"),
+                    Some(py_str(l)),
+                    vec![f(&[slot, "listed", if in_q { "inq" } else { "no" }])],
+                    if in_q { 1.0 } else { 0.0 },
+                ));
             }
             if p.ty == "boolean" {
                 for b in ["True", "False"] {
@@ -653,7 +700,12 @@ impl Builder<'_> {
                             continue;
                         }
                         let about = v.spans.iter().any(|(s, _)| item_matches(it, s));
-                        opts.push((label, Some(value_py(x)), vec![f(&[slot, "output", if about { "about" } else { "other" }])], if about { 1.0 } else { 0.0 }));
+                        opts.push((
+                            label,
+                            Some(value_py(x)),
+                            vec![f(&[slot, "output", if about { "about" } else { "other" }])],
+                            if about { 1.0 } else { 0.0 },
+                        ));
                     }
                 }
             }
@@ -680,14 +732,16 @@ impl Builder<'_> {
         let fields: Vec<String> = items.first().map(|i| i.keys().cloned().collect()).unwrap_or_default();
         for field in fields {
             for (t, k) in &v.spans {
-                let eq: Vec<_> = items.iter().filter(|i| i.get(&field).and_then(Value::as_str).is_some_and(|s| s.eq_ignore_ascii_case(t))).cloned().collect();
+                let eq: Vec<_> =
+                    items.iter().filter(|i| i.get(&field).and_then(Value::as_str).is_some_and(|s| s.eq_ignore_ascii_case(t))).cloned().collect();
                 if !eq.is_empty() {
                     d.push(format!("{field}=={t}"), vec![f(&["each", "eq", k])], 0.5);
                     out.push(Some((var.clone(), eq, format!("x[{}] == {}", py_str(&field), py_str(t)))));
                 }
                 if *k == "date" && items.iter().any(|i| i.get(&field).and_then(Value::as_str).is_some_and(|s| s.len() == 10 && s.starts_with("20"))) {
                     d.push(format!("{field}<={t}"), vec![f(&["each", "le", "date"])], 0.5);
-                    let le: Vec<_> = items.iter().filter(|i| i.get(&field).and_then(Value::as_str).is_some_and(|s| s <= t.as_str())).cloned().collect();
+                    let le: Vec<_> =
+                        items.iter().filter(|i| i.get(&field).and_then(Value::as_str).is_some_and(|s| s <= t.as_str())).cloned().collect();
                     out.push(Some((var.clone(), le, format!("x[{}] <= {}", py_str(&field), py_str(t)))));
                 }
             }
@@ -713,7 +767,11 @@ impl Builder<'_> {
                             Value::Object(_) => {}
                             _ => {
                                 let overlap = v.words.contains(&k.to_lowercase()) || k.split('_').any(|w| v.words.contains(w));
-                                d.push(format!("field:{k}"), vec![f(&["answer", "field", if overlap { "named" } else { "other" }])], if overlap { 0.5 } else { 0.0 });
+                                d.push(
+                                    format!("field:{k}"),
+                                    vec![f(&["answer", "field", if overlap { "named" } else { "other" }])],
+                                    if overlap { 0.5 } else { 0.0 },
+                                );
                                 out.push(Some(value_py(x)));
                             }
                         }
@@ -728,7 +786,11 @@ impl Builder<'_> {
                         for (k, x) in first.iter() {
                             if x.is_string() || x.is_number() {
                                 let overlap = k.split('_').any(|w| v.words.contains(w));
-                                d.push(format!("about:{k}"), vec![f(&["answer", "about_field", if overlap { "named" } else { "other" }])], if overlap { 0.5 } else { 0.0 });
+                                d.push(
+                                    format!("about:{k}"),
+                                    vec![f(&["answer", "about_field", if overlap { "named" } else { "other" }])],
+                                    if overlap { 0.5 } else { 0.0 },
+                                );
                                 out.push(Some(value_py(x)));
                             }
                         }
@@ -740,7 +802,8 @@ impl Builder<'_> {
                                 continue;
                             }
                             for (s, _) in &v.spans {
-                                let sel: Vec<f64> = items.iter().filter(|i| item_matches(i, s)).filter_map(|i| i.get(k).and_then(Value::as_f64)).collect();
+                                let sel: Vec<f64> =
+                                    items.iter().filter(|i| item_matches(i, s)).filter_map(|i| i.get(k).and_then(Value::as_f64)).collect();
                                 if !sel.is_empty() {
                                     let total = (sel.iter().sum::<f64>() * 100.0).round() / 100.0;
                                     d.push(format!("sum:{k}|{s}"), vec![f(&["answer", "sum"])], 0.0);
@@ -792,7 +855,11 @@ pub fn build(v: &AwView, ch: &mut dyn Chooser) -> Option<Built> {
         "call" => {
             let app = b.app("app", v.apis.keys().filter(|a| !matches!(a.as_str(), "api_docs" | "supervisor")).cloned().collect(), ch)?;
             let api = b.api(&app, false, ch)?;
-            let params = v.docs.get(&(app.clone(), api.clone())).cloned().unwrap_or_else(|| vec![ParamDoc { name: "access_token".into(), ty: "string".into(), required: true, listed: vec![] }]);
+            let params = v
+                .docs
+                .get(&(app.clone(), api.clone()))
+                .cloned()
+                .unwrap_or_else(|| vec![ParamDoc { name: "access_token".into(), ty: "string".into(), required: true, listed: vec![] }]);
             let each = if api_class(&api) == "write" { b.each(ch)? } else { None };
             let pages = params.iter().any(|p| p.name == "page_index");
             let mut args = Vec::new();
@@ -804,9 +871,20 @@ pub fn build(v: &AwView, ch: &mut dyn Chooser) -> Option<Built> {
             let all_pages = if pages {
                 let mut d = Decision { slot: "pages", labels: vec![], options: vec![], prior: vec![] };
                 d.push("one", vec![f(&["pages", "one"])], 0.0);
-                let full = v.cells.iter().rev().find(|c| c.code.contains(&format!("apis.{app}.{api}("))).and_then(|c| py_literal(&c.output)).and_then(|x| x.as_array().map(|a| a.len() == 5)).unwrap_or(false);
+                let full = v
+                    .cells
+                    .iter()
+                    .rev()
+                    .find(|c| c.code.contains(&format!("apis.{app}.{api}(")))
+                    .and_then(|c| py_literal(&c.output))
+                    .and_then(|x| x.as_array().map(|a| a.len() == 5))
+                    .unwrap_or(false);
                 let hinted = full || v.feedback_mentions("more pages") || v.feedback_mentions("page_index");
-                d.push("all", vec![f(&["pages", "all"]), f(&["pages", "all", "hinted", if hinted { "y" } else { "n" }])], if hinted { innate::FOLLOW_HINT } else { 0.0 });
+                d.push(
+                    "all",
+                    vec![f(&["pages", "all"]), f(&["pages", "all", "hinted", if hinted { "y" } else { "n" }])],
+                    if hinted { innate::FOLLOW_HINT } else { 0.0 },
+                );
                 b.decide(d, ch)? == 1
             } else {
                 false
@@ -928,20 +1006,32 @@ mod tests {
             ctx.messages.push(t);
         };
         push("print(apis.api_docs.show_app_descriptions())", "[{'description': 'x', 'name': 'wallet'}, {'description': 'y', 'name': 'contacts'}]");
-        push("print(apis.api_docs.show_api_descriptions(app_name=\"wallet\"))", "[{'description': 'x', 'name': 'login'}, {'description': 'y', 'name': 'send_money'}]");
+        push(
+            "print(apis.api_docs.show_api_descriptions(app_name=\"wallet\"))",
+            "[{'description': 'x', 'name': 'login'}, {'description': 'y', 'name': 'send_money'}]",
+        );
         push(
             "print(apis.api_docs.show_api_doc(app_name=\"wallet\", api_name=\"send_money\"))",
             "{'api_name': 'send_money', 'app_name': 'wallet', 'parameters': [{'name': 'access_token', 'type': 'string', 'required': True, 'description': 'd'}, {'name': 'amount', 'type': 'number', 'required': True, 'description': 'Dollars.'}]}",
         );
         push("pw = {}\ntok_wallet = apis.wallet.login(username='a', password='b')['access_token']\nprint('ok')", "ok");
-        push("r5 = apis.contacts.search_contacts(access_token=tok_contacts)\nprint(r5)", "[{'first_name': 'Ava', 'last_name': 'Garcia', 'email': 'ava@x.com'}]");
+        push(
+            "r5 = apis.contacts.search_contacts(access_token=tok_contacts)\nprint(r5)",
+            "[{'first_name': 'Ava', 'last_name': 'Garcia', 'email': 'ava@x.com'}]",
+        );
         let v = AwView::parse(&ctx);
         assert_eq!(v.email, "a.b@example.com");
         assert_eq!(v.apps, vec!["wallet", "contacts"]);
         assert_eq!(v.apis["wallet"], vec!["login", "send_money"]);
         assert_eq!(v.docs[&("wallet".to_string(), "send_money".to_string())].len(), 2);
         assert!(v.logged_in.contains("wallet"));
-        assert!(v.spans.contains(&("12.50".into(), "number")) && v.spans.contains(&("Ava Garcia".into(), "name")) && v.spans.contains(&("taxi".into(), "quoted")), "{:?}", v.spans);
+        assert!(
+            v.spans.contains(&("12.50".into(), "number"))
+                && v.spans.contains(&("Ava Garcia".into(), "name"))
+                && v.spans.contains(&("taxi".into(), "quoted")),
+            "{:?}",
+            v.spans
+        );
         assert_eq!(v.last_list.as_ref().map(|l| l.0.as_str()), Some("r5"));
         assert!(v.named("wallet") && !v.named("music"));
         assert!(relevance("send_money", &v) >= 1.0 && relevance("show_balance", &v) < 1.0);

@@ -14,8 +14,8 @@
 //! or injected context, and its score is the server's state-based evaluation.
 
 pub mod behaviour;
-pub mod grammar;
 pub mod client;
+pub mod grammar;
 pub mod hooks;
 pub mod metrics;
 pub mod world;
@@ -61,7 +61,13 @@ pub struct AppWorldConfig {
 
 impl Default for AppWorldConfig {
     fn default() -> Self {
-        AppWorldConfig { urls: vec![], client_timeout: Duration::from_secs(180), execution_timeout_seconds: 100, world: world::WorldOptions::default(), bundled_servers: BUNDLED_SERVERS }
+        AppWorldConfig {
+            urls: vec![],
+            client_timeout: Duration::from_secs(180),
+            execution_timeout_seconds: 100,
+            world: world::WorldOptions::default(),
+            bundled_servers: BUNDLED_SERVERS,
+        }
     }
 }
 
@@ -141,8 +147,17 @@ impl AppWorld {
     fn backend(&self) -> Result<&Backend, EnvError> {
         self.backend
             .get_or_init(|| {
-                let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("appworld").enable_all().build().map_err(|e| format!("cannot start the AppWorld runtime: {e}"))?;
-                let urls = if self.config.urls.is_empty() { world::server::start(rt.handle(), self.config.bundled_servers, &self.config.world)? } else { self.config.urls.clone() };
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .thread_name("appworld")
+                    .enable_all()
+                    .build()
+                    .map_err(|e| format!("cannot start the AppWorld runtime: {e}"))?;
+                let urls = if self.config.urls.is_empty() {
+                    world::server::start(rt.handle(), self.config.bundled_servers, &self.config.world)?
+                } else {
+                    self.config.urls.clone()
+                };
                 let client = Client::new(rt.handle().clone(), self.config.client_timeout)?;
                 Ok(Backend { _rt: RuntimeHolder(Some(rt)), client, pool: ServerPool::new(urls) })
             })
@@ -166,7 +181,8 @@ impl AppWorld {
             "raise_on_unsafe_syntax": true,
         });
         let out = b.client.post(lease.url(), "initialize", &body).map_err(|e| EnvError(e.to_string()))?;
-        let mut env = AppWorldEnv { client: b.client.clone(), lease, task_id: task_id.to_string(), info: out, log: Mutex::new(EnvLog::default()), open: true };
+        let mut env =
+            AppWorldEnv { client: b.client.clone(), lease, task_id: task_id.to_string(), info: out, log: Mutex::new(EnvLog::default()), open: true };
         if env.instruction().is_none() {
             let id = task_id.to_string();
             if let Ok(info) = env.client.get(env.lease.url(), &format!("tasks/{id}")) {
@@ -235,7 +251,11 @@ pub fn parse_ids(file: &str, text: &str) -> Result<Vec<String>, LoadError> {
     let file = file.to_string();
     let mut ids = Vec::new();
     if text.trim_start().starts_with('[') {
-        let v: Vec<Value> = serde_json::from_str(text).map_err(|e| LoadError { file: file.clone(), line: e.line(), message: format!("not a JSON array of task ids: {e}") })?;
+        let v: Vec<Value> = serde_json::from_str(text).map_err(|e| LoadError {
+            file: file.clone(),
+            line: e.line(),
+            message: format!("not a JSON array of task ids: {e}"),
+        })?;
         for (i, x) in v.iter().enumerate() {
             let id = x.as_str().ok_or_else(|| LoadError { file: file.clone(), line: 1, message: format!("element {i} is not a string: {x}") })?;
             ids.push((1, id.to_string()));
@@ -250,9 +270,15 @@ pub fn parse_ids(file: &str, text: &str) -> Result<Vec<String>, LoadError> {
     }
     let mut out = Vec::new();
     for (line, id) in ids {
-        let valid = id.split_once('_').is_some_and(|(s, n)| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric()) && !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+        let valid = id.split_once('_').is_some_and(|(s, n)| {
+            !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric()) && !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())
+        });
         if !valid {
-            return Err(LoadError { file: file.clone(), line, message: format!("`{id}` is not an AppWorld task id (`<scenario>_<n>`, e.g. `82e2fac_1`)") });
+            return Err(LoadError {
+                file: file.clone(),
+                line,
+                message: format!("`{id}` is not an AppWorld task id (`<scenario>_<n>`, e.g. `82e2fac_1`)"),
+            });
         }
         out.push(id);
     }
@@ -297,7 +323,8 @@ impl AppWorldEnv {
     }
 
     fn execute(&self, code: &str) -> Result<String, EnvError> {
-        let out = self.client.post(self.lease.url(), "execute", &json!({"task_id": self.task_id, "code": code})).map_err(|e| EnvError(e.to_string()))?;
+        let out =
+            self.client.post(self.lease.url(), "execute", &json!({"task_id": self.task_id, "code": code})).map_err(|e| EnvError(e.to_string()))?;
         Ok(match out {
             Value::String(s) => s,
             other => other.to_string(),
@@ -333,7 +360,13 @@ impl Environment for AppWorldEnv {
         let s = |k: &str| sup.get(k).and_then(Value::as_str).unwrap_or("").to_string();
         let mut p = String::new();
         if !s("email").is_empty() {
-            p.push_str(&format!("My name is: {} {}. My personal email is {} and phone number is {}.\n", s("first_name"), s("last_name"), s("email"), s("phone_number")));
+            p.push_str(&format!(
+                "My name is: {} {}. My personal email is {} and phone number is {}.\n",
+                s("first_name"),
+                s("last_name"),
+                s("email"),
+                s("phone_number")
+            ));
         }
         p.push_str(&format!("Task: {}", self.instruction().unwrap_or_default()));
         p
@@ -341,11 +374,19 @@ impl Environment for AppWorldEnv {
 
     fn step(&mut self, action: &Action) -> Result<StepOutcome, EnvError> {
         if action.name != TOOL {
-            return Ok(outcome(format!("Unknown tool `{}`. Write Python code in the `{TOOL}` tool.", action.name), false, Signals { error_kind: Some("unknown_tool".into()), ..Default::default() }));
+            return Ok(outcome(
+                format!("Unknown tool `{}`. Write Python code in the `{TOOL}` tool.", action.name),
+                false,
+                Signals { error_kind: Some("unknown_tool".into()), ..Default::default() },
+            ));
         }
         let code = hooks::code_of(action);
         if code.trim().is_empty() {
-            return Ok(outcome(format!("The `{TOOL}` call has no `code`."), false, Signals { error_kind: Some("bad_arguments".into()), ..Default::default() }));
+            return Ok(outcome(
+                format!("The `{TOOL}` call has no `code`."),
+                false,
+                Signals { error_kind: Some("bad_arguments".into()), ..Default::default() },
+            ));
         }
         let observation = self.execute(&code)?;
         let kind = hooks::error_kind(&observation);
@@ -366,8 +407,14 @@ impl Environment for AppWorldEnv {
     }
 
     fn score(&mut self, _submitted: Option<&Action>) -> Result<Score, EnvError> {
-        let out = self.client.post(self.lease.url(), "evaluate", &json!({"task_id": self.task_id, "suppress_errors": true, "report": false})).map_err(|e| EnvError(e.to_string()))?;
-        let success = out.get("success").and_then(Value::as_bool).ok_or_else(|| EnvError(format!("AppWorld server {}: /evaluate gave no `success`: {out}", self.lease.url())))?;
+        let out = self
+            .client
+            .post(self.lease.url(), "evaluate", &json!({"task_id": self.task_id, "suppress_errors": true, "report": false}))
+            .map_err(|e| EnvError(e.to_string()))?;
+        let success = out
+            .get("success")
+            .and_then(Value::as_bool)
+            .ok_or_else(|| EnvError(format!("AppWorld server {}: /evaluate gave no `success`: {out}", self.lease.url())))?;
         let details = json!({
             "task_id": self.task_id,
             "scenario": metrics::scenario_of(&self.task_id),
@@ -400,7 +447,8 @@ impl Environment for AppWorldEnv {
                     .map(str::to_string)
                     .collect();
                 self.cached(name, || {
-                    let lines: Vec<String> = names.iter().map(|n| format!("print('{n}:', apis.api_docs.show_api_descriptions(app_name='{n}'))")).collect();
+                    let lines: Vec<String> =
+                        names.iter().map(|n| format!("print('{n}:', apis.api_docs.show_api_descriptions(app_name='{n}'))")).collect();
                     Some(if lines.is_empty() { "print('(no app named in the task)')".into() } else { lines.join("\n") })
                 })
             }
@@ -480,7 +528,9 @@ impl Suite for AppWorld {
                 .into_iter()
                 .enumerate()
                 .flat_map(|(w, h)| {
-                    h.join().unwrap_or_else(|_| (0..tasks.len()).filter(|i| i % workers == w).map(|i| (i, Err("verification panicked".to_string()))).collect())
+                    h.join().unwrap_or_else(|_| {
+                        (0..tasks.len()).filter(|i| i % workers == w).map(|i| (i, Err("verification panicked".to_string()))).collect()
+                    })
                 })
                 .collect();
             all.sort_by_key(|(i, _)| *i);

@@ -50,9 +50,11 @@ pub fn tags(calls: &[&CallRecord]) -> Vec<bool> {
     let checks = calls.iter().position(|c| c.proposed.name == "commit_final_answer").is_some_and(|i| {
         i > 0 && {
             let prev = calls[i - 1];
-            prev.proposed.name == "execute_sql" && prev.signals.error_kind.is_none() && !prev.signals.empty_result && !prev.observation.trim().is_empty()
+            prev.proposed.name == "execute_sql"
+                && prev.signals.error_kind.is_none()
+                && !prev.signals.empty_result
+                && !prev.observation.trim().is_empty()
         }
     });
     vec![inspects_first, quotes, casts, checks]
 }
-

@@ -110,9 +110,7 @@ impl Expr<'_> {
             TokKind::Str | TokKind::Hex => mk(i, i, Prim::Str),
             TokKind::LParen => {
                 let close = matching(self.tks, i).filter(|&c| c < hi)?;
-                let sub = self.live(i + 1, close).is_some_and(|j| {
-                    self.tks[j].tok.is_kw("SELECT") || self.tks[j].tok.is_kw("WITH")
-                });
+                let sub = self.live(i + 1, close).is_some_and(|j| self.tks[j].tok.is_kw("SELECT") || self.tks[j].tok.is_kw("WITH"));
                 let info = self.level(i + 1, close, false);
                 let numeric = if sub { None } else { info.numeric };
                 mk(i, close, Prim::Group { numeric, num_list: info.num_list && !sub })
@@ -133,10 +131,7 @@ impl Expr<'_> {
                     let end = self.case_end(i, hi)?;
                     self.level(i + 1, end, false);
                     mk(i, end, Prim::Case)
-                } else if next_paren
-                    && !after_table_kw
-                    && (!is_keyword(&up) || CALLABLE_KEYWORDS.contains(&up.as_str()) || up == "EXISTS")
-                {
+                } else if next_paren && !after_table_kw && (!is_keyword(&up) || CALLABLE_KEYWORDS.contains(&up.as_str()) || up == "EXISTS") {
                     let open = next?;
                     let close = matching(self.tks, open).filter(|&c| c < hi)?;
                     self.level(open + 1, close, false);
@@ -145,11 +140,7 @@ impl Expr<'_> {
                     if let Some(o) = self.live(close + 1, hi) {
                         if self.tks[o].tok.is_kw("OVER") {
                             if let Some(w) = self.live(o + 1, hi) {
-                                e = if self.tks[w].tok.kind == TokKind::LParen {
-                                    matching(self.tks, w).filter(|&c| c < hi).unwrap_or(w)
-                                } else {
-                                    w
-                                };
+                                e = if self.tks[w].tok.kind == TokKind::LParen { matching(self.tks, w).filter(|&c| c < hi).unwrap_or(w) } else { w };
                             }
                         }
                     }
@@ -274,9 +265,9 @@ impl Expr<'_> {
                 _ => {}
             }
             // `INTO t (a, b)`, `TABLE t (...)`: a table name, not a function call.
-            let after_table_kw = atoms.last().is_some_and(
-                |a| matches!(&a.kind, AtomKind::Kw(w) if matches!(w.as_str(), "INTO" | "TABLE" | "FROM" | "JOIN" | "UPDATE")),
-            );
+            let after_table_kw = atoms
+                .last()
+                .is_some_and(|a| matches!(&a.kind, AtomKind::Kw(w) if matches!(w.as_str(), "INTO" | "TABLE" | "FROM" | "JOIN" | "UPDATE")));
             if let Some(a) = self.primary(i, hi, dml, after_table_kw) {
                 i = a.e + 1;
                 atoms.push(a);
@@ -296,13 +287,7 @@ impl Expr<'_> {
 
     fn summarize(&self, atoms: &[Atom]) -> LevelInfo {
         let num_list = !atoms.is_empty()
-            && atoms.iter().enumerate().all(|(k, a)| {
-                if k % 2 == 0 {
-                    a.prim() == Some(Prim::Num)
-                } else {
-                    a.kind == AtomKind::Comma
-                }
-            });
+            && atoms.iter().enumerate().all(|(k, a)| if k % 2 == 0 { a.prim() == Some(Prim::Num) } else { a.kind == AtomKind::Comma });
         let has_structure = atoms.iter().any(|a| matches!(a.kind, AtomKind::Comma | AtomKind::Other))
             || atoms.iter().any(|a| matches!(&a.kind, AtomKind::Kw(w) if matches!(w.as_str(), "SELECT" | "WITH" | "FROM")));
         let numeric = if atoms.is_empty() || has_structure {
@@ -569,7 +554,6 @@ pub fn mysql_number_literal_text(neg: bool, lit: &str) -> String {
         _ => format!("{}{int}", sign(int == "0")),
     }
 }
-
 
 #[cfg(test)]
 mod tests {

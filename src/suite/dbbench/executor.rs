@@ -38,7 +38,6 @@ use rusqlite::limits::Limit;
 use rusqlite::types::ValueRef;
 use rusqlite::{ffi, Connection};
 
-
 use super::functions::{self, mysql_like};
 use super::groupby;
 use super::record::TableSpec;
@@ -87,10 +86,7 @@ pub trait SqlExecutor: Send {
     /// rendered query result, sorted, joined with `_`. Never fails: an error becomes part of the
     /// hash text, as it would in AgentBench.
     fn tables_hash(&mut self, tables: &[TableSpec]) -> String {
-        let mut hashes: Vec<String> = tables
-            .iter()
-            .map(|t| hash_from_observation(&render::observation(&self.execute(&table_hash_sql(t)))))
-            .collect();
+        let mut hashes: Vec<String> = tables.iter().map(|t| hash_from_observation(&render::observation(&self.execute(&table_hash_sql(t))))).collect();
         hashes.sort();
         hashes.join("_")
     }
@@ -212,8 +208,7 @@ impl SqliteExecutor {
         )
         .map_err(|e| env_err("cannot install the time limit", e))?;
         let g = guard.clone();
-        conn.authorizer(Some(move |ctx: AuthContext<'_>| authorize(&g, ctx)))
-            .map_err(|e| env_err("cannot install the authorizer", e))?;
+        conn.authorizer(Some(move |ctx: AuthContext<'_>| authorize(&g, ctx))).map_err(|e| env_err("cannot install the authorizer", e))?;
         let mut ex = SqliteExecutor { conn, guard, opts };
         ex.refresh_information_schema();
         Ok(ex)
@@ -243,8 +238,7 @@ impl SqliteExecutor {
                 let cols: Vec<ColumnInfo> = c
                     .prepare("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?1, 'main')")
                     .and_then(|mut s| {
-                        s.query_map([&n], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)? != 0, r.get::<_, i64>(3)? != 0)))?
-                            .collect()
+                        s.query_map([&n], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)? != 0, r.get::<_, i64>(3)? != 0)))?.collect()
                     })
                     .unwrap_or_default();
                 out.push((n, cols));
@@ -258,9 +252,7 @@ impl SqliteExecutor {
         self.internal(|c| {
             let _ = c.execute_batch("DELETE FROM information_schema.tables; DELETE FROM information_schema.columns;");
             for (t, cols) in &schema {
-                let rows: i64 = c
-                    .query_row(&format!("SELECT count(*) FROM main.{}", dquote(t)), [], |r| r.get(0))
-                    .unwrap_or(0);
+                let rows: i64 = c.query_row(&format!("SELECT count(*) FROM main.{}", dquote(t)), [], |r| r.get(0)).unwrap_or(0);
                 let _ = c.execute(
                     "INSERT INTO information_schema.tables VALUES ('def', 'dbbench', ?1, 'BASE TABLE', 'InnoDB', ?2, 'utf8mb4_0900_ai_ci')",
                     rusqlite::params![t, rows],
@@ -454,9 +446,7 @@ impl SqliteExecutor {
             (TxOp::Rollback, false) => "ROLLBACK",
             (_, true) => return Ok(RowSet::default()),
         };
-        self.internal(|c| c.execute_batch(sql))
-            .map(|_| RowSet::default())
-            .map_err(|e| SqlError::new(1105, "HY000", e.to_string()))
+        self.internal(|c| c.execute_batch(sql)).map(|_| RowSet::default()).map_err(|e| SqlError::new(1105, "HY000", e.to_string()))
     }
 }
 
@@ -519,9 +509,7 @@ fn in_from_list(toks: &[sqltext::Token], i: usize) -> bool {
                 let up = toks[j].value.to_ascii_uppercase();
                 match up.as_str() {
                     "FROM" => return true,
-                    "SELECT" | "WHERE" | "ON" | "USING" | "BY" | "HAVING" | "SET" | "VALUES" | "LIMIT" | "INTO" | "JOIN" => {
-                        return false
-                    }
+                    "SELECT" | "WHERE" | "ON" | "USING" | "BY" | "HAVING" | "SET" | "VALUES" | "LIMIT" | "INTO" | "JOIN" => return false,
                     _ => {}
                 }
             }
@@ -671,8 +659,7 @@ fn map_error(src: &str, t: &Translation, e: &rusqlite::Error) -> SqlError {
 }
 
 fn refused_error() -> SqlError {
-    SqlError::new(1227, "42000", "Access denied; you need (at least one of) the SUPER privilege(s) for this operation")
-        .with_kind(ErrorKind::Refused)
+    SqlError::new(1227, "42000", "Access denied; you need (at least one of) the SUPER privilege(s) for this operation").with_kind(ErrorKind::Refused)
 }
 
 /// Turn a translation failure into the MySQL error.
@@ -689,9 +676,7 @@ pub fn prep_error(src: &str, e: PrepError) -> SqlError {
         }
         PrepError::UnknownTable { name } => SqlError::new(1146, "42S02", format!("Table 'dbbench.{name}' doesn't exist")),
         PrepError::Empty => SqlError::new(1065, "42000", "Query was empty"),
-        PrepError::Unsupported { what } => {
-            SqlError::new(1235, "42000", format!("This version of MySQL doesn't yet support '{what}'"))
-        }
+        PrepError::Unsupported { what } => SqlError::new(1235, "42000", format!("This version of MySQL doesn't yet support '{what}'")),
     }
 }
 
@@ -749,18 +734,14 @@ impl SqlExecutor for SqliteExecutor {
                     backquote(&name),
                     defs.join(",\n")
                 );
-                Ok(RowSet::with_rows(
-                    vec!["Table".into(), "Create Table".into()],
-                    vec![vec![SqlValue::Text(name), SqlValue::Text(ddl)]],
-                ))
+                Ok(RowSet::with_rows(vec!["Table".into(), "Create Table".into()], vec![vec![SqlValue::Text(name), SqlValue::Text(ddl)]]))
             }
             Prepared::ShowIndex { table } => {
                 if self.find_table(&table).is_none() {
                     return Err(SqlError::new(1146, "42S02", format!("Table 'dbbench.{table}' doesn't exist")));
                 }
-                let columns = ["Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation", "Cardinality"]
-                    .map(String::from)
-                    .to_vec();
+                let columns =
+                    ["Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation", "Cardinality"].map(String::from).to_vec();
                 Ok(RowSet::with_rows(columns, Vec::new()))
             }
             Prepared::ShowDatabases => Ok(text_rows("Database", ["dbbench".to_string(), "information_schema".to_string()])),
@@ -783,10 +764,7 @@ mod tests {
     fn hash_extraction() {
         assert_eq!(hash_from_observation("[('abc123',)]"), "abc123");
         assert_eq!(hash_from_observation("[(None,)]"), "None");
-        assert_eq!(
-            hash_from_observation("1146 (42S02): Table 'dbbench.x' doesn't exist"),
-            "1146 (42S02): Table 'dbbench.x' doesn't exist"
-        );
+        assert_eq!(hash_from_observation("1146 (42S02): Table 'dbbench.x' doesn't exist"), "1146 (42S02): Table 'dbbench.x' doesn't exist");
     }
 
     #[test]

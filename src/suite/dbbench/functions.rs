@@ -72,7 +72,13 @@ pub fn collate_ci(a: &str, b: &str) -> Ordering {
 /// MySQL's conversion of a double to a string (what `CONCAT(x)` or a TEXT column shows).
 pub fn mysql_double_to_string(f: f64) -> String {
     if f.is_nan() || f.is_infinite() {
-        return if f.is_nan() { "NaN".into() } else if f > 0.0 { "inf".into() } else { "-inf".into() };
+        return if f.is_nan() {
+            "NaN".into()
+        } else if f > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        };
     }
     if f == 0.0 {
         return "0".into();
@@ -144,7 +150,11 @@ pub fn mysql_str_to_double(s: &str) -> f64 {
     let text = text.strip_suffix('.').unwrap_or(text);
     let v: f64 = text.parse().unwrap_or(0.0);
     if v.is_infinite() {
-        if v > 0.0 { f64::MAX } else { f64::MIN }
+        if v > 0.0 {
+            f64::MAX
+        } else {
+            f64::MIN
+        }
     } else {
         v
     }
@@ -460,10 +470,7 @@ pub fn gc_join(items: &[String], sep: &str, max: usize) -> String {
 }
 
 fn civil_now() -> (i64, u32, u32, u32, u32, u32) {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     // Howard Hinnant's days-to-civil.
@@ -651,9 +658,7 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     })?;
     scalar(db, "octet_length", 1, true, |c| Ok(value_str(arg(c, 0)).map_or(Value::Null, |s| Value::Integer(s.len() as i64))))?;
     for name in ["char_length", "character_length"] {
-        scalar(db, name, 1, true, |c| {
-            Ok(value_str(arg(c, 0)).map_or(Value::Null, |s| Value::Integer(s.chars().count() as i64)))
-        })?;
+        scalar(db, name, 1, true, |c| Ok(value_str(arg(c, 0)).map_or(Value::Null, |s| Value::Integer(s.chars().count() as i64))))?;
     }
     for name in ["lower", "lcase"] {
         scalar(db, name, 1, true, |c| Ok(text_result(value_str(arg(c, 0)).map(|s| s.to_lowercase()))))?;
@@ -725,13 +730,10 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
         }))
     })?;
     for name in ["ascii", "ord"] {
-        scalar(db, name, 1, true, |c| {
-            Ok(value_str(arg(c, 0)).map_or(Value::Null, |s| Value::Integer(s.bytes().next().map_or(0, |b| b as i64))))
-        })?;
+        scalar(db, name, 1, true, |c| Ok(value_str(arg(c, 0)).map_or(Value::Null, |s| Value::Integer(s.bytes().next().map_or(0, |b| b as i64)))))?;
     }
     scalar(db, "mysql_insert", 4, true, |c| {
-        let (Some(s), Some(pos), Some(len), Some(new)) =
-            (value_str(arg(c, 0)), value_int(arg(c, 1)), value_int(arg(c, 2)), value_str(arg(c, 3)))
+        let (Some(s), Some(pos), Some(len), Some(new)) = (value_str(arg(c, 0)), value_int(arg(c, 1)), value_int(arg(c, 2)), value_str(arg(c, 3)))
         else {
             return Ok(Value::Null);
         };
@@ -830,16 +832,32 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
         Ok(match (arg(c, 0), arg(c, 1)) {
             (ValueRef::Null, _) | (_, ValueRef::Null) => Value::Null,
             (ValueRef::Integer(a), ValueRef::Integer(b)) => {
-                if b == 0 { Value::Null } else { Value::Integer(a.wrapping_rem(b)) }
+                if b == 0 {
+                    Value::Null
+                } else {
+                    Value::Integer(a.wrapping_rem(b))
+                }
             }
             (a, b) => {
                 let (a, b) = (value_num(a).unwrap_or(0.0), value_num(b).unwrap_or(0.0));
-                if b == 0.0 { Value::Null } else { Value::Real(a % b) }
+                if b == 0.0 {
+                    Value::Null
+                } else {
+                    Value::Real(a % b)
+                }
             }
         })
     })?;
     scalar(db, "sign", 1, true, |c| {
-        Ok(value_num(arg(c, 0)).map_or(Value::Null, |x| Value::Integer(if x > 0.0 { 1 } else if x < 0.0 { -1 } else { 0 })))
+        Ok(value_num(arg(c, 0)).map_or(Value::Null, |x| {
+            Value::Integer(if x > 0.0 {
+                1
+            } else if x < 0.0 {
+                -1
+            } else {
+                0
+            })
+        }))
     })?;
     scalar(db, "pi", 0, true, |_| Ok(Value::Real(std::f64::consts::PI)))?;
     scalar(db, "truncate", 2, true, |c| {

@@ -9,13 +9,13 @@
 //! column name matches the question, whether a name needs quoting, what the context shows), never
 //! the identity of a particular column or task, so what is learned on one family can transfer.
 
+use crate::message::ToolCall;
 use crate::message::{AssistantTurn, CallKind, Context, Role};
 use crate::policy::builtin::kit::{decide_into, f, innate, push_call, turn, Built, Chooser, Decision, Dfs, Solution};
-use crate::message::ToolCall;
-use crate::suite::{SearchFrame, Suite};
-use crate::task::Task;
 use crate::policy::builtin::model::Feature;
 use crate::policy::builtin::{parse_trace, replay_with, Grammar};
+use crate::suite::{SearchFrame, Suite};
+use crate::task::Task;
 
 /// DBBench's grammar as the built-in policy uses it.
 pub struct DbBenchGrammar;
@@ -61,7 +61,8 @@ impl Grammar for DbBenchGrammar {
         if let (Some(b), Some(want)) = (&built, &want_sql) {
             let got = b.arguments.get("query").and_then(|q| q.as_str()).unwrap_or("");
             if got != want && want.contains('`') && trace.iter().any(|(s, l)| s == "quote" && l == "bare") {
-                let fixed: Vec<(String, String)> = trace.iter().map(|(s, l)| if s == "quote" { (s.clone(), "backquote".into()) } else { (s.clone(), l.clone()) }).collect();
+                let fixed: Vec<(String, String)> =
+                    trace.iter().map(|(s, l)| if s == "quote" { (s.clone(), "backquote".into()) } else { (s.clone(), l.clone()) }).collect();
                 let (b2, _, m2) = attempt(fixed);
                 if let Some(b2) = b2 {
                     if b2.arguments.get("query").and_then(|q| q.as_str()) == Some(want.as_str()) {
@@ -134,10 +135,7 @@ pub struct DbView {
 }
 
 fn words(s: &str) -> Vec<String> {
-    s.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| w.to_lowercase())
-        .collect()
+    s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| w.to_lowercase()).collect()
 }
 
 impl DbView {
@@ -239,7 +237,13 @@ impl DbView {
         let b: Vec<char> = text.chars().collect();
         for i in 0..b.len() {
             let c = b[i];
-            if c == ',' && i > 0 && b[i - 1].is_ascii_digit() && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|d| d.is_ascii_digit()) && (i + 4 >= b.len() || !b[i + 4].is_ascii_digit()) {
+            if c == ','
+                && i > 0
+                && b[i - 1].is_ascii_digit()
+                && i + 3 < b.len()
+                && b[i + 1..i + 4].iter().all(|d| d.is_ascii_digit())
+                && (i + 4 >= b.len() || !b[i + 4].is_ascii_digit())
+            {
                 self.evidence.commas = true;
             }
             if (c == '$' || c == '€' || c == '£') && i + 1 < b.len() && b[i + 1].is_ascii_digit() {
@@ -307,7 +311,9 @@ impl DbView {
     /// Does the newest note ask for the query to be redone (its filter checked, the values
     /// looked at again)?
     pub fn asked_to_requery(&self) -> bool {
-        self.last_note.as_deref().is_some_and(|n| ["check the filter", "fix the query", "query again", "change the query", "written differently"].iter().any(|p| n.contains(p)))
+        self.last_note.as_deref().is_some_and(|n| {
+            ["check the filter", "fix the query", "query again", "change the query", "written differently"].iter().any(|p| n.contains(p))
+        })
     }
 
     /// The newest statement repeats an earlier one word for word: running it again would only
@@ -323,7 +329,12 @@ impl DbView {
     /// Did a query filtering `col` on `value` already return no rows?
     pub fn filter_came_back_empty(&self, col: &str, value: &str) -> bool {
         let l = lit(value);
-        let forms = [format!("{} = {l}", ident(col, true)), format!("{} = {l}", ident(col, false)), format!("TRIM({}) = {l}", ident(col, true)), format!("TRIM({}) = {l}", ident(col, false))];
+        let forms = [
+            format!("{} = {l}", ident(col, true)),
+            format!("{} = {l}", ident(col, false)),
+            format!("TRIM({}) = {l}", ident(col, true)),
+            format!("TRIM({}) = {l}", ident(col, false)),
+        ];
         self.empty_queries.iter().any(|q| forms.iter().any(|f| q.contains(f.as_str())))
     }
 
@@ -353,14 +364,25 @@ fn shape(v: &str) -> (bool, bool, bool, bool, bool) {
 /// Reading the request: does it ask to add, change or remove rows?
 pub fn asked_mutation(lower: &str) -> Option<&'static str> {
     let has = |ps: &[&str]| ps.iter().any(|p| lower.contains(p));
-    if (starts_any(lower, &["delete", "remove", "drop ", "erase"]) || has(&["no longer be listed", "delete it", "remove it"])) && !lower.contains('?') {
+    if (starts_any(lower, &["delete", "remove", "drop ", "erase"]) || has(&["no longer be listed", "delete it", "remove it"])) && !lower.contains('?')
+    {
         Some("delete")
     } else if (starts_any(lower, &["insert", "record a new"]) || (lower.starts_with("add ") && !lower.starts_with("add up")))
         || has(&["add this row", "new row", "new record", "has to be recorded", "be added to"])
     {
         Some("insert")
     } else if starts_any(lower, &["update", "change", "set ", "correct", "modify", "please correct"])
-        || has(&["should have its", "should have a ", "should have an ", "it should be", "changed to", " becomes ", "the new value is", "update them", ", set the "])
+        || has(&[
+            "should have its",
+            "should have a ",
+            "should have an ",
+            "it should be",
+            "changed to",
+            " becomes ",
+            "the new value is",
+            "update them",
+            ", set the ",
+        ])
     {
         Some("update")
     } else {
@@ -386,7 +408,11 @@ pub fn question_spans(q: &str) -> Vec<Span> {
     while i < chars.len() {
         let c = chars[i];
         if c == '\'' || c == '"' || c == '“' || c == '‘' {
-            let close = match c { '“' => '”', '‘' => '’', x => x };
+            let close = match c {
+                '“' => '”',
+                '‘' => '’',
+                x => x,
+            };
             // an apostrophe inside a word is not a quote
             if c == '\'' && i > 0 && chars[i - 1].is_alphanumeric() {
                 i += 1;
@@ -402,7 +428,9 @@ pub fn question_spans(q: &str) -> Vec<Span> {
         }
         if c.is_ascii_digit() && (i == 0 || !chars[i - 1].is_alphanumeric()) {
             let mut j = i;
-            while j < chars.len() && (chars[j].is_ascii_digit() || ((chars[j] == '.' || chars[j] == ',') && j + 1 < chars.len() && chars[j + 1].is_ascii_digit())) {
+            while j < chars.len()
+                && (chars[j].is_ascii_digit() || ((chars[j] == '.' || chars[j] == ',') && j + 1 < chars.len() && chars[j + 1].is_ascii_digit()))
+            {
                 j += 1;
             }
             if j == chars.len() || !chars[j].is_alphabetic() {
@@ -493,7 +521,11 @@ pub fn parse_rows(s: &str) -> Option<Vec<Vec<String>>> {
                 while j < b.len() && b[j] != q {
                     if b[j] == '\\' && j + 1 < b.len() {
                         j += 1;
-                        val.push(match b[j] { 'n' => '\n', 't' => '\t', c => c });
+                        val.push(match b[j] {
+                            'n' => '\n',
+                            't' => '\t',
+                            c => c,
+                        });
                     } else {
                         val.push(b[j]);
                     }
@@ -556,7 +588,10 @@ pub fn col_match(col: &str, q_tokens: &[String]) -> f32 {
     if w.is_empty() {
         return 0.0;
     }
-    let hit = w.iter().filter(|x| q_tokens.iter().any(|q| q == *x || (q.len() > 3 && x.len() > 3 && (q.starts_with(x.as_str()) || x.starts_with(q.as_str()))))).count();
+    let hit = w
+        .iter()
+        .filter(|x| q_tokens.iter().any(|q| q == *x || (q.len() > 3 && x.len() > 3 && (q.starts_with(x.as_str()) || x.starts_with(q.as_str())))))
+        .count();
     hit as f32 / w.len() as f32
 }
 
@@ -579,8 +614,33 @@ pub fn col_position(col: &str, q_tokens: &[String]) -> Option<usize> {
 }
 
 const RESERVED: &[&str] = &[
-    "rank", "order", "group", "key", "range", "select", "from", "where", "table", "index", "limit", "desc", "asc", "by", "values",
-    "insert", "update", "delete", "default", "column", "row", "rows", "match", "condition", "interval", "change", "character",
+    "rank",
+    "order",
+    "group",
+    "key",
+    "range",
+    "select",
+    "from",
+    "where",
+    "table",
+    "index",
+    "limit",
+    "desc",
+    "asc",
+    "by",
+    "values",
+    "insert",
+    "update",
+    "delete",
+    "default",
+    "column",
+    "row",
+    "rows",
+    "match",
+    "condition",
+    "interval",
+    "change",
+    "character",
 ];
 
 pub fn needs_quotes(name: &str) -> bool {
@@ -630,11 +690,73 @@ pub fn lexical(view: &DbView, slot_name: &str, label: &str, out: &mut Vec<Featur
 }
 
 const CUE_WORDS: &[&str] = &[
-    "what", "which", "who", "how", "many", "much", "count", "number", "total", "sum", "add", "average", "mean", "minimum",
-    "maximum", "smallest", "largest", "lowest", "highest", "least", "most", "greatest", "earliest", "latest", "fewest", "top",
-    "above", "below", "over", "under", "more", "less", "greater", "fewer", "after", "before", "than", "between", "lower",
-    "higher", "larger", "smaller", "list", "all", "tied", "distinct", "different", "name", "give", "tell", "delete", "remove",
-    "update", "change", "set", "insert", "add", "new", "row", "record", "rows", "whose", "with", "where", "or", "and", "among",
+    "what",
+    "which",
+    "who",
+    "how",
+    "many",
+    "much",
+    "count",
+    "number",
+    "total",
+    "sum",
+    "add",
+    "average",
+    "mean",
+    "minimum",
+    "maximum",
+    "smallest",
+    "largest",
+    "lowest",
+    "highest",
+    "least",
+    "most",
+    "greatest",
+    "earliest",
+    "latest",
+    "fewest",
+    "top",
+    "above",
+    "below",
+    "over",
+    "under",
+    "more",
+    "less",
+    "greater",
+    "fewer",
+    "after",
+    "before",
+    "than",
+    "between",
+    "lower",
+    "higher",
+    "larger",
+    "smaller",
+    "list",
+    "all",
+    "tied",
+    "distinct",
+    "different",
+    "name",
+    "give",
+    "tell",
+    "delete",
+    "remove",
+    "update",
+    "change",
+    "set",
+    "insert",
+    "add",
+    "new",
+    "row",
+    "record",
+    "rows",
+    "whose",
+    "with",
+    "where",
+    "or",
+    "and",
+    "among",
 ];
 
 /// Words that name an operation. The feature "the question uses a word of this operation"
@@ -823,7 +945,13 @@ impl<'a> Builder<'a> {
                 f(&[slot_name, cls, "first", if ci == 0 { "y" } else { "n" }]),
             ];
             if let Some(p) = col_position(c, &v.q_tokens) {
-                let b = if p < 4 { "early" } else if p < 10 { "mid" } else { "late" };
+                let b = if p < 4 {
+                    "early"
+                } else if p < 10 {
+                    "mid"
+                } else {
+                    "late"
+                };
                 fs.push(f(&[slot_name, cls, "pos", b]));
             }
             // Reading the request: the column a question names is what it asks about, or what
@@ -837,7 +965,15 @@ impl<'a> Builder<'a> {
     }
 
     /// A (column, value) filter, or none.
-    fn filter(&mut self, slot_name: &'static str, op: &str, allow_none: bool, numbers_only: bool, exclude: &[&str], ch: &mut dyn Chooser) -> Option<Option<(String, String)>> {
+    fn filter(
+        &mut self,
+        slot_name: &'static str,
+        op: &str,
+        allow_none: bool,
+        numbers_only: bool,
+        exclude: &[&str],
+        ch: &mut dyn Chooser,
+    ) -> Option<Option<(String, String)>> {
         let v = self.view;
         let cls = op_class(op);
         let mut d = Decision { slot: slot_name, labels: vec![], options: vec![], prior: vec![] };
@@ -884,11 +1020,7 @@ impl<'a> Builder<'a> {
                     SpanKind::Number => "number",
                     SpanKind::Name => "name",
                 };
-                let mut fs = vec![
-                    f(&[slot_name, "span", kind]),
-                    f(&[slot_name, cls, "span", kind]),
-                    f(&[slot_name, "match", bucket(m)]),
-                ];
+                let mut fs = vec![f(&[slot_name, "span", kind]), f(&[slot_name, cls, "span", kind]), f(&[slot_name, "match", bucket(m)])];
                 let prox = proximity(c, s, &v.q_tokens);
                 fs.push(f(&[slot_name, "prox", prox]));
                 fs.push(f(&[slot_name, "prox", prox, kind]));
@@ -964,7 +1096,11 @@ impl<'a> Builder<'a> {
         let v = self.view;
         let spans: Vec<&Span> = {
             let quoted: Vec<&Span> = v.spans.iter().filter(|s| s.kind == SpanKind::Quoted).collect();
-            if quoted.len() >= v.columns.len() { quoted } else { v.spans.iter().collect() }
+            if quoted.len() >= v.columns.len() {
+                quoted
+            } else {
+                v.spans.iter().collect()
+            }
         };
         let mut used = vec![false; spans.len()];
         let mut out = Vec::new();
@@ -1097,7 +1233,8 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
     let mut b = Builder { view, decisions: Vec::new(), target: None, used: Vec::new() };
     let kind = b.kind(ch)?;
     let t = &view.table;
-    let sql_call = |sql: String, b: Builder| Built { tool: "execute_sql".into(), arguments: serde_json::json!({"query": sql}), decisions: b.decisions };
+    let sql_call =
+        |sql: String, b: Builder| Built { tool: "execute_sql".into(), arguments: serde_json::json!({"query": sql}), decisions: b.decisions };
     match kind.as_str() {
         "inspect" => {
             let q = b.quoting(&[t], ch)?;
@@ -1236,7 +1373,10 @@ pub fn build(view: &DbView, ch: &mut dyn Chooser) -> Option<Built> {
             let filter = b.filter("where", "update", false, false, &[set.0.as_str()], ch)??;
             let trim = b.match_mode(ch)?;
             let q = b.quoting(&[t.as_str(), set.0.as_str(), filter.0.as_str()], ch)?;
-            Some(sql_call(format!("UPDATE {} SET {} = {} WHERE {}", ident(t, q), ident(&set.0, q), lit(&set.1), eq_sql(&filter.0, &filter.1, trim, q)), b))
+            Some(sql_call(
+                format!("UPDATE {} SET {} = {} WHERE {}", ident(t, q), ident(&set.0, q), lit(&set.1), eq_sql(&filter.0, &filter.1, trim, q)),
+                b,
+            ))
         }
         "delete" => {
             let filter = b.filter("where", "delete", false, false, &[], ch)??;
@@ -1418,7 +1558,9 @@ mod tests {
 
     #[test]
     fn reads_which_operation_the_request_asks_for() {
-        let asked = |q: &str| ["select", "count", "sum", "avg", "min", "max", "argmin", "argmax"].into_iter().filter(|o| asked_op_prior(q, o) > 0.0).collect::<Vec<_>>();
+        let asked = |q: &str| {
+            ["select", "count", "sum", "avg", "min", "max", "argmin", "argmax"].into_iter().filter(|o| asked_op_prior(q, o) > 0.0).collect::<Vec<_>>()
+        };
         assert_eq!(asked("how many stores are in oslo?"), vec!["count"]);
         assert_eq!(asked("what is the average revenue?"), vec!["avg"]);
         assert_eq!(asked("what is the largest revenue?"), vec!["max"]);
@@ -1492,9 +1634,9 @@ mod tests {
 #[cfg(test)]
 mod policy_tests {
     use super::*;
+    use crate::message::{Message, Origin, Role};
     use crate::policy::builtin::{BuiltinPolicy, TrainExample};
     use std::sync::Arc;
-    use crate::message::{Message, Origin, Role};
 
     /// Takes `conv=strip_commas` wherever it is offered, otherwise the first option.
     struct StripCommas;
@@ -1513,7 +1655,10 @@ mod policy_tests {
     fn ctx(show_rows: bool) -> Context {
         let mut messages = vec![
             Message::system("You are a database agent."),
-            Message::user("The name of this table is Stores, and the headers of this table are Store,City,Revenue.\nQuestion: What is the total Revenue?", Origin::Frame),
+            Message::user(
+                "The name of this table is Stores, and the headers of this table are Store,City,Revenue.\nQuestion: What is the total Revenue?",
+                Origin::Frame,
+            ),
         ];
         if show_rows {
             // what a schema-first sibling injects: sample rows that show the format
@@ -1531,7 +1676,11 @@ mod policy_tests {
         let shown = ctx(true);
         let b = build(&DbView::parse(&shown), &mut StripCommas).expect("an action");
         assert!(b.trace().contains("conv=strip_commas"), "{}", b.trace());
-        let target = AssistantTurn { content: b.trace(), tool_calls: vec![ToolCall { id: "c1".into(), name: b.tool.clone(), arguments: b.arguments.clone() }], ..Default::default() };
+        let target = AssistantTurn {
+            content: b.trace(),
+            tool_calls: vec![ToolCall { id: "c1".into(), name: b.tool.clone(), arguments: b.arguments.clone() }],
+            ..Default::default()
+        };
 
         let p = BuiltinPolicy::new(Arc::new(GRAMMAR));
         // where the rows were shown, the reply reads back and is learned from
@@ -1551,7 +1700,11 @@ mod policy_tests {
     fn weight_decay_shrinks_every_weight() {
         let shown = ctx(true);
         let b = build(&DbView::parse(&shown), &mut StripCommas).unwrap();
-        let target = AssistantTurn { content: b.trace(), tool_calls: vec![ToolCall { id: "c1".into(), name: b.tool.clone(), arguments: b.arguments.clone() }], ..Default::default() };
+        let target = AssistantTurn {
+            content: b.trace(),
+            tool_calls: vec![ToolCall { id: "c1".into(), name: b.tool.clone(), arguments: b.arguments.clone() }],
+            ..Default::default()
+        };
         let p = BuiltinPolicy::new(Arc::new(GRAMMAR));
         p.train(&[TrainExample { context: shown, target, weight: 1.0 }], 1.0);
         let w0 = p.snapshot();

@@ -10,13 +10,30 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::value::SqlError;
 use super::sqltext::{lex, matching_paren, TokKind, Token};
+use super::value::SqlError;
 use super::words::is_keyword;
 
 const AGGREGATES: &[&str] = &[
-    "AVG", "BIT_AND", "BIT_OR", "BIT_XOR", "COUNT", "GROUP_CONCAT", "JSON_ARRAYAGG", "JSON_OBJECTAGG", "MAX",
-    "MIN", "STD", "STDDEV", "STDDEV_POP", "STDDEV_SAMP", "SUM", "VARIANCE", "VAR_POP", "VAR_SAMP", "ANY_VALUE",
+    "AVG",
+    "BIT_AND",
+    "BIT_OR",
+    "BIT_XOR",
+    "COUNT",
+    "GROUP_CONCAT",
+    "JSON_ARRAYAGG",
+    "JSON_OBJECTAGG",
+    "MAX",
+    "MIN",
+    "STD",
+    "STDDEV",
+    "STDDEV_POP",
+    "STDDEV_SAMP",
+    "SUM",
+    "VARIANCE",
+    "VAR_POP",
+    "VAR_SAMP",
+    "ANY_VALUE",
 ];
 
 const CLAUSES: &[&str] = &["FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "WINDOW", "INTO", "FOR", "UNION", "INTERSECT", "EXCEPT", "LOCK"];
@@ -143,8 +160,7 @@ fn strip_alias(toks: &[Token], lo: usize, hi: usize) -> (usize, Option<String>) 
     if hi >= lo + 2 {
         let last = &toks[hi - 1];
         let prev = &toks[hi - 2];
-        let last_is_name = last.kind == TokKind::QuotedIdent
-            || (last.kind == TokKind::Word && !is_keyword(&last.value.to_ascii_uppercase()));
+        let last_is_name = last.kind == TokKind::QuotedIdent || (last.kind == TokKind::Word && !is_keyword(&last.value.to_ascii_uppercase()));
         let prev_ends_expr = matches!(prev.kind, TokKind::RParen | TokKind::Number | TokKind::Str | TokKind::QuotedIdent)
             || (prev.kind == TokKind::Word && !is_keyword(&prev.value.to_ascii_uppercase()))
             || prev.is_kw("END")
@@ -199,9 +215,7 @@ fn check_select(toks: &[Token], depth: &[i32], s: usize, tables: &[(String, Vec<
             }
         }
     }
-    let clause_end = |start: usize| -> usize {
-        clause_at.values().copied().filter(|&c| c > start).min().unwrap_or(end).min(end)
-    };
+    let clause_end = |start: usize| -> usize { clause_at.values().copied().filter(|&c| c > start).min().unwrap_or(end).min(end) };
     let mut list_start = s + 1;
     while list_start < end && (toks[list_start].is_kw("DISTINCT") || toks[list_start].is_kw("ALL") || toks[list_start].is_kw("DISTINCTROW")) {
         list_start += 1;
@@ -267,7 +281,9 @@ fn check_select(toks: &[Token], depth: &[i32], s: usize, tables: &[(String, Vec<
             if toks.get(k).is_some_and(|x| x.is_kw("AS")) {
                 k += 1;
             }
-            if let Some(a) = toks.get(k).filter(|x| k < from_end && x.is_ident() && !(x.kind == TokKind::Word && is_keyword(&x.value.to_ascii_uppercase()))) {
+            if let Some(a) =
+                toks.get(k).filter(|x| k < from_end && x.is_ident() && !(x.kind == TokKind::Word && is_keyword(&x.value.to_ascii_uppercase())))
+            {
                 alias = Some(a.value.clone());
                 j = k;
             }
@@ -334,7 +350,9 @@ fn check_select(toks: &[Token], depth: &[i32], s: usize, tables: &[(String, Vec<
         let gend = clause_end(g);
         for (lo, hi) in split_commas(toks, depth, gstart, gend, d) {
             let mut hi2 = hi;
-            while hi2 > lo && (toks[hi2 - 1].is_kw("ASC") || toks[hi2 - 1].is_kw("DESC") || toks[hi2 - 1].is_kw("ROLLUP") || toks[hi2 - 1].is_kw("WITH")) {
+            while hi2 > lo
+                && (toks[hi2 - 1].is_kw("ASC") || toks[hi2 - 1].is_kw("DESC") || toks[hi2 - 1].is_kw("ROLLUP") || toks[hi2 - 1].is_kw("WITH"))
+            {
                 hi2 -= 1;
             }
             if hi2 == lo + 1 && toks[lo].kind == TokKind::Number {

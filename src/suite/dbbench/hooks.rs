@@ -26,12 +26,7 @@ fn tables_of(env: &dyn Environment) -> Vec<(String, Vec<String>)> {
     ts.iter()
         .filter_map(|t| {
             let name = t.get("name")?.as_str()?.to_string();
-            let cols = t
-                .get("columns")?
-                .as_array()?
-                .iter()
-                .filter_map(|c| c.as_str().map(str::to_string))
-                .collect();
+            let cols = t.get("columns")?.as_array()?.iter().filter_map(|c| c.as_str().map(str::to_string)).collect();
             Some((name, cols))
         })
         .collect()
@@ -228,9 +223,7 @@ fn cleaned_number(s: &str) -> Option<f64> {
 fn numeric_columns(env: &dyn Environment) -> Vec<(String, bool)> {
     let Some(text) = env.resource("numeric_columns") else { return Vec::new() };
     let Ok(Value::Array(cols)) = serde_json::from_str::<Value>(&text) else { return Vec::new() };
-    cols.iter()
-        .filter_map(|c| Some((c.get("name")?.as_str()?.to_string(), c.get("misconverted")?.as_bool()?)))
-        .collect()
+    cols.iter().filter_map(|c| Some((c.get("name")?.as_str()?.to_string(), c.get("misconverted")?.as_bool()?))).collect()
 }
 
 /// The column an identifier chain at `i..=j` names (its last part).
@@ -321,7 +314,10 @@ mod tests {
         assert_eq!(quote_names("SELECT `Rank`, Name FROM `Football Matches`", &tables, &cols), None);
         assert_eq!(quote_names("SELECT RANK() OVER (ORDER BY x) FROM t", &tables, &cols), None);
         assert_eq!(quote_names("SELECT * FROM t WHERE Name = 'Home team'", &tables, &cols), None);
-        assert_eq!(quote_names("SELECT Area (km²) FROM t WHERE W-L-T = '5-1'", &tables, &cols).unwrap(), "SELECT `Area (km²)` FROM t WHERE `W-L-T` = '5-1'");
+        assert_eq!(
+            quote_names("SELECT Area (km²) FROM t WHERE W-L-T = '5-1'", &tables, &cols).unwrap(),
+            "SELECT `Area (km²)` FROM t WHERE `W-L-T` = '5-1'"
+        );
         assert_eq!(quote_names("SELECT a FROM table", &s(&["table"]), &[]).unwrap(), "SELECT a FROM `table`");
     }
 

@@ -101,8 +101,7 @@ mod tests {
         let ok = Score { reward: 1.0, success: true, details: json!({}) };
         let bad = Score { reward: 0.0, success: false, details: json!({}) };
         let scores = [Some(&ok), Some(&bad), Some(&ok), Some(&bad), None];
-        let outcomes: Vec<OutcomeForMetrics<'_>> =
-            tasks.iter().zip(scores).map(|(task, score)| OutcomeForMetrics { task, score }).collect();
+        let outcomes: Vec<OutcomeForMetrics<'_>> = tasks.iter().zip(scores).map(|(task, score)| OutcomeForMetrics { task, score }).collect();
         let m = metrics(&outcomes);
         assert_eq!(m["counting_accuracy"], json!(1.0));
         assert_eq!(m["ranking_accuracy"], json!(0.0));

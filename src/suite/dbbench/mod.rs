@@ -18,10 +18,10 @@
 //! and its scorer depends only on the record and the database state.
 
 pub mod behaviour;
-pub mod grammar;
 pub mod convert;
 pub mod executor;
 pub mod functions;
+pub mod grammar;
 pub mod groupby;
 pub mod hooks;
 pub mod metrics;
@@ -41,13 +41,12 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 pub use executor::{SqlExecutor, SqliteExecutor};
-pub use value::{ErrorKind, ExecOptions, ExecResult, RowSet, SqlError, SqlValue};
 pub use record::{load_jsonl, ColumnSpec, DbRecord, QueryType, TableSpec};
+pub use value::{ErrorKind, ExecOptions, ExecResult, RowSet, SqlError, SqlValue};
 
 use crate::message::ToolSpec;
 use crate::suite::{
-    Action, ActionPredicateFn, EnvError, Environment, LoadError, OutcomeForMetrics,
-    RewriteFn, Score, Signals, StepOutcome, Suite, VerifyReport,
+    Action, ActionPredicateFn, EnvError, Environment, LoadError, OutcomeForMetrics, RewriteFn, Score, Signals, StepOutcome, Suite, VerifyReport,
 };
 use crate::task::Task;
 use pyval::Py;
@@ -209,8 +208,7 @@ impl DbEnv {
     }
 
     fn sample_rows(t: &TableSpec, n: usize) -> String {
-        let rows: Vec<Vec<SqlValue>> =
-            t.rows.iter().take(n).map(|r| r.iter().map(|v| SqlValue::Text(v.clone())).collect()).collect();
+        let rows: Vec<Vec<SqlValue>> = t.rows.iter().take(n).map(|r| r.iter().map(|v| SqlValue::Text(v.clone())).collect()).collect();
         render::cut(render::rows_repr(&rows))
     }
 
@@ -352,12 +350,9 @@ impl Environment for DbEnv {
             } else {
                 Value::Object(tables.iter().map(|t| (t.name.clone(), json!(t.rows.len()))).collect()).to_string()
             }),
-            "numeric_columns" => Some(
-                Value::Array(
-                    self.numeric_columns.iter().map(|(n, m)| json!({"name": n, "misconverted": m})).collect(),
-                )
-                .to_string(),
-            ),
+            "numeric_columns" => {
+                Some(Value::Array(self.numeric_columns.iter().map(|(n, m)| json!({"name": n, "misconverted": m})).collect()).to_string())
+            }
             _ => None,
         }
     }

@@ -19,9 +19,9 @@ use sqlx::mysql::{MySqlConnection, MySqlDatabaseError, MySqlRow};
 use sqlx::{AssertSqlSafe, Column, Connection, Row, TypeInfo, ValueRef};
 
 use super::executor::SqlExecutor;
-use super::value::{ExecOptions, ExecResult, RowSet, SqlError, SqlValue};
 use super::record::TableSpec;
 use super::sqltext::{self, backquote, TokKind};
+use super::value::{ExecOptions, ExecResult, RowSet, SqlError, SqlValue};
 use crate::suite::EnvError;
 
 enum Req {
@@ -143,12 +143,7 @@ async fn setup(url: &str, tables: &[TableSpec], opts: &ExecOptions) -> Result<(M
         // Stay well under the 65535 placeholders of one prepared statement.
         let per_chunk = (60_000 / t.columns.len().max(1)).max(1);
         for chunk in t.rows.chunks(per_chunk) {
-            let sql = format!(
-                "INSERT INTO {} ({}) VALUES {}",
-                backquote(&t.name),
-                names.join(","),
-                vec![tuple.as_str(); chunk.len()].join(",")
-            );
+            let sql = format!("INSERT INTO {} ({}) VALUES {}", backquote(&t.name), names.join(","), vec![tuple.as_str(); chunk.len()].join(","));
             let mut q = sqlx::query(AssertSqlSafe(sql));
             for row in chunk {
                 for v in row {
@@ -172,18 +167,14 @@ fn decode_row(row: &MySqlRow) -> Vec<SqlValue> {
             let bytes: Vec<u8> = row.try_get_unchecked::<Vec<u8>, _>(i).unwrap_or_default();
             let text = || String::from_utf8_lossy(&bytes).into_owned();
             match ty.as_str() {
-                "BOOLEAN" | "TINYINT" | "SMALLINT" | "INT" | "MEDIUMINT" | "BIGINT" | "TINYINT UNSIGNED"
-                | "SMALLINT UNSIGNED" | "INT UNSIGNED" | "MEDIUMINT UNSIGNED" | "BIGINT UNSIGNED" | "YEAR" => {
-                    match text().parse::<i64>() {
-                        Ok(v) => SqlValue::Int(v),
-                        Err(_) => SqlValue::Decimal(text()),
-                    }
-                }
+                "BOOLEAN" | "TINYINT" | "SMALLINT" | "INT" | "MEDIUMINT" | "BIGINT" | "TINYINT UNSIGNED" | "SMALLINT UNSIGNED" | "INT UNSIGNED"
+                | "MEDIUMINT UNSIGNED" | "BIGINT UNSIGNED" | "YEAR" => match text().parse::<i64>() {
+                    Ok(v) => SqlValue::Int(v),
+                    Err(_) => SqlValue::Decimal(text()),
+                },
                 "FLOAT" | "DOUBLE" => text().parse::<f64>().map(SqlValue::Float).unwrap_or_else(|_| SqlValue::Text(text())),
                 "DECIMAL" => SqlValue::Decimal(text()),
-                "BLOB" | "TINYBLOB" | "MEDIUMBLOB" | "LONGBLOB" | "BINARY" | "VARBINARY" | "BIT" | "GEOMETRY" => {
-                    SqlValue::Bytes(bytes.clone())
-                }
+                "BLOB" | "TINYBLOB" | "MEDIUMBLOB" | "LONGBLOB" | "BINARY" | "VARBINARY" | "BIT" | "GEOMETRY" => SqlValue::Bytes(bytes.clone()),
                 _ => SqlValue::Text(text()),
             }
         })
@@ -206,10 +197,7 @@ async fn exec(conn: &mut MySqlConnection, sql: &str, opts: &ExecOptions) -> Resu
         Err(_) => Err(()),
         Ok(Err(e)) => Ok(Err(map_sqlx_error(e))),
         Ok(Ok(rows)) => {
-            let columns: Vec<String> = rows
-                .first()
-                .map(|r| r.columns().iter().map(|c| c.name().to_string()).collect())
-                .unwrap_or_default();
+            let columns: Vec<String> = rows.first().map(|r| r.columns().iter().map(|c| c.name().to_string()).collect()).unwrap_or_default();
             let truncated = rows.len() > opts.max_rows;
             let rows: Vec<Vec<SqlValue>> = rows.iter().take(opts.max_rows).map(decode_row).collect();
             let result_set = !rows.is_empty() || returns_rows(sql);
@@ -218,13 +206,7 @@ async fn exec(conn: &mut MySqlConnection, sql: &str, opts: &ExecOptions) -> Resu
     }
 }
 
-fn worker_main(
-    url: String,
-    tables: Vec<TableSpec>,
-    opts: ExecOptions,
-    rx: mpsc::Receiver<Req>,
-    ready: mpsc::Sender<Result<String, EnvError>>,
-) {
+fn worker_main(url: String, tables: Vec<TableSpec>, opts: ExecOptions, rx: mpsc::Receiver<Req>, ready: mpsc::Sender<Result<String, EnvError>>) {
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -31,7 +31,13 @@ impl Py {
         let join = |v: &[Py]| v.iter().map(Py::repr).collect::<Vec<_>>().join(", ");
         match self {
             Py::None => "None".into(),
-            Py::Bool(b) => if *b { "True".into() } else { "False".into() },
+            Py::Bool(b) => {
+                if *b {
+                    "True".into()
+                } else {
+                    "False".into()
+                }
+            }
             Py::Int(s) => s.clone(),
             Py::Float(f) => py_float_repr(*f),
             Py::Str(s) => py_str_repr(s),
@@ -39,10 +45,7 @@ impl Py {
             Py::List(v) => format!("[{}]", join(v)),
             Py::Tuple(v) if v.len() == 1 => format!("({},)", v[0].repr()),
             Py::Tuple(v) => format!("({})", join(v)),
-            Py::Dict(kv) => format!(
-                "{{{}}}",
-                kv.iter().map(|(k, v)| format!("{}: {}", k.repr(), v.repr())).collect::<Vec<_>>().join(", ")
-            ),
+            Py::Dict(kv) => format!("{{{}}}", kv.iter().map(|(k, v)| format!("{}: {}", k.repr(), v.repr())).collect::<Vec<_>>().join(", ")),
             Py::Set(v) if v.is_empty() => "set()".into(),
             Py::Set(v) => format!("{{{}}}", join(v)),
         }

@@ -73,7 +73,11 @@ impl QueryType {
 
     /// The metric category: `SELECT` for every non-mutation type.
     pub fn category(self) -> &'static str {
-        if self.is_mutation() { self.as_str() } else { "SELECT" }
+        if self.is_mutation() {
+            self.as_str()
+        } else {
+            "SELECT"
+        }
     }
 }
 
@@ -130,7 +134,6 @@ pub struct DbRecord {
     pub line: usize,
 }
 
-
 fn opt_string(obj: &serde_json::Map<String, Value>, key: &str) -> Result<Option<String>, String> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
@@ -158,9 +161,7 @@ fn parse_table(v: &Value, path: &str) -> Result<TableSpec, String> {
     };
     let cols = match info.get("columns") {
         Some(Value::Array(a)) => a,
-        Some(other) => {
-            return Err(format!("`{path}.table_info.columns` must be a list, got {}", json_kind(other)))
-        }
+        Some(other) => return Err(format!("`{path}.table_info.columns` must be a list, got {}", json_kind(other))),
         None => return Err(format!("`{path}.table_info`: missing field `columns`")),
     };
     if cols.is_empty() {
@@ -183,11 +184,7 @@ fn parse_table(v: &Value, path: &str) -> Result<TableSpec, String> {
             Some(other) => return Err(format!("`{cp}.type` must be a string, got {}", json_kind(other))),
         };
         if let Some(prev) = columns.iter().position(|x: &ColumnSpec| x.name.to_lowercase() == cname.to_lowercase()) {
-            return Err(format!(
-                "table `{name}`: columns {} and {} are both named `{cname}` (column names are case-insensitive)",
-                prev + 1,
-                i + 1
-            ));
+            return Err(format!("table `{name}`: columns {} and {} are both named `{cname}` (column names are case-insensitive)", prev + 1, i + 1));
         }
         columns.push(ColumnSpec { name: cname, decl_type: decl });
     }
@@ -202,12 +199,7 @@ fn parse_table(v: &Value, path: &str) -> Result<TableSpec, String> {
             return Err(format!("table `{name}`: row {} must be a list of values, got {}", r + 1, json_kind(row)));
         };
         if vals.len() != columns.len() {
-            return Err(format!(
-                "table `{name}`: row {} has {} values but the table has {} columns",
-                r + 1,
-                vals.len(),
-                columns.len()
-            ));
+            return Err(format!("table `{name}`: row {} has {} values but the table has {} columns", r + 1, vals.len(), columns.len()));
         }
         rows.push(vals.iter().map(json_py_str).collect());
     }
@@ -231,33 +223,22 @@ impl DbRecord {
                 for (i, x) in a.iter().enumerate() {
                     match x {
                         Value::String(s) => out.push(s.clone()),
-                        other => {
-                            return Err(format!("field `type` element {i} must be a string, got {}", json_kind(other)))
-                        }
+                        other => return Err(format!("field `type` element {i} must be a string, got {}", json_kind(other))),
                     }
                 }
                 out
             }
-            Some(other) => {
-                return Err(format!(
-                    "field `type` must be a list like [\"counting\"], got {}",
-                    json_kind(other)
-                ))
-            }
+            Some(other) => return Err(format!("field `type` must be a list like [\"counting\"], got {}", json_kind(other))),
             None => return Err("missing field `type`".into()),
         };
         let allowed = QueryType::ALL.map(|t| t.as_str()).join(", ");
         let first = type_list.first().ok_or_else(|| format!("field `type` is an empty list; its first element must be one of {allowed}"))?;
-        let query_type = QueryType::parse(first)
-            .ok_or_else(|| format!("field `type` must start with one of {allowed}; got \"{first}\""))?;
+        let query_type = QueryType::parse(first).ok_or_else(|| format!("field `type` must start with one of {allowed}; got \"{first}\""))?;
         let label = match obj.get("label") {
             Some(Value::Array(a)) => {
                 for (i, x) in a.iter().enumerate() {
                     if matches!(x, Value::Array(_) | Value::Object(_)) {
-                        return Err(format!(
-                            "field `label` element {i} must be a string, number, boolean or null, got {}",
-                            json_kind(x)
-                        ));
+                        return Err(format!("field `label` element {i} must be a string, number, boolean or null, got {}", json_kind(x)));
                     }
                 }
                 a.clone()
@@ -277,20 +258,13 @@ impl DbRecord {
                 }
                 out
             }
-            Some(other) => {
-                return Err(format!("field `table` must be an object or a list of objects, got {}", json_kind(other)))
-            }
+            Some(other) => return Err(format!("field `table` must be an object or a list of objects, got {}", json_kind(other))),
             None => return Err("missing field `table`".into()),
         };
         let answer_md5 = match obj.get("answer_md5") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s.clone()),
-            Some(other) => {
-                return Err(format!(
-                    "field `answer_md5` must be a string like \"[('<md5>',)]\", got {}",
-                    json_kind(other)
-                ))
-            }
+            Some(other) => return Err(format!("field `answer_md5` must be a string like \"[('<md5>',)]\", got {}", json_kind(other))),
         };
         let sql_query = match obj.get("sql") {
             None | Some(Value::Null) => None,
@@ -324,14 +298,8 @@ impl DbRecord {
             raw: v.clone(),
             line: 0,
         };
-        if rec.query_type.is_mutation()
-            && rec.answer_md5.as_deref().is_none_or(|s| s.trim().is_empty())
-            && rec.gold_sql().is_none()
-        {
-            return Err(format!(
-                "a {} record needs `answer_md5` or its gold SQL (`label[0]` or `sql.query`)",
-                rec.query_type
-            ));
+        if rec.query_type.is_mutation() && rec.answer_md5.as_deref().is_none_or(|s| s.trim().is_empty()) && rec.gold_sql().is_none() {
+            return Err(format!("a {} record needs `answer_md5` or its gold SQL (`label[0]` or `sql.query`)", rec.query_type));
         }
         Ok(rec)
     }
@@ -406,8 +374,7 @@ pub fn parse_jsonl(text: &[u8], file: &str) -> Result<Vec<DbRecord>, LoadError> 
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| err(format!("invalid JSON at column {}: {}", e.column(), json_message(&e))))?;
+        let v: Value = serde_json::from_str(line).map_err(|e| err(format!("invalid JSON at column {}: {}", e.column(), json_message(&e))))?;
         let mut rec = DbRecord::from_json(v).map_err(err)?;
         rec.line = line_no;
         out.push(rec);

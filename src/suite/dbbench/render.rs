@@ -222,7 +222,13 @@ pub fn json_py_repr(v: &serde_json::Value) -> String {
     use serde_json::Value as J;
     match v {
         J::Null => "None".into(),
-        J::Bool(b) => if *b { "True".into() } else { "False".into() },
+        J::Bool(b) => {
+            if *b {
+                "True".into()
+            } else {
+                "False".into()
+            }
+        }
         J::Number(n) => {
             if let Some(i) = n.as_i64() {
                 i.to_string()
@@ -234,10 +240,7 @@ pub fn json_py_repr(v: &serde_json::Value) -> String {
         }
         J::String(s) => py_str_repr(s),
         J::Array(a) => format!("[{}]", a.iter().map(json_py_repr).collect::<Vec<_>>().join(", ")),
-        J::Object(o) => format!(
-            "{{{}}}",
-            o.iter().map(|(k, v)| format!("{}: {}", py_str_repr(k), json_py_repr(v))).collect::<Vec<_>>().join(", ")
-        ),
+        J::Object(o) => format!("{{{}}}", o.iter().map(|(k, v)| format!("{}: {}", py_str_repr(k), json_py_repr(v))).collect::<Vec<_>>().join(", ")),
     }
 }
 
@@ -307,12 +310,8 @@ mod tests {
 
     #[test]
     fn errors() {
-        let e = SqlError {
-            errno: 1054,
-            sqlstate: "42S22".into(),
-            message: "Unknown column 'x' in 'field list'".into(),
-            kind: ErrorKind::UnknownColumn,
-        };
+        let e =
+            SqlError { errno: 1054, sqlstate: "42S22".into(), message: "Unknown column 'x' in 'field list'".into(), kind: ErrorKind::UnknownColumn };
         assert_eq!(observation(&Err(e)), "1054 (42S22): Unknown column 'x' in 'field list'");
         assert_eq!(observation(&Ok(RowSet::default())), "[]");
     }

@@ -65,12 +65,25 @@ pub enum TxOp {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Prepared {
     Sql(Translation),
-    ShowTables { full: bool, like: Option<String> },
-    ShowColumns { table: String, full: bool, like: Option<String> },
-    ShowCreateTable { table: String },
-    ShowIndex { table: String },
+    ShowTables {
+        full: bool,
+        like: Option<String>,
+    },
+    ShowColumns {
+        table: String,
+        full: bool,
+        like: Option<String>,
+    },
+    ShowCreateTable {
+        table: String,
+    },
+    ShowIndex {
+        table: String,
+    },
     ShowDatabases,
-    Use { database: String },
+    Use {
+        database: String,
+    },
     Transaction(TxOp),
     /// Accepted and ignored (`SET NAMES utf8mb4`, `LOCK TABLES`, `SHOW WARNINGS`).
     Noop,
@@ -188,9 +201,9 @@ fn prepare_statement(src: &str, toks: &[Token]) -> Result<Prepared, PrepError> {
         }
         "DESCRIBE" | "DESC" | "EXPLAIN" => {
             let next = toks.get(1);
-            let is_stmt = next.and_then(|t| t.upper()).is_some_and(|w| {
-                matches!(w.as_str(), "SELECT" | "WITH" | "INSERT" | "UPDATE" | "DELETE" | "REPLACE")
-            }) || next.is_some_and(|t| t.kind == TokKind::LParen);
+            let is_stmt =
+                next.and_then(|t| t.upper()).is_some_and(|w| matches!(w.as_str(), "SELECT" | "WITH" | "INSERT" | "UPDATE" | "DELETE" | "REPLACE"))
+                    || next.is_some_and(|t| t.kind == TokKind::LParen);
             if !is_stmt {
                 let (table, j) = table_ref(toks, 1).ok_or_else(|| err_at(1))?;
                 let like = ident_name(toks.get(j));
@@ -211,9 +224,7 @@ fn prepare_statement(src: &str, toks: &[Token]) -> Result<Prepared, PrepError> {
         }
         "SET" | "LOCK" | "UNLOCK" | "FLUSH" => return Ok(Prepared::Noop),
         "BEGIN" => return Ok(Prepared::Transaction(TxOp::Begin)),
-        "START" if word_at(toks, 1).as_deref() == Some("TRANSACTION") => {
-            return Ok(Prepared::Transaction(TxOp::Begin))
-        }
+        "START" if word_at(toks, 1).as_deref() == Some("TRANSACTION") => return Ok(Prepared::Transaction(TxOp::Begin)),
         "COMMIT" => return Ok(Prepared::Transaction(TxOp::Commit)),
         "ROLLBACK" => return Ok(Prepared::Transaction(TxOp::Rollback)),
         _ => {}
@@ -265,10 +276,7 @@ fn translate_statement(src: &str, toks: &[Token]) -> Result<Translation, PrepErr
             return Err(PrepError::Syntax { offset: t.start });
         }
         // A quoted string where a table name belongs (SQLite would take it as the name).
-        if t.kind == TokKind::Str
-            && i > 0
-            && ["FROM", "JOIN", "INTO", "UPDATE", "TABLE"].iter().any(|k| toks[i - 1].is_kw(k))
-        {
+        if t.kind == TokKind::Str && i > 0 && ["FROM", "JOIN", "INTO", "UPDATE", "TABLE"].iter().any(|k| toks[i - 1].is_kw(k)) {
             return Err(PrepError::Syntax { offset: t.start });
         }
         if t.kind == TokKind::Param && t.value.starts_with("@@") {
@@ -281,8 +289,7 @@ fn translate_statement(src: &str, toks: &[Token]) -> Result<Translation, PrepErr
             let lower = t.value.to_ascii_lowercase();
             if matches!(
                 lower.as_str(),
-                "sqlite_master" | "sqlite_schema" | "sqlite_temp_master" | "sqlite_temp_schema"
-                    | "sqlite_sequence" | "sqlite_stat1" | "sqlite_stat4"
+                "sqlite_master" | "sqlite_schema" | "sqlite_temp_master" | "sqlite_temp_schema" | "sqlite_sequence" | "sqlite_stat1" | "sqlite_stat4"
             ) {
                 return Err(PrepError::UnknownTable { name: t.value.clone() });
             }
@@ -291,10 +298,8 @@ fn translate_statement(src: &str, toks: &[Token]) -> Result<Translation, PrepErr
             return Err(PrepError::Syntax { offset: t.start });
         }
     }
-    let mut tks: Vec<Tk> = toks
-        .iter()
-        .map(|t| Tk { tok: t.clone(), out: t.value.clone(), pre: String::new(), post: String::new(), removed: false })
-        .collect();
+    let mut tks: Vec<Tk> =
+        toks.iter().map(|t| Tk { tok: t.clone(), out: t.value.clone(), pre: String::new(), post: String::new(), removed: false }).collect();
     structural(&mut tks, kind)?;
     convert::convert(&mut tks, kind);
     if matches!(kind, StmtKind::Update | StmtKind::Delete) {
@@ -448,9 +453,7 @@ fn structural(tks: &mut [Tk], kind: StmtKind) -> Result<(), PrepError> {
             "ISNULL" if next_is_paren => tks[i].set(TokKind::Word, "mysql_isnull", "mysql_isnull"),
             "GREATEST" if next_is_paren => tks[i].set(TokKind::Word, "max", "max"),
             "LEAST" if next_is_paren => tks[i].set(TokKind::Word, "min", "min"),
-            "DATABASE" | "SCHEMA" if next_is_paren => {
-                tks[i].set(TokKind::Word, "mysql_database", "mysql_database")
-            }
+            "DATABASE" | "SCHEMA" if next_is_paren => tks[i].set(TokKind::Word, "mysql_database", "mysql_database"),
             "INSERT" if next_is_paren => tks[i].set(TokKind::Word, "mysql_insert", "mysql_insert"),
             "CAST" if next_is_paren => cast(tks, i, next.unwrap_or(i), false)?,
             "CONVERT" if next_is_paren => cast(tks, i, next.unwrap_or(i), true)?,
@@ -485,10 +488,7 @@ fn structural(tks: &mut [Tk], kind: StmtKind) -> Result<(), PrepError> {
                 let c = a.and_then(|a| next_live(tks, a, n));
                 let b = c.and_then(|c| next_live(tks, c, n));
                 if let (Some(a), Some(c), Some(b)) = (a, c, b) {
-                    if tks[c].tok.kind == TokKind::Comma
-                        && tks[a].tok.kind == TokKind::Number
-                        && tks[b].tok.kind == TokKind::Number
-                    {
+                    if tks[c].tok.kind == TokKind::Comma && tks[a].tok.kind == TokKind::Number && tks[b].tok.kind == TokKind::Number {
                         let (av, bv) = (tks[a].out.clone(), tks[b].out.clone());
                         tks[a].out = bv;
                         tks[b].out = av;
@@ -500,8 +500,9 @@ fn structural(tks: &mut [Tk], kind: StmtKind) -> Result<(), PrepError> {
             "DIV" => tks[i].set(TokKind::Op, "DIV", "/"),
             "DISTINCTROW" => tks[i].set(TokKind::Word, "DISTINCT", "DISTINCT"),
             "STRAIGHT_JOIN" => tks[i].set(TokKind::Word, "JOIN", "JOIN"),
-            "SQL_CALC_FOUND_ROWS" | "SQL_NO_CACHE" | "SQL_CACHE" | "SQL_SMALL_RESULT"
-            | "SQL_BIG_RESULT" | "SQL_BUFFER_RESULT" | "HIGH_PRIORITY" => tks[i].remove(),
+            "SQL_CALC_FOUND_ROWS" | "SQL_NO_CACHE" | "SQL_CACHE" | "SQL_SMALL_RESULT" | "SQL_BIG_RESULT" | "SQL_BUFFER_RESULT" | "HIGH_PRIORITY" => {
+                tks[i].remove()
+            }
             "LOW_PRIORITY" | "DELAYED" | "QUICK" if kind != StmtKind::Select => tks[i].remove(),
             "IGNORE" if i > 0 && tks[..i].iter().rev().find(|t| !t.removed).is_some_and(|t| t.tok.is_kw("INSERT")) => {
                 tks[i].out = "OR IGNORE".into();
@@ -575,9 +576,7 @@ fn cast(tks: &mut [Tk], name: usize, open: usize, convert: bool) -> Result<(), P
     // Only SIGNED/UNSIGNED may be followed by INT/INTEGER.
     if let Some(&second) = type_toks.get(1) {
         let ok = match func {
-            "mysql_cast_signed" | "mysql_cast_unsigned" => {
-                tks[second].tok.is_kw("INT") || tks[second].tok.is_kw("INTEGER")
-            }
+            "mysql_cast_signed" | "mysql_cast_unsigned" => tks[second].tok.is_kw("INT") || tks[second].tok.is_kw("INTEGER"),
             "mysql_cast_double" => tname == "DOUBLE" && tks[second].tok.is_kw("PRECISION"),
             _ => true,
         };
@@ -642,11 +641,7 @@ fn group_concat(tks: &mut [Tk], name: usize, open: usize) {
     while first < end_of_exprs && (tks[first].removed || tks[first].tok.is_kw("DISTINCT")) {
         first += 1;
     }
-    let commas: Vec<usize> = inside
-        .iter()
-        .copied()
-        .filter(|&j| j > first && j < end_of_exprs && tks[j].tok.kind == TokKind::Comma)
-        .collect();
+    let commas: Vec<usize> = inside.iter().copied().filter(|&j| j > first && j < end_of_exprs && tks[j].tok.kind == TokKind::Comma).collect();
     if !commas.is_empty() {
         if let Some(last) = (first..end_of_exprs).rev().find(|&j| !tks[j].removed) {
             tks[first].pre = format!("concat( {}", tks[first].pre);
@@ -801,10 +796,7 @@ mod tests {
 
     #[test]
     fn insert_literals() {
-        assert_eq!(
-            sql("INSERT INTO t (a, b, c) VALUES (10, -2.50, 'x')"),
-            r#"INSERT INTO "t" ( "a" , "b" , "c" ) VALUES ( '10' , '-2.50' , 'x' )"#
-        );
+        assert_eq!(sql("INSERT INTO t (a, b, c) VALUES (10, -2.50, 'x')"), r#"INSERT INTO "t" ( "a" , "b" , "c" ) VALUES ( '10' , '-2.50' , 'x' )"#);
         assert_eq!(sql("UPDATE t SET a = 007, b = 'y' WHERE c = 2"), r#"UPDATE "t" SET "a" = '7' , "b" = 'y' WHERE mysql_num( "c" ) = 2"#);
         assert_eq!(mysql_number_literal_text(false, ".50"), "0.50");
         assert_eq!(mysql_number_literal_text(true, "0"), "0");
@@ -818,10 +810,7 @@ mod tests {
         assert!(matches!(prepare("ATTACH DATABASE 'x' AS y"), Err(PrepError::Refused { .. })));
         assert!(matches!(prepare("SELECT Rank FROM t"), Err(PrepError::Syntax { offset: 7 })));
         assert_eq!(prepare("SHOW TABLES").unwrap(), Prepared::ShowTables { full: false, like: None });
-        assert_eq!(
-            prepare("DESCRIBE `Medal Tally`").unwrap(),
-            Prepared::ShowColumns { table: "Medal Tally".into(), full: false, like: None }
-        );
+        assert_eq!(prepare("DESCRIBE `Medal Tally`").unwrap(), Prepared::ShowColumns { table: "Medal Tally".into(), full: false, like: None });
         assert!(matches!(prepare("SELECT * FROM sqlite_master"), Err(PrepError::UnknownTable { .. })));
     }
 

@@ -19,7 +19,8 @@ fn swegym_command(call: &ToolCall) -> Option<&str> {
 
 fn swegym_edit_path(call: &ToolCall) -> Option<&str> {
     let command = call.arguments.get("command").and_then(|c| c.as_str())?;
-    (call.name == "str_replace_editor" && matches!(command, "create" | "str_replace" | "insert")).then(|| call.arguments.get("path").and_then(|p| p.as_str()).unwrap_or(""))
+    (call.name == "str_replace_editor" && matches!(command, "create" | "str_replace" | "insert"))
+        .then(|| call.arguments.get("path").and_then(|p| p.as_str()).unwrap_or(""))
 }
 
 /// SWE-Gym's tags, from the policy's proposed calls and whether they ran.
@@ -27,9 +28,7 @@ pub fn tags(calls: &[&CallRecord]) -> Vec<bool> {
     let first_edit = calls.iter().position(|c| c.executed.is_some() && swegym_edit_path(&c.proposed).is_some());
     let runs_python = |c: &&CallRecord| c.executed.is_some() && swegym_command(&c.proposed).is_some_and(|cmd| cmd.contains("python"));
     let reproduces = first_edit.is_some_and(|i| calls[..i].iter().any(runs_python));
-    let runs_tests = |c: &&CallRecord| {
-        c.executed.is_some() && swegym_command(&c.proposed).is_some_and(super::runs_tests)
-    };
+    let runs_tests = |c: &&CallRecord| c.executed.is_some() && swegym_command(&c.proposed).is_some_and(super::runs_tests);
     let last_edit = calls.iter().rposition(|c| c.executed.is_some() && swegym_edit_path(&c.proposed).is_some());
     let finish = calls.iter().position(|c| c.executed.is_some() && c.proposed.name == "finish");
     let tests_before_finish = match (last_edit, finish) {
@@ -38,8 +37,11 @@ pub fn tags(calls: &[&CallRecord]) -> Vec<bool> {
     };
     let opens = first_edit.is_some_and(|i| {
         let path = swegym_edit_path(&calls[i].proposed).unwrap_or("");
-        calls[..i].iter().any(|c| c.proposed.name == "str_replace_editor" && c.proposed.arguments.get("command").and_then(|x| x.as_str()) == Some("view") && c.proposed.arguments.get("path").and_then(|p| p.as_str()) == Some(path))
+        calls[..i].iter().any(|c| {
+            c.proposed.name == "str_replace_editor"
+                && c.proposed.arguments.get("command").and_then(|x| x.as_str()) == Some("view")
+                && c.proposed.arguments.get("path").and_then(|p| p.as_str()) == Some(path)
+        })
     });
     vec![reproduces, tests_before_finish, opens]
 }
-

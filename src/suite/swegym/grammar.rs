@@ -23,7 +23,7 @@ use crate::message::{CallKind, Context, Role, ToolCall};
 use crate::policy::builtin::kit::{decide_into, f, innate, push_call, turn, Built, Chooser, Decision, Dfs, Solution};
 use crate::policy::builtin::model::Feature;
 use crate::policy::builtin::Grammar;
-use crate::suite::swegym::operators::{edits, editable, LineEdit};
+use crate::suite::swegym::operators::{editable, edits, LineEdit};
 use crate::suite::{SearchFrame, Suite};
 use crate::task::Task;
 
@@ -33,9 +33,46 @@ pub const TEST_COMMAND: &str = "python3 -m unittest";
 const KINDS: [&str; 7] = ["search", "open", "reproduce", "edit", "test", "undo", "finish"];
 /// Generic words of bug reports, crossed with operator classes.
 const CUES: &[&str] = &[
-    "boundary", "inclusive", "exclusive", "exactly", "equal", "empty", "negative", "zero", "last", "first", "every", "never", "always",
-    "more", "less", "missing", "extra", "instead", "upper", "lower", "case", "sorted", "order", "round", "raises", "none", "true",
-    "false", "limit", "threshold", "end", "start", "one", "twice", "tie", "ties", "whitespace", "space", "prefix", "suffix",
+    "boundary",
+    "inclusive",
+    "exclusive",
+    "exactly",
+    "equal",
+    "empty",
+    "negative",
+    "zero",
+    "last",
+    "first",
+    "every",
+    "never",
+    "always",
+    "more",
+    "less",
+    "missing",
+    "extra",
+    "instead",
+    "upper",
+    "lower",
+    "case",
+    "sorted",
+    "order",
+    "round",
+    "raises",
+    "none",
+    "true",
+    "false",
+    "limit",
+    "threshold",
+    "end",
+    "start",
+    "one",
+    "twice",
+    "tie",
+    "ties",
+    "whitespace",
+    "space",
+    "prefix",
+    "suffix",
 ];
 const EXCEPTIONS: &[&str] = &["IndexError", "ZeroDivisionError", "ValueError", "KeyError", "TypeError", "AttributeError", "RecursionError"];
 
@@ -92,7 +129,10 @@ fn is_ident(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-const NOT_NAMES: &[&str] = &["print", "repr", "len", "list", "dict", "str", "int", "float", "set", "tuple", "range", "sorted", "import", "from", "self", "True", "False", "None"];
+const NOT_NAMES: &[&str] = &[
+    "print", "repr", "len", "list", "dict", "str", "int", "float", "set", "tuple", "range", "sorted", "import", "from", "self", "True", "False",
+    "None",
+];
 
 /// Names the text mentions as calls (`name(`) or in backquotes (`` `a.b` `` gives `a.b`, `a`, `b`).
 fn mentioned_names(text: &str) -> Vec<String> {
@@ -168,7 +208,9 @@ fn hits(text: &str, source: &'static str) -> Vec<Pointer> {
         let mut parts = t.splitn(3, ':');
         let (Some(path), Some(num), rest) = (parts.next(), parts.next(), parts.next()) else { continue };
         let Ok(n) = num.trim().parse::<usize>() else { continue };
-        let func = rest.and_then(|r| r.trim().strip_prefix("def ").or_else(|| r.trim().strip_prefix("class "))).map(|r| r.chars().take_while(|&c| is_ident(c)).collect());
+        let func = rest
+            .and_then(|r| r.trim().strip_prefix("def ").or_else(|| r.trim().strip_prefix("class ")))
+            .map(|r| r.chars().take_while(|&c| is_ident(c)).collect());
         out.push(Pointer { path: path.to_string(), line: Some(n), func, source });
     }
     out
@@ -277,7 +319,8 @@ impl SweView {
                     };
                     v.issue_words = words(&v.issue);
                     v.names = mentioned_names(&v.issue);
-                    v.snippet = v.issue.lines().filter_map(|l| l.strip_prefix(">>> ").or_else(|| l.strip_prefix("... ")).map(str::to_string)).collect();
+                    v.snippet =
+                        v.issue.lines().filter_map(|l| l.strip_prefix(">>> ").or_else(|| l.strip_prefix("... ")).map(str::to_string)).collect();
                     v.exceptions = EXCEPTIONS.iter().filter(|e| v.issue.contains(*e)).copied().collect();
                     v.pointers.extend(frames(&v.issue, "traceback"));
                     v.pointers.extend(modules(&v.issue));
@@ -568,12 +611,23 @@ impl Builder<'_> {
         let v = self.view;
         let region = v.region(fv);
         let mut d = Decision { slot: "line", labels: vec![], options: vec![], prior: vec![] };
-        let tried: Vec<&str> = v.history.iter().filter(|h| h.kind == "edit" && h.path.as_deref() == Some(fv.path.as_str())).map(|h| h.label.as_str()).collect();
+        let tried: Vec<&str> =
+            v.history.iter().filter(|h| h.kind == "edit" && h.path.as_deref() == Some(fv.path.as_str())).map(|h| h.label.as_str()).collect();
         for (k, (n, tag)) in region.iter().enumerate() {
             let text = &fv.lines[n - 1];
             let t = text.trim_start();
-            let stmt = ["return", "if", "elif", "while", "for", "raise"].iter().find(|s| t.starts_with(&format!("{s} "))).copied().unwrap_or(if t.contains(" = ") { "assign" } else { "other" });
-            let pos = if k == 0 { "first" } else if k + 1 == region.len() { "last" } else { "mid" };
+            let stmt = ["return", "if", "elif", "while", "for", "raise"]
+                .iter()
+                .find(|s| t.starts_with(&format!("{s} ")))
+                .copied()
+                .unwrap_or(if t.contains(" = ") { "assign" } else { "other" });
+            let pos = if k == 0 {
+                "first"
+            } else if k + 1 == region.len() {
+                "last"
+            } else {
+                "mid"
+            };
             let mut fs = vec![
                 f(&["line", "tag", tag]),
                 f(&["line", "stmt", stmt]),
@@ -788,7 +842,11 @@ pub fn solve(suite: &dyn Suite, task: &Task, frame: &SearchFrame<'_>, max_paths:
                     }
                     return (Some(sol), truncated);
                 }
-                let undo = ToolCall { id: "undo".into(), name: "str_replace_editor".into(), arguments: serde_json::json!({"command": "undo_edit", "path": edit.arguments["path"]}) };
+                let undo = ToolCall {
+                    id: "undo".into(),
+                    name: "str_replace_editor".into(),
+                    arguments: serde_json::json!({"command": "undo_edit", "path": edit.arguments["path"]}),
+                };
                 if env.step(&undo).is_err() {
                     return (None, truncated);
                 }
@@ -825,13 +883,7 @@ mod tests {
     use crate::message::{Message, Origin};
 
     fn ctx(issue: &str) -> Context {
-        Context {
-            messages: vec![
-                Message::system("s"),
-                Message::user(crate::suite::swegym::task_prompt(issue), Origin::Frame),
-            ],
-            tools: vec![],
-        }
+        Context { messages: vec![Message::system("s"), Message::user(crate::suite::swegym::task_prompt(issue), Origin::Frame)], tools: vec![] }
     }
 
     #[test]
@@ -851,7 +903,11 @@ mod tests {
     #[test]
     fn edits_are_built_from_the_viewed_lines() {
         let mut c = ctx("`first` is wrong: `first(1)` gives 0");
-        let view_call = ToolCall { id: "a".into(), name: "str_replace_editor".into(), arguments: serde_json::json!({"command": "view", "path": "/testbed/p/m.py"}) };
+        let view_call = ToolCall {
+            id: "a".into(),
+            name: "str_replace_editor".into(),
+            arguments: serde_json::json!({"command": "view", "path": "/testbed/p/m.py"}),
+        };
         let obs = "Here's the result of running `cat -n` on /testbed/p/m.py:\n     1\tdef first(x):\n     2\t    return x - 1\n     3\t\n     4\tdef second(x):\n     5\t    return x - 1\n     6\t\n";
         push_call(&mut c, view_call, obs.into());
         let v = SweView::parse(&c);

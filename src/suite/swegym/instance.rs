@@ -69,15 +69,18 @@ impl Instance {
         let tests = |name: &str| -> Result<Vec<String>, String> {
             let raw = obj.get(name).ok_or_else(|| format!("missing field `{name}`"))?;
             let list = match raw {
-                Value::String(s) => serde_json::from_str::<Value>(s)
-                    .map_err(|e| format!("field `{name}`: a string must hold a JSON list of test names ({e})"))?,
+                Value::String(s) => {
+                    serde_json::from_str::<Value>(s).map_err(|e| format!("field `{name}`: a string must hold a JSON list of test names ({e})"))?
+                }
                 other => other.clone(),
             };
             let items = list.as_array().ok_or_else(|| format!("field `{name}`: expected a list of test names, got {}", json_kind(&list)))?;
             items
                 .iter()
                 .enumerate()
-                .map(|(i, x)| x.as_str().map(str::to_string).ok_or_else(|| format!("field `{name}`[{i}]: expected a test name (string), got {}", json_kind(x))))
+                .map(|(i, x)| {
+                    x.as_str().map(str::to_string).ok_or_else(|| format!("field `{name}`[{i}]: expected a test name (string), got {}", json_kind(x)))
+                })
                 .collect()
         };
         let fail_to_pass = tests("FAIL_TO_PASS")?;
@@ -116,7 +119,6 @@ impl Instance {
         }
     }
 }
-
 
 /// The line (1-based) where each top-level element of a JSON array starts.
 fn element_lines(text: &str) -> Vec<usize> {

@@ -44,8 +44,7 @@ use tools::{Editor, BASH, EDITOR, FINISH};
 
 use crate::message::ToolSpec;
 use crate::suite::{
-    Action, ActionPredicateFn, EnvError, Environment, LoadError, OutcomeForMetrics, Score, Signals, StepOutcome, Suite,
-    VerifyReport,
+    Action, ActionPredicateFn, EnvError, Environment, LoadError, OutcomeForMetrics, Score, Signals, StepOutcome, Suite, VerifyReport,
 };
 use crate::task::Task;
 
@@ -126,7 +125,12 @@ pub fn prepare_bundled(inst: &Instance) -> Result<(LocalRuntime, String), EnvErr
         }
         Ok(out.output)
     };
-    step(&mut rt, "git init", "set -e\ngit init -q --template= -b main .\nmkdir -p .git/info\nprintf '__pycache__/\\n*.pyc\\n' > .git/info/exclude", None)?;
+    step(
+        &mut rt,
+        "git init",
+        "set -e\ngit init -q --template= -b main .\nmkdir -p .git/info\nprintf '__pycache__/\\n*.pyc\\n' > .git/info/exclude",
+        None,
+    )?;
     step(&mut rt, "reversing the test patch", "git apply -R --whitespace=nowarn -", Some(&inst.test_patch))?;
     step(&mut rt, "reversing the fix", "git apply -R --whitespace=nowarn -", Some(&inst.patch))?;
     let out = step(&mut rt, "commit", &format!("set -e\ngit add -A\n{BASE_COMMIT_ENV} git commit -q --no-verify -m base\ngit rev-parse HEAD"), None)?;
@@ -256,7 +260,17 @@ fn failed(observation: impl Into<String>, kind: &str) -> StepOutcome {
 impl SweEnv {
     pub fn new(inst: Instance, config: SweGymConfig) -> Result<SweEnv, EnvError> {
         let rt = workspace(&config, &inst)?;
-        Ok(SweEnv { inst, config, rt: RefCell::new(rt), editor: Editor::default(), facts: Facts::default(), done: false, syntax: RefCell::new(None), repo_map: RefCell::new(None), over_quota: false })
+        Ok(SweEnv {
+            inst,
+            config,
+            rt: RefCell::new(rt),
+            editor: Editor::default(),
+            facts: Facts::default(),
+            done: false,
+            syntax: RefCell::new(None),
+            repo_map: RefCell::new(None),
+            over_quota: false,
+        })
     }
 
     pub fn instance(&self) -> &Instance {
@@ -301,7 +315,8 @@ impl SweEnv {
         } else {
             Some("command_failed")
         };
-        let signals = Signals { error_kind: error_kind.map(str::to_string), executed: true, empty_result: out.output.trim().is_empty(), submitted: false };
+        let signals =
+            Signals { error_kind: error_kind.map(str::to_string), executed: true, empty_result: out.output.trim().is_empty(), submitted: false };
         Ok(outcome(tools::bash_observation(&out, self.config.command.timeout), false, signals))
     }
 
@@ -404,7 +419,8 @@ impl Environment for SweEnv {
 
     fn score(&mut self, _submitted: Option<&Action>) -> Result<Score, EnvError> {
         if self.over_quota {
-            let report = TestReport { reason: format!("the workspace grew past its disk quota of {} bytes", runtime::DISK_QUOTA), ..TestReport::default() };
+            let report =
+                TestReport { reason: format!("the workspace grew past its disk quota of {} bytes", runtime::DISK_QUOTA), ..TestReport::default() };
             return Ok(self.report_score(&report, "", false));
         }
         // as in SWE-Gym, what counts is the state of the repository, finished or not
@@ -431,7 +447,11 @@ impl SweEnv {
         self.over_quota = true;
         self.done = true;
         StepOutcome {
-            observation: format!("{}\n\nERROR: the workspace holds {used} bytes, past its disk quota of {} bytes. The episode ends here.", outcome.observation, runtime::DISK_QUOTA),
+            observation: format!(
+                "{}\n\nERROR: the workspace holds {used} bytes, past its disk quota of {} bytes. The episode ends here.",
+                outcome.observation,
+                runtime::DISK_QUOTA
+            ),
             done: true,
             signals: Signals { error_kind: Some("disk_quota".into()), ..outcome.signals },
         }

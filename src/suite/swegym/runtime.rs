@@ -182,7 +182,14 @@ impl Isolation {
                 return Isolation::Sandbox;
             }
             let works = |args: &[&str]| {
-                Command::new("unshare").args(args).arg("true").stdout(Stdio::null()).stderr(Stdio::null()).status().map(|s| s.success()).unwrap_or(false)
+                Command::new("unshare")
+                    .args(args)
+                    .arg("true")
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .map(|s| s.success())
+                    .unwrap_or(false)
             };
             if works(&["-rn"]) {
                 Isolation::UserAndNetwork
@@ -245,7 +252,9 @@ impl LocalRuntime {
 
     /// A fresh copy of another runtime's repository, its git history included.
     pub fn copy_of(other: &LocalRuntime) -> Result<LocalRuntime, EnvError> {
-        Self::filled(|repo| copy_tree(&other.repo, repo, true).map_err(|e| EnvError(format!("copying {} into the runtime: {e}", other.repo.display()))))
+        Self::filled(|repo| {
+            copy_tree(&other.repo, repo, true).map_err(|e| EnvError(format!("copying {} into the runtime: {e}", other.repo.display())))
+        })
     }
 
     /// An empty repository folder.
@@ -308,9 +317,8 @@ impl LocalRuntime {
     }
 
     fn sandboxed(&self, command: &str, limits: &Limits) -> Result<(Command, crate::sandbox::Lifeline), EnvError> {
-        let mut spec = crate::sandbox::SandboxSpec::new(REPO_ROOT)
-            .mount(&self.repo, REPO_ROOT, true)
-            .mount(self.dir.path().join("home"), "/home/agent", true);
+        let mut spec =
+            crate::sandbox::SandboxSpec::new(REPO_ROOT).mount(&self.repo, REPO_ROOT, true).mount(self.dir.path().join("home"), "/home/agent", true);
         spec.tmp = Some(self.dir.path().join("tmp"));
         if let Some(py) = sandbox_python() {
             spec = spec.interpreter(&py);
@@ -474,7 +482,15 @@ impl ContainerConfig {
             v.push("-i".into());
         }
         let script = if self.setup.is_empty() { command.to_string() } else { format!("{}\ncd {REPO_ROOT}\n{command}", self.setup) };
-        v.extend(["-w".to_string(), REPO_ROOT.into(), name.into(), "timeout".into(), "-s".into(), "KILL".into(), format!("{}", timeout.as_secs().max(1))]);
+        v.extend([
+            "-w".to_string(),
+            REPO_ROOT.into(),
+            name.into(),
+            "timeout".into(),
+            "-s".into(),
+            "KILL".into(),
+            format!("{}", timeout.as_secs().max(1)),
+        ]);
         v.extend(["/bin/bash".to_string(), "-c".into(), script]);
         v
     }
@@ -507,7 +523,12 @@ impl ContainerRuntime {
     /// Start a container for `instance_id`.
     pub fn start(config: ContainerConfig, instance_id: &str) -> Result<ContainerRuntime, EnvError> {
         let image = image_name(instance_id);
-        let name = format!("harness-s-{}-{}-{}", instance_id.replace("__", "_s_").to_lowercase(), std::process::id(), NEXT_DIR.fetch_add(1, Ordering::Relaxed));
+        let name = format!(
+            "harness-s-{}-{}-{}",
+            instance_id.replace("__", "_s_").to_lowercase(),
+            std::process::id(),
+            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+        );
         let argv = config.run_argv(&name, &image);
         let out = run_process(command_of(&argv), None, &Limits { timeout: Duration::from_secs(600), max_output: 64 * 1024 })?;
         if !out.ok() {
@@ -555,16 +576,16 @@ mod tests {
     #[test]
     fn container_commands() {
         let c = ContainerConfig::default();
-        assert_eq!(
-            c.run_argv("n1", "img:latest").join(" "),
-            "docker run -d --rm --name n1 --network none -w /testbed img:latest sleep infinity"
-        );
+        assert_eq!(c.run_argv("n1", "img:latest").join(" "), "docker run -d --rm --name n1 --network none -w /testbed img:latest sleep infinity");
         let e = c.exec_argv("n1", "ls -la", Duration::from_secs(30), false);
         assert_eq!(e[..11].join(" "), "docker exec -w /testbed n1 timeout -s KILL 30 /bin/bash -c");
         assert_eq!(e[11], "source /opt/miniconda3/bin/activate && conda activate testbed\ncd /testbed\nls -la");
         assert_eq!(c.rm_argv("n1").join(" "), "docker rm -f n1");
         let remote = ContainerConfig { engine: "podman".into(), host: Some("ssh://u@h/run/podman.sock".into()), setup: String::new() };
-        assert_eq!(remote.exec_argv("n", "x", Duration::from_millis(10), true).join(" "), "podman --remote --url ssh://u@h/run/podman.sock exec -i -w /testbed n timeout -s KILL 1 /bin/bash -c x");
+        assert_eq!(
+            remote.exec_argv("n", "x", Duration::from_millis(10), true).join(" "),
+            "podman --remote --url ssh://u@h/run/podman.sock exec -i -w /testbed n timeout -s KILL 1 /bin/bash -c x"
+        );
         let d = ContainerConfig { host: Some("tcp://10.0.0.2:2375".into()), ..Default::default() };
         assert_eq!(d.rm_argv("n").join(" "), "docker -H tcp://10.0.0.2:2375 rm -f n");
     }

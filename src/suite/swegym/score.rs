@@ -255,11 +255,7 @@ const CACHE_LIMIT: usize = 200_000;
 /// Score `diff` on `inst`: an empty diff is unresolved without running anything; otherwise the
 /// cached result, or [`run_tests`] in the runtime `fresh` makes. Returns the report and whether it
 /// came from the cache.
-pub fn evaluate(
-    inst: &Instance,
-    diff: &str,
-    fresh: &dyn Fn() -> Result<Box<dyn Runtime>, EnvError>,
-) -> Result<(TestReport, bool), EnvError> {
+pub fn evaluate(inst: &Instance, diff: &str, fresh: &dyn Fn() -> Result<Box<dyn Runtime>, EnvError>) -> Result<(TestReport, bool), EnvError> {
     if diff.trim().is_empty() {
         return Ok((TestReport { reason: "empty diff".into(), ..Default::default() }, false));
     }
@@ -315,7 +311,12 @@ mod tests {
             pass_to_pass: vec![],
         };
         assert_eq!(test_command(&inst), "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 sitemaps_tests.test_http");
-        let py = Instance { repo: "pallets/flask".into(), fail_to_pass: vec!["tests/t.py::test_a".into()], test_patch: "diff --git a/tests/t.py b/tests/t.py\n".into(), ..inst.clone() };
+        let py = Instance {
+            repo: "pallets/flask".into(),
+            fail_to_pass: vec!["tests/t.py::test_a".into()],
+            test_patch: "diff --git a/tests/t.py b/tests/t.py\n".into(),
+            ..inst.clone()
+        };
         assert_eq!(test_command(&py), "pytest --no-header -rA --tb=no -p no:cacheprovider 'tests/t.py'");
         let ut = Instance { repo: "harness-s/textkit".into(), fail_to_pass: vec!["test_a (tests.test_x.T)".into()], ..inst };
         assert_eq!(test_command(&ut), "python3 -m unittest -v 'tests.test_x.T.test_a'");

@@ -28,7 +28,8 @@ pub const MAX_COMMAND_CHARS: usize = 30_000;
 const SNIPPET_LINES: usize = 4;
 
 pub const FILE_CLIPPED_NOTICE: &str = "<response clipped><NOTE>Due to the max output limit, only part of this file has been shown to you. You should retry this tool after you have searched inside the file with `grep -n` in order to find the line numbers of what you are looking for.</NOTE>";
-pub const OUTPUT_CLIPPED_NOTICE: &str = "<response clipped><NOTE>Due to the max output limit, only part of the full response has been shown to you.</NOTE>";
+pub const OUTPUT_CLIPPED_NOTICE: &str =
+    "<response clipped><NOTE>Due to the max output limit, only part of the full response has been shown to you.</NOTE>";
 
 pub fn specs() -> Vec<ToolSpec> {
     vec![
@@ -251,7 +252,9 @@ impl Editor {
                             return Ok(refuse("The `view_range` parameter is not allowed when `path` points to a directory."));
                         }
                         Ok(EditorResult {
-                            observation: format!("Here's the files and directories up to 2 levels deep in {path}, excluding hidden items:\n{listing}"),
+                            observation: format!(
+                                "Here's the files and directories up to 2 levels deep in {path}, excluding hidden items:\n{listing}"
+                            ),
                             edited: None,
                             error: false,
                         })
@@ -332,7 +335,9 @@ impl Editor {
                 let lines: Vec<&str> = content.split('\n').collect();
                 let n = lines.len() as i64;
                 if line < 0 || line > n {
-                    return Ok(refuse(format!("Invalid `insert_line` parameter: {line}. It should be within the range of lines of the file: [0, {n}]")));
+                    return Ok(refuse(format!(
+                        "Invalid `insert_line` parameter: {line}. It should be within the range of lines of the file: [0, {n}]"
+                    )));
                 }
                 let at = line as usize;
                 let new_lines: Vec<&str> = new.split('\n').collect();

@@ -177,34 +177,119 @@ pub const APPS: &[(&str, &str)] = &[
 /// Every API of every app.
 pub const APIS: &[ApiSpec] = &[
     ApiSpec { app: "api_docs", name: "show_app_descriptions", method: "GET", description: "List the apps and what each is for.", params: &[] },
-    ApiSpec { app: "api_docs", name: "show_api_descriptions", method: "GET", description: "List the APIs of an app with a short description of each.", params: &[p("app_name", "string", "The app's name.")] },
-    ApiSpec { app: "api_docs", name: "show_api_doc", method: "GET", description: "The full documentation of one API: parameters and response.", params: &[p("app_name", "string", "The app's name."), p("api_name", "string", "The API's name.")] },
+    ApiSpec {
+        app: "api_docs",
+        name: "show_api_descriptions",
+        method: "GET",
+        description: "List the APIs of an app with a short description of each.",
+        params: &[p("app_name", "string", "The app's name.")],
+    },
+    ApiSpec {
+        app: "api_docs",
+        name: "show_api_doc",
+        method: "GET",
+        description: "The full documentation of one API: parameters and response.",
+        params: &[p("app_name", "string", "The app's name."), p("api_name", "string", "The API's name.")],
+    },
     ApiSpec { app: "supervisor", name: "show_profile", method: "GET", description: "Your supervisor's name, email and phone number.", params: &[] },
-    ApiSpec { app: "supervisor", name: "show_account_passwords", method: "GET", description: "The passwords of your supervisor's app accounts.", params: &[] },
+    ApiSpec {
+        app: "supervisor",
+        name: "show_account_passwords",
+        method: "GET",
+        description: "The passwords of your supervisor's app accounts.",
+        params: &[],
+    },
     ApiSpec {
         app: "supervisor",
         name: "complete_task",
         method: "POST",
         description: "Mark the task as done. Give the answer if the task asks a question.",
-        params: &[opt("answer", "any", "None", "The answer to the task's question, if it asks one."), opt("status", "string", "success", "`success`, or `fail` if the task cannot be done.")],
+        params: &[
+            opt("answer", "any", "None", "The answer to the task's question, if it asks one."),
+            opt("status", "string", "success", "`success`, or `fail` if the task cannot be done."),
+        ],
     },
     ApiSpec { app: "notes", name: "login", method: "POST", description: LOGIN_DOC, params: &[USERNAME, PASSWORD] },
-    ApiSpec { app: "notes", name: "show_notes", method: "GET", description: "List your notes (id, title, tags), one page at a time.", params: &[TOKEN, opt("query", "string", "", "Only notes whose title contains this text."), PAGE_INDEX, PAGE_LIMIT] },
-    ApiSpec { app: "notes", name: "show_note", method: "GET", description: "One note with its content.", params: &[TOKEN, p("note_id", "integer", "The note's id.")] },
-    ApiSpec { app: "notes", name: "create_note", method: "POST", description: "Create a note.", params: &[TOKEN, p("title", "string", "The title."), p("content", "string", "The content."), opt("tags", "list", "[]", "Tags (strings).")] },
-    ApiSpec { app: "notes", name: "update_note", method: "PATCH", description: "Change a note's title or content.", params: &[TOKEN, p("note_id", "integer", "The note's id."), opt("title", "string", "None", "New title."), opt("content", "string", "None", "New content.")] },
-    ApiSpec { app: "notes", name: "delete_note", method: "DELETE", description: "Delete a note.", params: &[TOKEN, p("note_id", "integer", "The note's id.")] },
+    ApiSpec {
+        app: "notes",
+        name: "show_notes",
+        method: "GET",
+        description: "List your notes (id, title, tags), one page at a time.",
+        params: &[TOKEN, opt("query", "string", "", "Only notes whose title contains this text."), PAGE_INDEX, PAGE_LIMIT],
+    },
+    ApiSpec {
+        app: "notes",
+        name: "show_note",
+        method: "GET",
+        description: "One note with its content.",
+        params: &[TOKEN, p("note_id", "integer", "The note's id.")],
+    },
+    ApiSpec {
+        app: "notes",
+        name: "create_note",
+        method: "POST",
+        description: "Create a note.",
+        params: &[TOKEN, p("title", "string", "The title."), p("content", "string", "The content."), opt("tags", "list", "[]", "Tags (strings).")],
+    },
+    ApiSpec {
+        app: "notes",
+        name: "update_note",
+        method: "PATCH",
+        description: "Change a note's title or content.",
+        params: &[
+            TOKEN,
+            p("note_id", "integer", "The note's id."),
+            opt("title", "string", "None", "New title."),
+            opt("content", "string", "None", "New content."),
+        ],
+    },
+    ApiSpec {
+        app: "notes",
+        name: "delete_note",
+        method: "DELETE",
+        description: "Delete a note.",
+        params: &[TOKEN, p("note_id", "integer", "The note's id.")],
+    },
     ApiSpec { app: "contacts", name: "login", method: "POST", description: LOGIN_DOC, params: &[USERNAME, PASSWORD] },
     ApiSpec {
         app: "contacts",
         name: "search_contacts",
         method: "GET",
         description: "Search your contacts by name, email or relationship, one page at a time.",
-        params: &[TOKEN, opt("query", "string", "", "Text to look for in first name, last name or email."), opt("relationship", "string", "None", "Only contacts with this relationship (friend, sibling, coworker, ...)."), PAGE_INDEX, PAGE_LIMIT],
+        params: &[
+            TOKEN,
+            opt("query", "string", "", "Text to look for in first name, last name or email."),
+            opt("relationship", "string", "None", "Only contacts with this relationship (friend, sibling, coworker, ...)."),
+            PAGE_INDEX,
+            PAGE_LIMIT,
+        ],
     },
-    ApiSpec { app: "contacts", name: "show_contact", method: "GET", description: "One contact.", params: &[TOKEN, p("contact_id", "integer", "The contact's id.")] },
-    ApiSpec { app: "contacts", name: "update_contact", method: "PATCH", description: "Change a contact's email or phone number.", params: &[TOKEN, p("contact_id", "integer", "The contact's id."), opt("email", "string", "None", "New email."), opt("phone_number", "string", "None", "New phone number.")] },
-    ApiSpec { app: "contacts", name: "delete_contact", method: "DELETE", description: "Delete a contact.", params: &[TOKEN, p("contact_id", "integer", "The contact's id.")] },
+    ApiSpec {
+        app: "contacts",
+        name: "show_contact",
+        method: "GET",
+        description: "One contact.",
+        params: &[TOKEN, p("contact_id", "integer", "The contact's id.")],
+    },
+    ApiSpec {
+        app: "contacts",
+        name: "update_contact",
+        method: "PATCH",
+        description: "Change a contact's email or phone number.",
+        params: &[
+            TOKEN,
+            p("contact_id", "integer", "The contact's id."),
+            opt("email", "string", "None", "New email."),
+            opt("phone_number", "string", "None", "New phone number."),
+        ],
+    },
+    ApiSpec {
+        app: "contacts",
+        name: "delete_contact",
+        method: "DELETE",
+        description: "Delete a contact.",
+        params: &[TOKEN, p("contact_id", "integer", "The contact's id.")],
+    },
     ApiSpec { app: "wallet", name: "login", method: "POST", description: LOGIN_DOC, params: &[USERNAME, PASSWORD] },
     ApiSpec { app: "wallet", name: "show_balance", method: "GET", description: "Your balance in dollars.", params: &[TOKEN] },
     ApiSpec {
@@ -212,28 +297,104 @@ pub const APIS: &[ApiSpec] = &[
         name: "show_transactions",
         method: "GET",
         description: "Your transactions, newest first, one page at a time.",
-        params: &[TOKEN, opt("direction", "string", "all", "`sent`, `received` or `all`."), opt("email", "string", "None", "Only transactions with this person."), PAGE_INDEX, PAGE_LIMIT],
+        params: &[
+            TOKEN,
+            opt("direction", "string", "all", "`sent`, `received` or `all`."),
+            opt("email", "string", "None", "Only transactions with this person."),
+            PAGE_INDEX,
+            PAGE_LIMIT,
+        ],
     },
     ApiSpec {
         app: "wallet",
         name: "send_money",
         method: "POST",
         description: "Send money to someone by their email address.",
-        params: &[TOKEN, p("receiver_email", "string", "The receiver's email."), p("amount", "number", "Dollars, more than 0."), opt("description", "string", "", "A description.")],
+        params: &[
+            TOKEN,
+            p("receiver_email", "string", "The receiver's email."),
+            p("amount", "number", "Dollars, more than 0."),
+            opt("description", "string", "", "A description."),
+        ],
     },
     ApiSpec { app: "music", name: "login", method: "POST", description: LOGIN_DOC, params: &[USERNAME, PASSWORD] },
-    ApiSpec { app: "music", name: "search_songs", method: "GET", description: "Search the song catalogue by title or artist, one page at a time.", params: &[opt("query", "string", "", "Text to look for in title or artist."), opt("genre", "string", "None", "Only songs of this genre."), PAGE_INDEX, PAGE_LIMIT] },
+    ApiSpec {
+        app: "music",
+        name: "search_songs",
+        method: "GET",
+        description: "Search the song catalogue by title or artist, one page at a time.",
+        params: &[
+            opt("query", "string", "", "Text to look for in title or artist."),
+            opt("genre", "string", "None", "Only songs of this genre."),
+            PAGE_INDEX,
+            PAGE_LIMIT,
+        ],
+    },
     ApiSpec { app: "music", name: "show_song", method: "GET", description: "One song.", params: &[p("song_id", "integer", "The song's id.")] },
-    ApiSpec { app: "music", name: "show_playlists", method: "GET", description: "Your playlists (id, title, number of songs), one page at a time.", params: &[TOKEN, PAGE_INDEX, PAGE_LIMIT] },
-    ApiSpec { app: "music", name: "show_playlist", method: "GET", description: "One playlist with its songs.", params: &[TOKEN, p("playlist_id", "integer", "The playlist's id.")] },
-    ApiSpec { app: "music", name: "create_playlist", method: "POST", description: "Create an empty playlist.", params: &[TOKEN, p("title", "string", "The title.")] },
-    ApiSpec { app: "music", name: "add_song_to_playlist", method: "POST", description: "Add a song to one of your playlists.", params: &[TOKEN, p("playlist_id", "integer", "The playlist's id."), p("song_id", "integer", "The song's id.")] },
-    ApiSpec { app: "music", name: "remove_song_from_playlist", method: "DELETE", description: "Remove a song from one of your playlists.", params: &[TOKEN, p("playlist_id", "integer", "The playlist's id."), p("song_id", "integer", "The song's id.")] },
+    ApiSpec {
+        app: "music",
+        name: "show_playlists",
+        method: "GET",
+        description: "Your playlists (id, title, number of songs), one page at a time.",
+        params: &[TOKEN, PAGE_INDEX, PAGE_LIMIT],
+    },
+    ApiSpec {
+        app: "music",
+        name: "show_playlist",
+        method: "GET",
+        description: "One playlist with its songs.",
+        params: &[TOKEN, p("playlist_id", "integer", "The playlist's id.")],
+    },
+    ApiSpec {
+        app: "music",
+        name: "create_playlist",
+        method: "POST",
+        description: "Create an empty playlist.",
+        params: &[TOKEN, p("title", "string", "The title.")],
+    },
+    ApiSpec {
+        app: "music",
+        name: "add_song_to_playlist",
+        method: "POST",
+        description: "Add a song to one of your playlists.",
+        params: &[TOKEN, p("playlist_id", "integer", "The playlist's id."), p("song_id", "integer", "The song's id.")],
+    },
+    ApiSpec {
+        app: "music",
+        name: "remove_song_from_playlist",
+        method: "DELETE",
+        description: "Remove a song from one of your playlists.",
+        params: &[TOKEN, p("playlist_id", "integer", "The playlist's id."), p("song_id", "integer", "The song's id.")],
+    },
     ApiSpec { app: "todo", name: "login", method: "POST", description: LOGIN_DOC, params: &[USERNAME, PASSWORD] },
-    ApiSpec { app: "todo", name: "show_items", method: "GET", description: "Your to-do items, one page at a time.", params: &[TOKEN, opt("completed", "boolean", "None", "Only done (true) or open (false) items."), PAGE_INDEX, PAGE_LIMIT] },
-    ApiSpec { app: "todo", name: "add_item", method: "POST", description: "Add a to-do item.", params: &[TOKEN, p("title", "string", "The title."), p("due_date", "string", "YYYY-MM-DD.")] },
-    ApiSpec { app: "todo", name: "complete_item", method: "POST", description: "Mark an item as done.", params: &[TOKEN, p("item_id", "integer", "The item's id.")] },
-    ApiSpec { app: "todo", name: "delete_item", method: "DELETE", description: "Delete an item.", params: &[TOKEN, p("item_id", "integer", "The item's id.")] },
+    ApiSpec {
+        app: "todo",
+        name: "show_items",
+        method: "GET",
+        description: "Your to-do items, one page at a time.",
+        params: &[TOKEN, opt("completed", "boolean", "None", "Only done (true) or open (false) items."), PAGE_INDEX, PAGE_LIMIT],
+    },
+    ApiSpec {
+        app: "todo",
+        name: "add_item",
+        method: "POST",
+        description: "Add a to-do item.",
+        params: &[TOKEN, p("title", "string", "The title."), p("due_date", "string", "YYYY-MM-DD.")],
+    },
+    ApiSpec {
+        app: "todo",
+        name: "complete_item",
+        method: "POST",
+        description: "Mark an item as done.",
+        params: &[TOKEN, p("item_id", "integer", "The item's id.")],
+    },
+    ApiSpec {
+        app: "todo",
+        name: "delete_item",
+        method: "DELETE",
+        description: "Delete an item.",
+        params: &[TOKEN, p("item_id", "integer", "The item's id.")],
+    },
 ];
 
 pub fn api_spec(app: &str, api: &str) -> Option<&'static ApiSpec> {
@@ -304,7 +465,15 @@ fn check_args(spec: &ApiSpec, args: &Args) -> Result<(), ApiError> {
     for k in args.keys() {
         if !spec.params.iter().any(|p| p.name == k) {
             let known: Vec<&str> = spec.params.iter().map(|p| p.name).collect();
-            return Err(ApiError::new(422, format!("Unexpected parameter '{k}' for {}.{} (parameters: {}).", spec.app, spec.name, if known.is_empty() { "none".into() } else { known.join(", ") })));
+            return Err(ApiError::new(
+                422,
+                format!(
+                    "Unexpected parameter '{k}' for {}.{} (parameters: {}).",
+                    spec.app,
+                    spec.name,
+                    if known.is_empty() { "none".into() } else { known.join(", ") }
+                ),
+            ));
         }
     }
     for p in spec.params {
@@ -359,7 +528,10 @@ impl World {
             return Err(ApiError::new(404, format!("No app named '{app}'. Use apis.api_docs.show_app_descriptions() to see the apps.")));
         }
         let Some(spec) = api_spec(app, api) else {
-            return Err(ApiError::new(404, format!("No API named '{api}' in app '{app}'. Use apis.api_docs.show_api_descriptions(app_name='{app}') to see its APIs.")));
+            return Err(ApiError::new(
+                404,
+                format!("No API named '{api}' in app '{app}'. Use apis.api_docs.show_api_descriptions(app_name='{app}') to see its APIs."),
+            ));
         };
         check_args(spec, args)?;
         if spec.params.iter().any(|p| p.name == "access_token") {
@@ -395,7 +567,8 @@ impl World {
                 Ok(json!({"message": "Task marked as completed."}))
             }
             (_, "login") => {
-                let ok = s(args, "username") == Some(self.data.supervisor.email.as_str()) && self.data.passwords.get(app).map(String::as_str) == s(args, "password");
+                let ok = s(args, "username") == Some(self.data.supervisor.email.as_str())
+                    && self.data.passwords.get(app).map(String::as_str) == s(args, "password");
                 if !ok {
                     return Err(ApiError::new(401, "Invalid credentials."));
                 }
@@ -412,14 +585,29 @@ impl World {
         match (app, api) {
             ("notes", "show_notes") => {
                 let q = s(args, "query").unwrap_or("").to_lowercase();
-                let list: Vec<Value> = d.notes.iter().filter(|n| n.title.to_lowercase().contains(&q)).map(|n| json!({"note_id": n.note_id, "title": n.title, "tags": n.tags})).collect();
+                let list: Vec<Value> = d
+                    .notes
+                    .iter()
+                    .filter(|n| n.title.to_lowercase().contains(&q))
+                    .map(|n| json!({"note_id": n.note_id, "title": n.title, "tags": n.tags}))
+                    .collect();
                 Ok(page(&list, args))
             }
             ("notes", "show_note") => d.notes.iter().find(|n| n.note_id == id(args, "note_id")).map(|n| json!(n)).ok_or_else(|| not_found("Note")),
             ("notes", "create_note") => {
                 let note_id = d.notes.iter().map(|n| n.note_id).max().unwrap_or(0) + 1;
-                let tags = args.get("tags").and_then(Value::as_array).map(|a| a.iter().filter_map(|t| t.as_str().map(str::to_string)).collect()).unwrap_or_default();
-                d.notes.push(Note { note_id, title: s(args, "title").unwrap_or("").into(), content: s(args, "content").unwrap_or("").into(), tags, created_at: NOW.into() });
+                let tags = args
+                    .get("tags")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(|t| t.as_str().map(str::to_string)).collect())
+                    .unwrap_or_default();
+                d.notes.push(Note {
+                    note_id,
+                    title: s(args, "title").unwrap_or("").into(),
+                    content: s(args, "content").unwrap_or("").into(),
+                    tags,
+                    created_at: NOW.into(),
+                });
                 Ok(json!({"message": "Note created.", "note_id": note_id}))
             }
             ("notes", "update_note") => {
@@ -453,7 +641,9 @@ impl World {
                     .collect();
                 Ok(page(&list, args))
             }
-            ("contacts", "show_contact") => d.contacts.iter().find(|c| c.contact_id == id(args, "contact_id")).map(|c| json!(c)).ok_or_else(|| not_found("Contact")),
+            ("contacts", "show_contact") => {
+                d.contacts.iter().find(|c| c.contact_id == id(args, "contact_id")).map(|c| json!(c)).ok_or_else(|| not_found("Contact"))
+            }
             ("contacts", "update_contact") => {
                 let c = d.contacts.iter_mut().find(|c| c.contact_id == id(args, "contact_id")).ok_or_else(|| not_found("Contact"))?;
                 if let Some(e) = s(args, "email") {
@@ -512,23 +702,42 @@ impl World {
                 }
                 let transaction_id = d.transactions.iter().map(|t| t.transaction_id).max().unwrap_or(0) + 1;
                 d.balance_cents -= cents;
-                d.transactions.push(Transaction { transaction_id, sender_email: d.supervisor.email.clone(), receiver_email: to, amount_cents: cents, description: s(args, "description").unwrap_or("").into(), created_at: NOW.into() });
+                d.transactions.push(Transaction {
+                    transaction_id,
+                    sender_email: d.supervisor.email.clone(),
+                    receiver_email: to,
+                    amount_cents: cents,
+                    description: s(args, "description").unwrap_or("").into(),
+                    created_at: NOW.into(),
+                });
                 Ok(json!({"message": "Money sent.", "transaction_id": transaction_id}))
             }
             ("music", "search_songs") => {
                 let q = s(args, "query").unwrap_or("").to_lowercase();
                 let genre = s(args, "genre").map(str::to_lowercase);
-                let list: Vec<&Song> = d.songs.iter().filter(|x| format!("{} {}", x.title, x.artist).to_lowercase().contains(&q) && genre.as_ref().is_none_or(|g| &x.genre.to_lowercase() == g)).collect();
+                let list: Vec<&Song> = d
+                    .songs
+                    .iter()
+                    .filter(|x| {
+                        format!("{} {}", x.title, x.artist).to_lowercase().contains(&q) && genre.as_ref().is_none_or(|g| &x.genre.to_lowercase() == g)
+                    })
+                    .collect();
                 Ok(page(&list, args))
             }
             ("music", "show_song") => d.songs.iter().find(|x| x.song_id == id(args, "song_id")).map(|x| json!(x)).ok_or_else(|| not_found("Song")),
             ("music", "show_playlists") => {
-                let list: Vec<Value> = d.playlists.iter().map(|p| json!({"playlist_id": p.playlist_id, "title": p.title, "song_count": p.song_ids.len()})).collect();
+                let list: Vec<Value> =
+                    d.playlists.iter().map(|p| json!({"playlist_id": p.playlist_id, "title": p.title, "song_count": p.song_ids.len()})).collect();
                 Ok(page(&list, args))
             }
             ("music", "show_playlist") => {
                 let pl = d.playlists.iter().find(|p| p.playlist_id == id(args, "playlist_id")).ok_or_else(|| not_found("Playlist"))?;
-                let songs: Vec<Value> = pl.song_ids.iter().filter_map(|sid| d.songs.iter().find(|x| x.song_id == *sid)).map(|x| json!({"song_id": x.song_id, "title": x.title, "artist": x.artist})).collect();
+                let songs: Vec<Value> = pl
+                    .song_ids
+                    .iter()
+                    .filter_map(|sid| d.songs.iter().find(|x| x.song_id == *sid))
+                    .map(|x| json!({"song_id": x.song_id, "title": x.title, "artist": x.artist}))
+                    .collect();
                 Ok(json!({"playlist_id": pl.playlist_id, "title": pl.title, "songs": songs}))
             }
             ("music", "create_playlist") => {
@@ -564,7 +773,12 @@ impl World {
             }
             ("todo", "add_item") => {
                 let item_id = d.todo.iter().map(|i| i.item_id).max().unwrap_or(0) + 1;
-                d.todo.push(TodoItem { item_id, title: s(args, "title").unwrap_or("").into(), due_date: s(args, "due_date").unwrap_or("").into(), completed: false });
+                d.todo.push(TodoItem {
+                    item_id,
+                    title: s(args, "title").unwrap_or("").into(),
+                    due_date: s(args, "due_date").unwrap_or("").into(),
+                    completed: false,
+                });
                 Ok(json!({"message": "Item added.", "item_id": item_id}))
             }
             ("todo", "complete_item") => {

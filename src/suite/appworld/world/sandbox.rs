@@ -151,7 +151,11 @@ impl Sandbox {
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     self.process = None;
-                    return Ok(CellResult { output: "Execution failed. Traceback:\nSystemError: the Python process ended unexpectedly.".into(), failed: true, timed_out: false });
+                    return Ok(CellResult {
+                        output: "Execution failed. Traceback:\nSystemError: the Python process ended unexpectedly.".into(),
+                        failed: true,
+                        timed_out: false,
+                    });
                 }
             };
             let Ok(msg) = serde_json::from_str::<Value>(&line) else { continue };
@@ -170,7 +174,9 @@ impl Sandbox {
                 Some("done") => {
                     let printed = cut(msg["output"].as_str().unwrap_or(""));
                     return Ok(match msg["error"].as_str() {
-                        Some(tb) => CellResult { output: format!("{printed}Execution failed. Traceback:\n{}", tb.trim_end()), failed: true, timed_out: false },
+                        Some(tb) => {
+                            CellResult { output: format!("{printed}Execution failed. Traceback:\n{}", tb.trim_end()), failed: true, timed_out: false }
+                        }
                         None if printed.trim().is_empty() => CellResult { output: "Execution successful.".into(), failed: false, timed_out: false },
                         None => CellResult { output: printed.trim_end_matches('\n').to_string(), failed: false, timed_out: false },
                     });

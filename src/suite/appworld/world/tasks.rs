@@ -12,8 +12,17 @@ use serde_json::{json, Value};
 use super::apps::{Contact, Data, Note, Person, Playlist, Song, TodoItem, Transaction, World, DATA_APPS, NOW};
 
 /// Families in the order their scenarios are numbered.
-pub const FAMILIES: &[&str] =
-    &["notes_lookup", "notes_create", "contacts_phone", "contacts_update", "wallet_pay", "wallet_total", "music_playlist", "music_count", "todo_complete"];
+pub const FAMILIES: &[&str] = &[
+    "notes_lookup",
+    "notes_create",
+    "contacts_phone",
+    "contacts_update",
+    "wallet_pay",
+    "wallet_total",
+    "music_playlist",
+    "music_count",
+    "todo_complete",
+];
 /// Scenarios per family.
 pub const SCENARIOS_PER_FAMILY: usize = 6;
 /// Variants per scenario.
@@ -69,19 +78,67 @@ impl Rng {
     }
 }
 
-
-const FIRST: &[&str] = &["Ava", "Liam", "Maya", "Noah", "Zoe", "Omar", "Lena", "Ivan", "Sara", "Theo", "Nina", "Ravi", "Elsa", "Hugo", "Mila", "Jonas", "Aria", "Felix", "Yuki", "Diego"];
-const LAST: &[&str] = &["Garcia", "Chen", "Novak", "Okafor", "Silva", "Moreau", "Kowalski", "Haddad", "Ivanova", "Larsen", "Tanaka", "Romero", "Weber", "Singh", "Murphy", "Rossi"];
+const FIRST: &[&str] = &[
+    "Ava", "Liam", "Maya", "Noah", "Zoe", "Omar", "Lena", "Ivan", "Sara", "Theo", "Nina", "Ravi", "Elsa", "Hugo", "Mila", "Jonas", "Aria", "Felix",
+    "Yuki", "Diego",
+];
+const LAST: &[&str] = &[
+    "Garcia", "Chen", "Novak", "Okafor", "Silva", "Moreau", "Kowalski", "Haddad", "Ivanova", "Larsen", "Tanaka", "Romero", "Weber", "Singh",
+    "Murphy", "Rossi",
+];
 const RELATIONS: &[&str] = &["friend", "sibling", "coworker", "parent", "neighbor", "partner"];
-const NOTE_TOPICS: &[&str] = &["Packing list", "Book ideas", "Gift ideas", "Recipe", "Meeting notes", "Garden plan", "Workout plan", "Travel plan", "Movie list", "Budget", "Reading list", "Car service", "Birthday plan", "Weekend chores", "Podcast notes", "Study plan"];
+const NOTE_TOPICS: &[&str] = &[
+    "Packing list",
+    "Book ideas",
+    "Gift ideas",
+    "Recipe",
+    "Meeting notes",
+    "Garden plan",
+    "Workout plan",
+    "Travel plan",
+    "Movie list",
+    "Budget",
+    "Reading list",
+    "Car service",
+    "Birthday plan",
+    "Weekend chores",
+    "Podcast notes",
+    "Study plan",
+];
 const NOTE_WORDS: &[&str] = &["bring", "call", "buy", "check", "remember", "plan", "book", "pack", "read", "fix", "water", "email", "visit", "cook"];
-const NOTE_OBJECTS: &[&str] = &["the tickets", "two towels", "the charger", "fresh basil", "the report", "the tomatoes", "a new lamp", "the passport", "the receipts", "the map", "some stamps", "the keys"];
+const NOTE_OBJECTS: &[&str] = &[
+    "the tickets",
+    "two towels",
+    "the charger",
+    "fresh basil",
+    "the report",
+    "the tomatoes",
+    "a new lamp",
+    "the passport",
+    "the receipts",
+    "the map",
+    "some stamps",
+    "the keys",
+];
 const ARTISTS: &[&str] = &["The Lanterns", "Mira Vale", "Northbound", "Echo Park", "Sol Rivera", "Glass Harbor", "Juno Reyes", "Static Bloom"];
 const GENRES: &[&str] = &["pop", "rock", "jazz", "indie", "folk", "electronic"];
 const SONG_A: &[&str] = &["Golden", "Silent", "Electric", "Paper", "Midnight", "Velvet", "Broken", "Wild", "Neon", "Distant", "Hollow", "Bright"];
 const SONG_B: &[&str] = &["Hearts", "River", "Skyline", "Echoes", "Summer", "Roads", "Letters", "Fire", "Tides", "Lights", "Dreams", "Avenue"];
 const TODO_VERBS: &[&str] = &["Renew", "Return", "Pay", "Schedule", "Clean", "Order", "Cancel", "Book", "Repair", "Submit"];
-const TODO_OBJECTS: &[&str] = &["library books", "the gym membership", "the phone bill", "a dentist visit", "the garage", "printer ink", "the old subscription", "a haircut", "the bike", "the tax form", "the insurance", "concert tickets"];
+const TODO_OBJECTS: &[&str] = &[
+    "library books",
+    "the gym membership",
+    "the phone bill",
+    "a dentist visit",
+    "the garage",
+    "printer ink",
+    "the old subscription",
+    "a haircut",
+    "the bike",
+    "the tax form",
+    "the insurance",
+    "concert tickets",
+];
 const PLAYLIST_NAMES: &[&str] = &["Road Trip", "Morning Run", "Focus", "Rainy Day", "Dinner Party", "Late Night", "Sunday Chill", "Throwbacks"];
 const DESCRIPTIONS: &[&str] = &["dinner", "concert tickets", "rent share", "groceries", "birthday gift", "taxi", "book club", "coffee"];
 
@@ -121,7 +178,14 @@ pub fn scenario_data(seed: u64) -> Data {
     let contacts: Vec<Contact> = (1..15)
         .map(|i| {
             let (f, l) = person(i);
-            Contact { contact_id: i as u32, first_name: f.into(), last_name: l.into(), email: email_of(f, l), phone_number: phone(&mut r), relationship: r.pick(RELATIONS).into() }
+            Contact {
+                contact_id: i as u32,
+                first_name: f.into(),
+                last_name: l.into(),
+                email: email_of(f, l),
+                phone_number: phone(&mut r),
+                relationship: r.pick(RELATIONS).into(),
+            }
         })
         .collect();
     let topics = r.distinct(NOTE_TOPICS.len(), 12);
@@ -131,7 +195,13 @@ pub fn scenario_data(seed: u64) -> Data {
         .map(|(i, t)| {
             let content = format!("{} {}, then {} {}.", r.pick(NOTE_WORDS), r.pick(NOTE_OBJECTS), r.pick(NOTE_WORDS), r.pick(NOTE_OBJECTS));
             let content = content[..1].to_uppercase() + &content[1..];
-            Note { note_id: i as u32 + 1, title: NOTE_TOPICS[*t].into(), content, tags: vec![r.pick(&["home", "work", "personal"]).into()], created_at: format!("{}T09:{:02}:00", date(-(30 - i as i64)), r.below(60)) }
+            Note {
+                note_id: i as u32 + 1,
+                title: NOTE_TOPICS[*t].into(),
+                content,
+                tags: vec![r.pick(&["home", "work", "personal"]).into()],
+                created_at: format!("{}T09:{:02}:00", date(-(30 - i as i64)), r.below(60)),
+            }
         })
         .collect();
     let mut transactions = Vec::new();
@@ -140,7 +210,14 @@ pub fn scenario_data(seed: u64) -> Data {
         let received = r.below(3) > 0;
         let cents = (r.below(180) as i64 + 5) * 100 + [0, 25, 50, 75][r.below(4)];
         let (from, to) = if received { (c.email.clone(), supervisor.email.clone()) } else { (supervisor.email.clone(), c.email.clone()) };
-        transactions.push(Transaction { transaction_id: i + 1, sender_email: from, receiver_email: to, amount_cents: cents, description: r.pick(DESCRIPTIONS).into(), created_at: format!("{}T18:00:00", date(-(40 - 2 * i as i64))) });
+        transactions.push(Transaction {
+            transaction_id: i + 1,
+            sender_email: from,
+            receiver_email: to,
+            amount_cents: cents,
+            description: r.pick(DESCRIPTIONS).into(),
+            created_at: format!("{}T18:00:00", date(-(40 - 2 * i as i64))),
+        });
     }
     let artists = r.distinct(ARTISTS.len(), 5);
     let titles = r.distinct(SONG_A.len() * SONG_B.len(), 26);
@@ -171,7 +248,12 @@ pub fn scenario_data(seed: u64) -> Data {
     let todo: Vec<TodoItem> = objs
         .iter()
         .enumerate()
-        .map(|(i, o)| TodoItem { item_id: i as u32 + 1, title: format!("{} {}", r.pick(TODO_VERBS), TODO_OBJECTS[*o]), due_date: date(r.below(40) as i64 - 20), completed: r.below(4) == 0 })
+        .map(|(i, o)| TodoItem {
+            item_id: i as u32 + 1,
+            title: format!("{} {}", r.pick(TODO_VERBS), TODO_OBJECTS[*o]),
+            due_date: date(r.below(40) as i64 - 20),
+            completed: r.below(4) == 0,
+        })
         .collect();
     Data { supervisor, passwords, notes, contacts, balance_cents: 250_000 + r.below(100_000) as i64, transactions, songs, playlists, todo }
 }
@@ -188,7 +270,14 @@ pub fn all_tasks() -> Vec<WorldTask> {
             let scenario = scenario_id(family, k);
             let seed = crate::seed::hash_str(&scenario);
             for variant in 0..VARIANTS {
-                let mut t = WorldTask { task_id: format!("{scenario}_{}", variant + 1), scenario: scenario.clone(), family, instruction: String::new(), seed, variant };
+                let mut t = WorldTask {
+                    task_id: format!("{scenario}_{}", variant + 1),
+                    scenario: scenario.clone(),
+                    family,
+                    instruction: String::new(),
+                    seed,
+                    variant,
+                };
                 t.instruction = t.requirement().0;
                 out.push(t);
             }
@@ -278,7 +367,12 @@ impl WorldTask {
                     format!("Create a note in my notes app titled '{title}' with the content '{content}'."),
                     vec!["notes"],
                     None,
-                    format!("{}apis.notes.create_note(access_token=token, title={}, content={})\napis.supervisor.complete_task()\n", login("notes"), py(&title), py(&content)),
+                    format!(
+                        "{}apis.notes.create_note(access_token=token, title={}, content={})\napis.supervisor.complete_task()\n",
+                        login("notes"),
+                        py(&title),
+                        py(&content)
+                    ),
                 )
             }
             "contacts_phone" => {
@@ -321,9 +415,18 @@ impl WorldTask {
             }
             "wallet_total" => {
                 let c = &d.contacts[v * 2 % 6];
-                let total: i64 = d.transactions.iter().filter(|t| t.sender_email == c.email && t.receiver_email == d.supervisor.email).map(|t| t.amount_cents).sum();
+                let total: i64 = d
+                    .transactions
+                    .iter()
+                    .filter(|t| t.sender_email == c.email && t.receiver_email == d.supervisor.email)
+                    .map(|t| t.amount_cents)
+                    .sum();
                 (
-                    format!("How much money in total have I received from {} ({}) in my wallet app? Answer in dollars as a number.", name(c), c.email),
+                    format!(
+                        "How much money in total have I received from {} ({}) in my wallet app? Answer in dollars as a number.",
+                        name(c),
+                        c.email
+                    ),
                     vec![],
                     Some(json!(total as f64 / 100.0)),
                     format!(
@@ -435,13 +538,22 @@ pub fn grade(task: &WorldTask, world: &World) -> Vec<TestResult> {
     });
     if let Some(expected) = &req.answer {
         let given = completion.map(|c| c.answer.clone()).unwrap_or(Value::Null);
-        tests.push(TestResult { requirement: format!("the answer is {expected}"), passed: answers_match(&given, expected), detail: format!("answer given: {given}") });
+        tests.push(TestResult {
+            requirement: format!("the answer is {expected}"),
+            passed: answers_match(&given, expected),
+            detail: format!("answer given: {given}"),
+        });
     }
     for app in &req.changes {
         let ok = world.data.app_state(app) == req.expected.app_state(app);
-        tests.push(TestResult { requirement: format!("the {app} app holds exactly the change the task asks for"), passed: ok, detail: if ok { String::new() } else { format!("{app} data differs from what the task requires") } });
+        tests.push(TestResult {
+            requirement: format!("the {app} app holds exactly the change the task asks for"),
+            passed: ok,
+            detail: if ok { String::new() } else { format!("{app} data differs from what the task requires") },
+        });
     }
-    let changed: Vec<&str> = DATA_APPS.iter().copied().filter(|a| !req.changes.contains(a) && world.data.app_state(a) != initial.app_state(a)).collect();
+    let changed: Vec<&str> =
+        DATA_APPS.iter().copied().filter(|a| !req.changes.contains(a) && world.data.app_state(a) != initial.app_state(a)).collect();
     tests.push(TestResult {
         requirement: "nothing else changed".into(),
         passed: changed.is_empty(),
