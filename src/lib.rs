@@ -15,6 +15,7 @@ pub mod fault;
 pub mod harness;
 pub mod message;
 pub mod policy;
+pub mod records;
 pub mod report;
 pub mod route;
 pub mod sandbox;

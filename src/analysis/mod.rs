@@ -32,7 +32,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::episode::EpisodeStatus;
-use crate::route::BehaviorProfile;
 use crate::store::{BlockingStore, RunRow, RunStatus, StoreError};
 use read::Row;
 
@@ -77,6 +76,8 @@ pub enum AnalysisError {
     NotAnExperiment { id: i64, db: String, kind: String },
     #[error("no run {id} in {db}")]
     NoRun { id: i64, db: String },
+    #[error(transparent)]
+    Record(#[from] crate::records::RecordError),
 }
 
 /// The run an analysis is of.
@@ -118,42 +119,7 @@ pub struct Analysis {
     pub notes: Vec<String>,
 }
 
-/// A stored routing decision (`route` record), as the analyses read it.
-#[derive(Clone, Debug, Deserialize)]
-pub(crate) struct RouteRecord {
-    #[serde(default)]
-    pub suite: String,
-    pub arm: String,
-    pub seed_index: u32,
-    pub iteration: u32,
-    pub query: RouteQueryLite,
-    #[serde(default)]
-    pub aggregate: Vec<String>,
-    #[serde(default)]
-    pub chosen: Vec<String>,
-    #[serde(default)]
-    pub rescued: Vec<(String, bool)>,
-    #[serde(default)]
-    pub anchor: usize,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub(crate) struct RouteQueryLite {
-    pub task_id: String,
-}
-
-/// A stored behaviour profile (`profile` record).
-#[derive(Clone, Debug, Deserialize)]
-pub(crate) struct ProfileRecord {
-    #[serde(default)]
-    pub suite: String,
-    pub arm: String,
-    pub seed_index: u32,
-    /// The iteration whose probe episodes measured it.
-    pub iteration: u32,
-    #[serde(flatten)]
-    pub profile: BehaviorProfile,
-}
+pub(crate) use crate::records::{ProfileRecord, RouteRecord};
 
 /// Everything read from the store once, shared by the analyses.
 pub(crate) struct Data<'a> {
@@ -244,19 +210,16 @@ impl<'a> Data<'a> {
         let mut routes = Vec::new();
         for (key, body) in store.records(run_id, "route")? {
             let suite = record_suite(&key, &body);
-            // A record this reader cannot parse is skipped, not fatal: the rest still reports.
-            if let Ok(mut r) = serde_json::from_value::<RouteRecord>(body) {
-                r.suite = suite;
-                routes.push(r);
-            }
+            let mut r: RouteRecord = crate::records::parse("route", &key, body)?;
+            r.suite = suite;
+            routes.push(r);
         }
         let mut profiles = Vec::new();
         for (key, body) in store.records(run_id, "profile")? {
             let suite = record_suite(&key, &body);
-            if let Ok(mut p) = serde_json::from_value::<ProfileRecord>(body) {
-                p.suite = suite;
-                profiles.push(p);
-            }
+            let mut p: ProfileRecord = crate::records::parse("profile", &key, body)?;
+            p.suite = suite;
+            profiles.push(p);
         }
         let base_harness = run.config.pointer("/harness/base").and_then(Value::as_str).unwrap_or("base").to_string();
         let suites = order_like(strings(run.config.get("suites")), rows.iter().map(|r| r.suite.clone()).collect::<BTreeSet<_>>());

@@ -47,17 +47,6 @@ pub struct RankOneAnalysis {
     pub jobs_pending: usize,
 }
 
-#[derive(Deserialize)]
-struct JobLite {
-    #[serde(default)]
-    suite: String,
-    #[serde(default)]
-    arm: String,
-    #[serde(default)]
-    finished: bool,
-    #[serde(default)]
-    rank_one: Vec<crate::experiment::runner::RankOne>,
-}
 
 /// One seed's (routed, base only, rollouts routed, rollouts base only).
 type SeedRankOne = (f64, f64, u64, u64);
@@ -73,7 +62,7 @@ pub(crate) fn rank_one(data: &Data) -> Result<RankOneAnalysis, AnalysisError> {
         if !key.starts_with("job/") {
             continue;
         }
-        let Ok(job) = serde_json::from_value::<JobLite>(value) else { continue };
+        let job: crate::records::JobState = crate::records::parse("job checkpoint", &key, value)?;
         if !job.finished {
             out.jobs_pending += 1;
         }

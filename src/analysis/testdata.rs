@@ -112,12 +112,9 @@ impl TestRun {
             p.record(fam, sig, *base, *sib);
         }
         p.summarise();
-        let mut body = serde_json::to_value(&p).unwrap();
-        let o = body.as_object_mut().unwrap();
-        o.insert("arm".into(), arm.into());
-        o.insert("seed_index".into(), seed.into());
-        o.insert("iteration".into(), iteration.into());
-        self.store.put_record(self.run_id, "profile", &format!("dbbench/{arm}/{seed}/{anchor}/{sibling}"), &body).unwrap();
+        let body = crate::records::ProfileRecord::body(&p, arm, seed as usize, iteration as usize).unwrap();
+        let key = crate::records::profile_key("dbbench", arm, seed as usize, anchor, sibling);
+        self.store.put_record(self.run_id, "profile", &key, &body).unwrap();
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -129,6 +126,6 @@ impl TestRun {
             "rescued": rescued.iter().map(|(s, b)| json!([s, b])).collect::<Vec<_>>(),
             "arm": arm, "seed_index": seed, "iteration": it,
         });
-        self.store.put_record(self.run_id, "route", &format!("dbbench/{arm}/{seed}/{it}/{task}"), &body).unwrap();
+        self.store.put_record(self.run_id, "route", &crate::records::task_record_key("dbbench", arm, seed, it, task), &body).unwrap();
     }
 }

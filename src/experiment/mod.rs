@@ -5,4 +5,5 @@ pub mod config;
 pub mod runner;
 
 pub use config::{ConfigError, ExperimentConfig};
-pub use runner::{run_experiment, task_record_key, ExperimentOutcome};
+pub use crate::records::task_record_key;
+pub use runner::{run_experiment, ExperimentOutcome};

@@ -26,8 +26,9 @@ use crate::distil::{distil, DistillMode};
 use crate::episode::Episode;
 use crate::events::{Event, EventSink, ProgressUnit};
 use crate::harness::{run_episode, EpisodeRequest, HarnessLibrary, HarnessSpec};
-use crate::policy::builtin::model::SparseModel;
 use crate::policy::builtin::{BuiltinPolicy, TrainExample};
+use crate::records::{job_key, profile_key, task_record_key, ProfileRecord};
+pub use crate::records::{EvalPoint, JobState, RankOne, Rollouts};
 use crate::route::{failure_signature, failure_summary, BehaviorProfile, RouteQuery, Router};
 use crate::seed::SplitMix;
 use crate::seed::{hash_str, shuffle};
@@ -35,70 +36,6 @@ use crate::stats::{bootstrap_ci, mean};
 use crate::store::{BlockingStore, EpisodeContext, EpisodeFilter, NewRun, RunStatus, StoreError};
 use crate::suite::Suite;
 use crate::task::Task;
-
-/// Executor rollouts spent, by purpose.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct Rollouts {
-    pub base: u64,
-    pub rescue: u64,
-    pub resample: u64,
-    pub probe: u64,
-    pub demo: u64,
-}
-
-impl Rollouts {
-    /// Training rollouts: base tries plus whatever was spent on all-fail tasks.
-    pub fn training(&self) -> u64 {
-        self.base + self.rescue + self.resample
-    }
-    pub fn total(&self) -> u64 {
-        self.base + self.rescue + self.resample + self.probe + self.demo
-    }
-}
-
-/// Base-harness success at one evaluation point.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct EvalPoint {
-    pub iteration: usize,
-    pub split: String,
-    pub success: f64,
-    pub tasks: usize,
-    /// Per task id: success.
-    pub per_task: BTreeMap<String, bool>,
-}
-
-/// Rank-one inference at the end: base try, then the router's first sibling on failure,
-/// against two base tries (the same executor rollouts).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct RankOne {
-    pub split: String,
-    pub routed: f64,
-    pub base_only: f64,
-    pub rollouts_routed: u64,
-    pub rollouts_base_only: u64,
-}
-
-/// Everything a job keeps between iterations.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct JobState {
-    pub suite: String,
-    pub arm: String,
-    pub seed_index: usize,
-    pub seed: u64,
-    /// Iterations completed (0 = warm start and first evaluation done).
-    pub iterations_done: usize,
-    pub started: bool,
-    pub finished: bool,
-    pub model: Option<SparseModel>,
-    pub profiles: Vec<BehaviorProfile>,
-    pub anchor: usize,
-    pub rollouts: Rollouts,
-    pub curve: Vec<EvalPoint>,
-    pub rank_one: Vec<RankOne>,
-    pub rescued_tasks: u64,
-    pub all_fail_tasks: u64,
-    pub train_success: Vec<f64>,
-}
 
 /// The result of `harness-s experiment run`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -341,9 +278,6 @@ pub fn run_experiment(
 /// Full-batch passes over the demonstrations in the warm start.
 const WARM_START_EPOCHS: usize = 20;
 
-fn job_key(suite: &str, arm: &str, seed_index: usize) -> String {
-    format!("job/{suite}/{arm}/{seed_index}")
-}
 
 fn routed(arm: &str) -> bool {
     arm == "harness-s" || arm == "keep-scaffold"
@@ -745,13 +679,8 @@ impl Job<'_> {
         self.save(&to_save)?;
         for p in &mut profiles {
             p.summarise();
-            let key = format!("{}/{}/{}/{}/{}", self.suite_name, self.arm, self.seed_index, anchor, p.sibling);
-            let mut body = serde_json::to_value(&*p).unwrap_or_default();
-            if let Some(o) = body.as_object_mut() {
-                o.insert("arm".into(), self.arm.into());
-                o.insert("seed_index".into(), self.seed_index.into());
-                o.insert("iteration".into(), it.into());
-            }
+            let key = profile_key(&self.suite_name, self.arm, self.seed_index, anchor, &p.sibling);
+            let body = ProfileRecord::body(p, self.arm, self.seed_index, it).map_err(|e| e.to_string())?;
             self.sh.store.put_record(self.sh.run_id, "profile", &key, &body).map_err(|e| e.to_string())?;
         }
         Ok(profiles)
@@ -856,12 +785,6 @@ impl Job<'_> {
     }
 }
 
-/// The key of a task's records in one iteration of one (suite, arm, seed) job:
-/// `suite/arm/seed_index/iteration/task_id` for its routing decision, and that plus `/try` for
-/// each distilled rescue. The inspector finds a rescue's records by it.
-pub fn task_record_key(suite: &str, arm: &str, seed_index: impl std::fmt::Display, iteration: impl std::fmt::Display, task_id: &str) -> String {
-    format!("{suite}/{arm}/{seed_index}/{iteration}/{task_id}")
-}
 
 /// Group-relative advantages `(r - mean) / std`; all zero when the group has no spread.
 fn group_advantages(r: &[f64]) -> Vec<f32> {

@@ -337,13 +337,8 @@ pub fn write_synthetic(store: &BlockingStore, s: &Synthetic) -> Result<Synthetic
                 }
                 for p in &mut profiles {
                     p.summarise();
-                    let mut body = serde_json::to_value(&*p).unwrap_or_default();
-                    if let Some(o) = body.as_object_mut() {
-                        o.insert("arm".into(), arm.clone().into());
-                        o.insert("seed_index".into(), si.into());
-                        o.insert("iteration".into(), it.into());
-                    }
-                    store.put_record(run_id, "profile", &format!("dbbench/{arm}/{si}/{anchor}/{}", p.sibling), &body)?;
+                    let body = crate::records::ProfileRecord::body(p, arm, si as usize, it as usize).unwrap_or_default();
+                    store.put_record(run_id, "profile", &crate::records::profile_key("dbbench", arm, si as usize, anchor, &p.sibling), &body)?;
                 }
                 Ok(())
             };
@@ -419,7 +414,7 @@ pub fn write_synthetic(store: &BlockingStore, s: &Synthetic) -> Result<Synthetic
                         "anchor": anchor, "policy_version": it, "rankings": [], "aggregate": aggregate, "chosen": chosen, "rescued": rescued,
                         "arm": arm, "seed_index": si, "iteration": it,
                     });
-                    store.put_record(run_id, "route", &format!("dbbench/{arm}/{si}/{it}/{}", t.id), &body)?;
+                    store.put_record(run_id, "route", &crate::records::task_record_key("dbbench", arm, si, it, &t.id), &body)?;
                 }
                 if routed && it % s.reanchor_every == 0 && it < s.iterations {
                     anchor += 1;
@@ -466,7 +461,7 @@ pub fn write_synthetic(store: &BlockingStore, s: &Synthetic) -> Result<Synthetic
             }
             store.set_state(
                 run_id,
-                &format!("job/dbbench/{arm}/{si}"),
+                &crate::records::job_key("dbbench", arm, si as usize),
                 &json!({"suite": "dbbench", "arm": arm, "seed_index": si, "seed": seed, "iterations_done": last, "started": true, "finished": finished, "rank_one": rank_one}),
             )?;
         }
