@@ -32,6 +32,7 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process
 enum Command {
     /// List the suites the workbench knows.
     Suites {
@@ -397,7 +398,7 @@ impl EventSink for ProgressPrinter {
         match event {
             Event::Progress { label, done, total, success_rate, eta_s, .. } => {
                 let width = 30;
-                let filled = if total > 0 { done * width / total } else { width };
+                let filled = (done * width).checked_div(total).unwrap_or(width);
                 let eta = eta_s.map(|s| format!("eta {:.0}s", s)).unwrap_or_default();
                 let bar =
                     format!("{label:<14} [{}{}] {done}/{total}  success {:.3}  {eta}", "#".repeat(filled), ".".repeat(width - filled), success_rate);

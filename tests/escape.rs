@@ -467,7 +467,7 @@ fn a_model_reading_the_workbench_s_environment_gets_nothing_into_the_store() {
     // the model's code as a real endpoint would send it; the filter refuses `open`, so it goes
     // through the builtins module the way the escape was found
     let escape = probe.replace("open(", "print.__self__.open(");
-    let turns = vec![escape.clone(), "apis.supervisor.complete_task(answer='x')".to_string()];
+    let turns = [escape.clone(), "apis.supervisor.complete_task(answer='x')".to_string()];
     let n = std::sync::atomic::AtomicUsize::new(0);
     let server = chat_server::ChatServer::start(chat_server::Script::new().always(move |_| {
         let i = n.fetch_add(1, std::sync::atomic::Ordering::SeqCst).min(turns.len() - 1);

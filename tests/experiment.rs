@@ -242,7 +242,7 @@ train_tasks = 120
     let st = store(&dir, "l.db");
     let curve = out.curves["policy-only"].clone();
     let first = curve.iter().find(|p| p.0 == 0).unwrap().1;
-    let last = curve.iter().rev().next().unwrap().1;
+    let last = curve.iter().next_back().unwrap().1;
     assert!(last > first + 0.03, "train success rose from {first} to {last}");
     let _ = st;
 }

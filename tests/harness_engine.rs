@@ -253,7 +253,7 @@ fn history_rule_keeps_the_frame_and_the_last_turns() {
 fn spec_err(text: &str) -> String {
     let mut files: Vec<(String, String)> = harness_s::harness::library::builtin_spec_files();
     files.push(("bad.toml".into(), text.into()));
-    HarnessLibrary::from_files(files).err().expect("must be refused").to_string()
+    HarnessLibrary::from_files(files).expect_err("must be refused").to_string()
 }
 
 #[test]
@@ -301,7 +301,7 @@ fn state(calls: Vec<(&str, Signals)>) -> EpisodeState {
                 (
                     ToolCall { id: "c".into(), name: "execute_sql".into(), arguments: json!({"query": q}) },
                     s,
-                    if s_is_err(&q) { "1054 (42S22): x".into() } else { "[('12',)]".into() },
+                    if s_is_err(q) { "1054 (42S22): x".into() } else { "[('12',)]".into() },
                 )
             })
             .collect(),

@@ -116,7 +116,7 @@ fn an_endpoint_that_keeps_failing_is_paused_then_asked_again() {
         let d = router.route(&query(), &ps, 1, &mut rng);
         assert_eq!(d.chosen, vec!["strong"]);
         assert_eq!(d.abstained.len(), 1);
-        if i >= FAILURES_BEFORE_PAUSE && i < FAILURES_BEFORE_PAUSE + PAUSE_DECISIONS {
+        if (FAILURES_BEFORE_PAUSE..FAILURES_BEFORE_PAUSE + PAUSE_DECISIONS).contains(&i) {
             assert!(d.abstained[0].1.contains("paused after"), "{:?}", d.abstained);
         }
     }

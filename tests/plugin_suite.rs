@@ -15,8 +15,8 @@ use harness_s::policy::builtin::kit::{decide_into, f, turn, Built, Chooser, Deci
 use harness_s::policy::builtin::Grammar;
 use harness_s::store::BlockingStore;
 use harness_s::suite::{
-    self, Action, BehaviourTagger, CallRecord, EnvError, Environment, LoadError, OutcomeForMetrics, Score, SearchFrame, Signals, Solution, StepOutcome,
-    Suite, VerifyReport,
+    self, Action, BehaviourTagger, CallRecord, EnvError, Environment, LoadError, OutcomeForMetrics, Score, SearchFrame, Signals, Solution,
+    StepOutcome, Suite, VerifyReport,
 };
 use harness_s::task::Task;
 
@@ -53,7 +53,11 @@ impl Environment for WordsEnv {
     }
     fn step(&mut self, action: &Action) -> Result<StepOutcome, EnvError> {
         if action.name != "answer" {
-            return Ok(StepOutcome { observation: format!("unknown tool {}", action.name), done: false, signals: Signals { error_kind: Some("tool".into()), ..Default::default() } });
+            return Ok(StepOutcome {
+                observation: format!("unknown tool {}", action.name),
+                done: false,
+                signals: Signals { error_kind: Some("tool".into()), ..Default::default() },
+            });
         }
         Ok(StepOutcome { observation: "answered".into(), done: true, signals: Signals { executed: true, submitted: true, ..Default::default() } })
     }

@@ -235,7 +235,7 @@ fn observe(rt: &mut LocalRuntime, header: &str, setup: &[String], cks: &[Check])
                 // as the reporter's own script would show it: the call itself, no caret lines
                 let tb: Vec<String> = tb
                     .iter()
-                    .filter(|l| !(l.trim().chars().all(|c| c == '^' || c == '~') && !l.trim().is_empty()))
+                    .filter(|l| !l.trim().chars().all(|c| c == '^' || c == '~') || l.trim().is_empty())
                     .map(|l| l.replace("\"/tmp/repro.py\"", "\"repro.py\"").replace("__v = ", ""))
                     .collect();
                 let tb = tb.join("\n");
@@ -377,7 +377,9 @@ fn issue_text(rng: &mut SplitMix, is: &Issue) -> String {
     body.push_str(&title);
     body.push_str("\n\n");
     let intro = match &is.doc {
-        Some(d) if rng.next_u64() % 2 == 0 => format!("The docstring of `{name}` in `{}` says \"{d}\", but that is not what happens.", is.module),
+        Some(d) if rng.next_u64().is_multiple_of(2) => {
+            format!("The docstring of `{name}` in `{}` says \"{d}\", but that is not what happens.", is.module)
+        }
         _ => pick(
             rng,
             &[

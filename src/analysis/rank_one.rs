@@ -47,7 +47,6 @@ pub struct RankOneAnalysis {
     pub jobs_pending: usize,
 }
 
-
 /// One seed's (routed, base only, rollouts routed, rollouts base only).
 type SeedRankOne = (f64, f64, u64, u64);
 

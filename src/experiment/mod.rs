@@ -4,6 +4,6 @@
 pub mod config;
 pub mod runner;
 
-pub use config::{ConfigError, ExperimentConfig};
 pub use crate::records::task_record_key;
+pub use config::{ConfigError, ExperimentConfig};
 pub use runner::{run_experiment, ExperimentOutcome};

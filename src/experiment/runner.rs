@@ -278,7 +278,6 @@ pub fn run_experiment(
 /// Full-batch passes over the demonstrations in the warm start.
 const WARM_START_EPOCHS: usize = 20;
 
-
 fn routed(arm: &str) -> bool {
     arm == "harness-s" || arm == "keep-scaffold"
 }
@@ -332,11 +331,11 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
             // cancelled part-way: the checkpoint stays at the last whole iteration
             return Ok(st);
         }
-        if routed(arm) && it % cfg.reanchor_every == 0 && it < cfg.iterations {
+        if routed(arm) && it.is_multiple_of(cfg.reanchor_every) && it < cfg.iterations {
             st.anchor += 1;
             st.profiles = job.measure_profiles(it, st.anchor, &mut st.rollouts)?;
         }
-        if it % cfg.eval_every == 0 || it == cfg.iterations {
+        if it.is_multiple_of(cfg.eval_every) || it == cfg.iterations {
             let points = job.evaluate(it)?;
             st.curve.extend(points);
         }
@@ -784,7 +783,6 @@ impl Job<'_> {
         Ok(out)
     }
 }
-
 
 /// Group-relative advantages `(r - mean) / std`; all zero when the group has no spread.
 fn group_advantages(r: &[f64]) -> Vec<f32> {

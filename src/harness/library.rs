@@ -191,10 +191,8 @@ pub fn validate(spec: &HarnessSpec, file: &str) -> Result<(), SpecError> {
             HookKind::BeforeAction => match (&h.block, &h.rewrite) {
                 (None, None) => return Err(SpecError::new(file, at("block"), "a `before_action` hook needs `block` or `rewrite`")),
                 (Some(_), Some(_)) => return Err(SpecError::new(file, at("rewrite"), "give either `block` or `rewrite`, not both")),
-                (None, Some(r)) => {
-                    if suite.rewrite(r).is_none() {
-                        return Err(SpecError::new(file, at("rewrite"), format!("suite `{}` has no rewrite named `{r}`", spec.suite)));
-                    }
+                (None, Some(r)) if suite.rewrite(r).is_none() => {
+                    return Err(SpecError::new(file, at("rewrite"), format!("suite `{}` has no rewrite named `{r}`", spec.suite)));
                 }
                 _ => {}
             },

@@ -205,7 +205,7 @@ pub fn apply_patch(parent: &HarnessSpec, patch: &SpecFile, file: &str) -> Result
         out.system_prompt = p.clone();
     }
     if let Some(a) = &patch.system_prompt_append {
-        out.system_prompt.push_str("\n");
+        out.system_prompt.push('\n');
         out.system_prompt.push_str(a);
     }
     if let Some(m) = patch.max_steps {

@@ -337,8 +337,8 @@ pub fn write_synthetic(store: &BlockingStore, s: &Synthetic) -> Result<Synthetic
                 }
                 for p in &mut profiles {
                     p.summarise();
-                    let body = crate::records::ProfileRecord::body(p, arm, si as usize, it as usize).unwrap_or_default();
-                    store.put_record(run_id, "profile", &crate::records::profile_key("dbbench", arm, si as usize, anchor, &p.sibling), &body)?;
+                    let body = crate::records::ProfileRecord::body(p, arm, si, it as usize).unwrap_or_default();
+                    store.put_record(run_id, "profile", &crate::records::profile_key("dbbench", arm, si, anchor, &p.sibling), &body)?;
                 }
                 Ok(())
             };
@@ -461,7 +461,7 @@ pub fn write_synthetic(store: &BlockingStore, s: &Synthetic) -> Result<Synthetic
             }
             store.set_state(
                 run_id,
-                &crate::records::job_key("dbbench", arm, si as usize),
+                &crate::records::job_key("dbbench", arm, si),
                 &json!({"suite": "dbbench", "arm": arm, "seed_index": si, "seed": seed, "iterations_done": last, "started": true, "finished": finished, "rank_one": rank_one}),
             )?;
         }

@@ -84,11 +84,11 @@ mod tests {
         assert_eq!(Location::parse("runs/store.db").unwrap(), Location::SqliteFile { path: "runs/store.db".into(), url: None });
         assert!(matches!(
             Location::parse("sqlite:///tmp/x.db").unwrap(),
-            Location::SqliteFile { path, .. } if path == PathBuf::from("/tmp/x.db")
+            Location::SqliteFile { path, .. } if path == std::path::Path::new("/tmp/x.db")
         ));
         assert!(matches!(
             Location::parse("sqlite://rel/x.db?mode=rwc").unwrap(),
-            Location::SqliteFile { path, .. } if path == PathBuf::from("rel/x.db")
+            Location::SqliteFile { path, .. } if path == std::path::Path::new("rel/x.db")
         ));
         assert!(matches!(Location::parse("sqlite::memory:").unwrap(), Location::SqliteMemory { .. }));
         assert!(matches!(Location::parse("postgresql://u@h/db").unwrap(), Location::Postgres { .. }));

@@ -95,8 +95,11 @@ pub struct Workbench {
     hub: Arc<Hub>,
     jobs: jobs::Jobs,
     /// Reports of finished runs, by (run, compared run): they cannot change any more.
-    reports: Mutex<HashMap<(i64, Option<i64>), Arc<Value>>>,
+    reports: Mutex<ReportCache>,
 }
+
+/// Finished runs' reports by (run, compared run).
+type ReportCache = HashMap<(i64, Option<i64>), Arc<Value>>;
 
 impl Workbench {
     /// Open the store at `db` (a file path or a database URL) with `workspace` for imported

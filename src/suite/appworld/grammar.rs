@@ -22,6 +22,9 @@ use crate::suite::{SearchFrame, Suite};
 use crate::task::Task;
 
 /// The tool the grammar writes cells for.
+/// A loop over a listing: its variable, the items it visits, and the filter it applies.
+type Loop = (String, Vec<Map<String, Value>>, String);
+
 pub const TOOL: &str = "execute_python";
 
 /// Does this context belong to AppWorld (the grammar's tool is offered or was called)?
@@ -219,7 +222,7 @@ fn instruction_spans(q: &str) -> Vec<(String, &'static str)> {
                 let w = toks[j].trim_matches(|c: char| !c.is_alphanumeric());
                 parts.push(w);
                 j += 1;
-                if toks[j - 1].ends_with(|c: char| matches!(c, ',' | '.' | '?')) {
+                if toks[j - 1].ends_with([',', '.', '?']) {
                     break;
                 }
             }
@@ -721,11 +724,11 @@ impl Builder<'_> {
     }
 
     /// Loop over the last listing: every item, or those whose field relates to a span.
-    fn each(&mut self, ch: &mut dyn Chooser) -> Option<Option<(String, Vec<Map<String, Value>>, String)>> {
+    fn each(&mut self, ch: &mut dyn Chooser) -> Option<Option<Loop>> {
         let v = self.v;
         let Some((var, items)) = &v.last_list else { return Some(None) };
         let mut d = Decision { slot: "each", labels: vec![], options: vec![], prior: vec![] };
-        let mut out: Vec<Option<(String, Vec<Map<String, Value>>, String)>> = vec![None];
+        let mut out: Vec<Option<Loop>> = vec![None];
         d.push("none", vec![f(&["each", "none"])], 0.0);
         d.push("all", vec![f(&["each", "all"])], 0.0);
         out.push(Some((var.clone(), items.clone(), "True".into())));

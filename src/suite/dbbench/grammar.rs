@@ -889,10 +889,7 @@ impl<'a> Builder<'a> {
             self.context_feats("kind", k, &mut fs);
             let mut prior = 0.0;
             // reading the question: "Delete the row ..." asks for a DELETE, a question for a query
-            let asked = match v.mutation {
-                Some(m) => m,
-                None => "query",
-            };
+            let asked = v.mutation.unwrap_or("query");
             if k == asked {
                 prior += innate::READ_REQUEST;
                 // one weight for "do what the request asks", whatever it asks: it transfers to
