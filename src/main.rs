@@ -247,17 +247,17 @@ fn library(dir: Option<&std::path::Path>) -> Result<HarnessLibrary> {
     })
 }
 
+/// `--json` prints what the workbench's `suites` command returns (without a workspace's datasets).
 fn cmd_suites(json: bool) -> Result<()> {
     let mut rows = Vec::new();
     for s in suite::registry() {
-        let n = s.bundled_tasks().map(|t| t.len()).unwrap_or(0);
-        rows.push(serde_json::json!({"name": s.name(), "description": s.description(), "bundled_tasks": n}));
+        rows.push(harness_s::workbench::suite_row(s.as_ref(), Vec::new())?);
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         for r in rows {
-            println!("{:<10} {:>5} tasks  {}", r["name"].as_str().unwrap_or(""), r["bundled_tasks"], r["description"].as_str().unwrap_or(""));
+            println!("{:<10} {:>5} tasks  {}", r.name, r.tasks, r.description);
         }
     }
     Ok(())
@@ -267,7 +267,7 @@ fn cmd_tasks(suite_name: &str, family: Option<&str>, file: Option<&std::path::Pa
     let s = find_suite(suite_name)?;
     let tasks: Vec<Task> = load_tasks(s.as_ref(), file)?.into_iter().filter(|t| family.map(|f| t.family == f).unwrap_or(true)).collect();
     if json {
-        let rows: Vec<_> = tasks.iter().map(|t| serde_json::json!({"id": t.id, "family": t.family, "instruction": t.instruction})).collect();
+        let rows: Vec<_> = tasks.iter().map(harness_s::workbench::task_row).collect();
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
     }
@@ -323,11 +323,13 @@ fn cmd_harnesses(suite_name: Option<&str>, show: Option<&str>, dir: Option<&std:
     }
     let entries: Vec<_> = lib.all().filter(|e| suite_name.map(|s| s == e.spec.suite).unwrap_or(true)).collect();
     if json {
-        let rows: Vec<_> = entries
-            .iter()
-            .map(|e| serde_json::json!({"suite": e.spec.suite, "name": e.spec.name, "extends": e.spec.lineage.iter().rev().nth(1), "specialty": e.spec.specialty, "hooks": e.spec.hooks.len(), "file": e.file}))
-            .collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        // What the workbench's `harnesses` command returns, per suite (profiles live in a store).
+        let mut by_suite = serde_json::Map::new();
+        for s in suite::names().into_iter().filter(|s| suite_name.is_none_or(|n| n == *s)) {
+            let rows = harness_s::workbench::harness_rows(&lib, s, &Default::default());
+            by_suite.insert(s.to_string(), serde_json::to_value(rows)?);
+        }
+        println!("{}", serde_json::to_string_pretty(&by_suite)?);
         return Ok(());
     }
     for e in entries {

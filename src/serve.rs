@@ -16,9 +16,10 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio_stream::StreamExt;
 
+use harness_s::workbench::api::ErrorBody;
 use harness_s::workbench::{CommandError, Workbench};
 
 struct App {
@@ -60,13 +61,24 @@ fn authorized(app: &App, headers: &HeaderMap, query: &HashMap<String, String>) -
     }
 }
 
-fn error_reply(status: StatusCode, message: String) -> Response {
-    (status, axum::Json(json!({"error": message}))).into_response()
+/// A failed request: its status and the same `ErrorBody` the desktop app rejects with.
+fn error_reply(status: StatusCode, kind: &str, message: String) -> Response {
+    (status, axum::Json(ErrorBody { error: message, kind: kind.to_string() })).into_response()
+}
+
+fn command_error(e: &CommandError) -> Response {
+    let status = match e {
+        CommandError::BadArguments(_) => StatusCode::BAD_REQUEST,
+        CommandError::NotFound(_) => StatusCode::NOT_FOUND,
+        CommandError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    (status, axum::Json(e.body())).into_response()
 }
 
 fn unauthorized() -> Response {
     error_reply(
         StatusCode::UNAUTHORIZED,
+        "unauthorized",
         "missing or wrong access token: send `Authorization: Bearer <token>` (printed when `harness-s serve` started) or `?token=<token>`".into(),
     )
 }
@@ -92,10 +104,8 @@ async fn run_command(app: Arc<App>, command: String, args: Value) -> Response {
     let result = tokio::task::spawn_blocking(move || wb.call(&command, args)).await;
     match result {
         Ok(Ok(v)) => axum::Json(v).into_response(),
-        Ok(Err(CommandError::BadArguments(m))) => error_reply(StatusCode::BAD_REQUEST, m),
-        Ok(Err(CommandError::NotFound(m))) => error_reply(StatusCode::NOT_FOUND, m),
-        Ok(Err(CommandError::Internal(m))) => error_reply(StatusCode::INTERNAL_SERVER_ERROR, m),
-        Err(e) => error_reply(StatusCode::INTERNAL_SERVER_ERROR, format!("the command failed: {e}")),
+        Ok(Err(e)) => command_error(&e),
+        Err(e) => error_reply(StatusCode::INTERNAL_SERVER_ERROR, "internal", format!("the command failed: {e}")),
     }
 }
 
@@ -130,7 +140,7 @@ async fn api_post(
     } else {
         match serde_json::from_slice::<Value>(&body) {
             Ok(v) => v,
-            Err(e) => return error_reply(StatusCode::BAD_REQUEST, format!("{command}: the request body is not JSON: {e}")),
+            Err(e) => return error_reply(StatusCode::BAD_REQUEST, "bad_arguments", format!("{command}: the request body is not JSON: {e}")),
         }
     };
     run_command(app, command, args).await
@@ -182,7 +192,7 @@ async fn static_file(State(app): State<Arc<App>>, uri: Uri) -> Response {
     }
     match tokio::fs::read(&path).await {
         Ok(bytes) => ([(header::CONTENT_TYPE, mime(&path)), (header::CACHE_CONTROL, "no-cache")], bytes).into_response(),
-        Err(e) => error_reply(StatusCode::INTERNAL_SERVER_ERROR, format!("reading {}: {e}", path.display())),
+        Err(e) => error_reply(StatusCode::INTERNAL_SERVER_ERROR, "internal", format!("reading {}: {e}", path.display())),
     }
 }
 

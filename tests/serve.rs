@@ -48,6 +48,7 @@ async fn the_api_needs_the_token_and_maps_errors_onto_status_codes() {
     assert_eq!(r.status(), 401);
     let body: Value = r.json().await.unwrap();
     assert!(body["error"].as_str().unwrap().contains("token"));
+    assert_eq!(body["kind"], "unauthorized", "errors carry their kind, as the desktop app's do");
     let r = http.get(format!("{}/api/experiments", s.base)).bearer_auth("0".repeat(32)).send().await.unwrap();
     assert_eq!(r.status(), 401, "a wrong token is refused");
     let r = http.get(format!("{}/api/events", s.base)).send().await.unwrap();
@@ -61,9 +62,12 @@ async fn the_api_needs_the_token_and_maps_errors_onto_status_codes() {
     assert_eq!(r.json::<Value>().await.unwrap().as_array().unwrap().len(), 40);
     let r = http.get(format!("{}/api/nothing", s.base)).bearer_auth(&s.token).send().await.unwrap();
     assert_eq!(r.status(), 404);
+    assert_eq!(r.json::<Value>().await.unwrap()["kind"], "not_found");
     let r = http.get(format!("{}/api/episode?id=abc", s.base)).bearer_auth(&s.token).send().await.unwrap();
     assert_eq!(r.status(), 400);
-    assert!(r.json::<Value>().await.unwrap()["error"].as_str().unwrap().contains("`id`"));
+    let body: Value = r.json().await.unwrap();
+    assert!(body["error"].as_str().unwrap().contains("`id`"));
+    assert_eq!(body["kind"], "bad_arguments");
     let r = http.post(format!("{}/api/config_check", s.base)).bearer_auth(&s.token).body("{not json").send().await.unwrap();
     assert_eq!(r.status(), 400);
     // Without a built UI the root says how to build it; the API still answers.

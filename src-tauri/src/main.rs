@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use harness_s::workbench::{CommandError, Subscription, Workbench};
+use harness_s::workbench::{Subscription, Workbench};
 use serde_json::{json, Value};
 use tauri::{Emitter, Manager, RunEvent};
 
@@ -21,14 +21,7 @@ async fn call(shell: tauri::State<'_, Shell>, command: String, args: Option<Valu
     let result = tauri::async_runtime::spawn_blocking(move || wb.call(&command, args.unwrap_or(Value::Null)))
         .await
         .map_err(|e| json!({"error": format!("the command failed: {e}"), "kind": "internal"}))?;
-    result.map_err(|e| {
-        let kind = match e {
-            CommandError::BadArguments(_) => "bad_arguments",
-            CommandError::NotFound(_) => "not_found",
-            CommandError::Internal(_) => "internal",
-        };
-        json!({"error": e.to_string(), "kind": kind})
-    })
+    result.map_err(|e| serde_json::to_value(e.body()).unwrap_or_default())
 }
 
 /// `--db FILE` (or `HARNESS_S_DB`), else `harness-s.db` in the app's data directory.

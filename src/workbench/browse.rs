@@ -5,13 +5,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::{line_diff, Args, CommandError, CommandResult, Workbench};
+use super::{api, line_diff, Args, CommandError, CommandResult, Workbench};
 use crate::analysis::ProfileRecord;
 use crate::harness::HarnessLibrary;
 use crate::report::{ReportBundle, ReportError};
-use crate::route::{BehaviorProfile, Counts};
+use crate::route::BehaviorProfile;
 use crate::store::{EpisodeFilter, EpisodeRow, RunRow, RunStatus, KIND_EXPERIMENT};
 use crate::suite::{self, Suite};
 use crate::task::Task;
@@ -23,12 +23,12 @@ fn suite_named(name: &str) -> Result<Box<dyn Suite>, CommandError> {
     })
 }
 
-fn families(tasks: &[Task]) -> Vec<Value> {
+fn families(tasks: &[Task]) -> Vec<api::FamilyCount> {
     let mut by: BTreeMap<&str, usize> = BTreeMap::new();
     for t in tasks {
         *by.entry(t.family.as_str()).or_default() += 1;
     }
-    by.into_iter().map(|(f, n)| json!({"family": f, "tasks": n})).collect()
+    by.into_iter().map(|(f, n)| api::FamilyCount { family: f.to_string(), tasks: n }).collect()
 }
 
 fn report_error(e: ReportError) -> CommandError {
@@ -49,46 +49,114 @@ fn dataset_name(name: &str) -> Result<&str, CommandError> {
     }
 }
 
-fn row_json(r: &EpisodeRow) -> Value {
-    json!({
-        "id": r.id,
-        "run_id": r.run_id,
-        "task_id": r.task_id,
-        "suite": r.suite,
-        "family": r.family,
-        "harness": r.harness,
-        "policy": r.policy,
-        "sample": r.sample,
-        "arm": r.context.arm,
-        "seed_index": r.context.seed_index,
-        "iteration": r.context.iteration,
-        "phase": r.context.phase,
-        "split": r.context.split,
-        "success": r.success,
-        "reward": r.reward,
-        "status": r.status,
-        "infra_error": r.infra_error,
-        "n_steps": r.n_steps,
-        "n_interventions": r.n_interventions,
-        "prompt_tokens": r.prompt_tokens,
-        "completion_tokens": r.completion_tokens,
-        "duration_ms": r.duration_ms,
-        "rescued": r.context.phase.as_deref() == Some("rescue") && r.success,
-        "created_at": r.created_at,
-    })
+/// A hook kind as its spec files spell it (`pre_hint`, ...).
+fn hook_kind(kind: &crate::message::HookKind) -> String {
+    serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+}
+
+fn episode_row(r: &EpisodeRow) -> api::EpisodeRow {
+    api::EpisodeRow {
+        id: r.id,
+        run_id: r.run_id,
+        task_id: r.task_id.clone(),
+        suite: r.suite.clone(),
+        family: r.family.clone(),
+        harness: r.harness.clone(),
+        policy: r.policy.clone(),
+        sample: r.sample,
+        arm: r.context.arm.clone(),
+        seed_index: r.context.seed_index,
+        iteration: r.context.iteration,
+        phase: r.context.phase.clone(),
+        split: r.context.split.clone(),
+        success: r.success,
+        reward: r.reward,
+        status: r.status,
+        infra_error: r.infra_error.clone(),
+        n_steps: r.n_steps,
+        n_interventions: r.n_interventions,
+        prompt_tokens: r.prompt_tokens,
+        completion_tokens: r.completion_tokens,
+        duration_ms: r.duration_ms,
+        rescued: r.context.phase.as_deref() == Some("rescue") && r.success,
+        created_at: r.created_at.clone(),
+    }
+}
+
+fn experiment_row(r: &RunRow) -> api::ExperimentRow {
+    api::ExperimentRow {
+        id: r.id,
+        name: r.name.clone(),
+        status: r.status.as_str().to_string(),
+        created_at: r.created_at.clone(),
+        finished_at: r.finished_at.clone(),
+        suites: r.suite.as_deref().map(|s| s.split(',').filter(|x| !x.is_empty()).map(String::from).collect()).unwrap_or_default(),
+        policy: r.policy.clone().map(Value::String).unwrap_or(Value::Null),
+        summary: r.summary.clone().unwrap_or(Value::Null),
+    }
 }
 
 fn run_json(r: &RunRow) -> Value {
-    json!({
-        "id": r.id,
-        "name": r.name,
-        "status": r.status.as_str(),
-        "created_at": r.created_at,
-        "finished_at": r.finished_at,
-        "suites": r.suite.as_deref().map(|s| s.split(',').filter(|x| !x.is_empty()).collect::<Vec<_>>()).unwrap_or_default(),
-        "policy": r.policy,
-        "summary": r.summary,
+    serde_json::to_value(experiment_row(r)).unwrap_or_default()
+}
+
+/// A suite as the `suites` command (and `harness-s suites --json`) lists it.
+pub fn suite_row(s: &dyn Suite, datasets: Vec<api::Dataset>) -> Result<api::Suite, CommandError> {
+    let tasks = s.bundled_tasks().map_err(|e| CommandError::Internal(e.to_string()))?;
+    Ok(api::Suite {
+        name: s.name().to_string(),
+        description: s.description().to_string(),
+        tasks: tasks.len(),
+        families: families(&tasks),
+        datasets,
+        import_format: s.import_format().to_string(),
+        builtin_policy: s.grammar().is_some(),
     })
+}
+
+/// A task as the `tasks` command (and `harness-s tasks --json`) lists it.
+pub fn task_row(t: &Task) -> api::TaskRow {
+    api::TaskRow { id: t.id.clone(), family: t.family.clone(), instruction: t.instruction.clone() }
+}
+
+/// The harnesses of `suite` in `lib` as the `harnesses` command (and `harness-s harnesses --json`)
+/// lists them, each with its measured profile when `profiles` has one.
+pub fn harness_rows(lib: &HarnessLibrary, suite: &str, profiles: &BTreeMap<String, api::Profile>) -> Vec<api::Harness> {
+    let entries = lib.for_suite(suite);
+    let render = |spec: &crate::harness::HarnessSpec| {
+        // Compare resolved specs without their names and lineage, so the diff shows behaviour.
+        let mut v = serde_json::to_value(spec).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            for k in ["name", "lineage", "description", "specialty"] {
+                o.remove(k);
+            }
+        }
+        toml::to_string_pretty(&v).unwrap_or_default()
+    };
+    let base = entries.iter().find(|e| e.spec.lineage.len() <= 1);
+    let base_text = base.map(|b| render(&b.spec)).unwrap_or_default();
+    let mut out = Vec::new();
+    for e in &entries {
+        let is_base = e.spec.lineage.len() <= 1;
+        let diff: Vec<api::DiffLine> = if is_base {
+            Vec::new()
+        } else {
+            line_diff(&base_text, &render(&e.spec)).into_iter().map(|l| api::DiffLine { op: l.op.to_string(), line: l.line }).collect()
+        };
+        out.push(api::Harness {
+            name: e.spec.name.clone(),
+            description: e.spec.description.clone(),
+            specialty: e.spec.specialty.clone(),
+            base: is_base,
+            extends: if e.spec.lineage.len() >= 2 { Some(e.spec.lineage[e.spec.lineage.len() - 2].clone()) } else { None },
+            file: e.file.clone(),
+            spec: e.source.clone(),
+            diff,
+            hooks: e.spec.hooks.iter().map(|h| api::HookRef { id: h.id.clone(), kind: hook_kind(&h.kind) }).collect(),
+            profile: profiles.get(&e.spec.name).cloned(),
+        });
+    }
+    out
 }
 
 impl Workbench {
@@ -113,7 +181,7 @@ impl Workbench {
         }
     }
 
-    fn imported(&self, suite: &str) -> Vec<Value> {
+    fn imported(&self, suite: &str) -> Vec<api::Dataset> {
         let dir = self.workspace.join("datasets").join(suite);
         let mut out = Vec::new();
         let Ok(rd) = std::fs::read_dir(&dir) else { return out };
@@ -122,7 +190,7 @@ impl Workbench {
         let s = suite::by_name(suite);
         for name in names {
             let tasks = s.as_ref().and_then(|s| s.load_file(&dir.join(&name)).ok()).map(|t| t.len());
-            out.push(json!({"name": name, "tasks": tasks, "path": dir.join(&name).display().to_string()}));
+            out.push(api::Dataset { path: dir.join(&name).display().to_string(), name, tasks });
         }
         out
     }
@@ -130,29 +198,16 @@ impl Workbench {
     pub(super) fn suites(&self) -> CommandResult {
         let mut out = Vec::new();
         for s in suite::registry() {
-            let tasks = s.bundled_tasks().map_err(|e| CommandError::Internal(e.to_string()))?;
-            out.push(json!({
-                "name": s.name(),
-                "description": s.description(),
-                "tasks": tasks.len(),
-                "families": families(&tasks),
-                "datasets": self.imported(s.name()),
-            }));
+            out.push(suite_row(s.as_ref(), self.imported(s.name()))?);
         }
-        Ok(Value::Array(out))
+        api::reply(out)
     }
 
     pub(super) fn tasks(&self, a: &Args) -> CommandResult {
         let s = suite_named(a.str("suite")?)?;
         let family = a.opt_str("family")?;
         let tasks = self.load_tasks(s.as_ref(), a.opt_str("dataset")?)?;
-        Ok(Value::Array(
-            tasks
-                .iter()
-                .filter(|t| family.is_none_or(|f| t.family == f))
-                .map(|t| json!({"id": t.id, "family": t.family, "instruction": t.instruction}))
-                .collect(),
-        ))
+        api::reply(tasks.iter().filter(|t| family.is_none_or(|f| t.family == f)).map(task_row).collect::<Vec<_>>())
     }
 
     pub(super) fn task(&self, a: &Args) -> CommandResult {
@@ -162,7 +217,13 @@ impl Workbench {
         let t = tasks.iter().find(|t| t.id == id).ok_or_else(|| CommandError::NotFound(format!("suite `{}` has no task `{id}`", s.name())))?;
         // The prompt exactly as an episode presents it (the environment renders it).
         let prompt = s.make_env(t).map(|e| e.task_prompt()).unwrap_or_else(|e| format!("(the environment could not start: {e})"));
-        Ok(json!({"id": t.id, "family": t.family, "instruction": t.instruction, "prompt": prompt, "payload": t.payload}))
+        api::reply(api::TaskDetail {
+            id: t.id.clone(),
+            family: t.family.clone(),
+            instruction: t.instruction.clone(),
+            prompt,
+            payload: t.payload.clone(),
+        })
     }
 
     /// Check an uploaded dataset with the suite's official loader and keep it in the workspace.
@@ -179,16 +240,25 @@ impl Workbench {
         match loaded {
             Err(e) => {
                 let _ = std::fs::remove_file(&scratch);
-                Ok(json!({"ok": false, "errors": [{"line": e.line, "message": e.message}]}))
+                api::reply(api::ImportResult::Rejected { ok: false, errors: vec![api::ImportProblem { line: e.line, message: e.message }] })
             }
             Ok(tasks) if tasks.is_empty() => {
                 let _ = std::fs::remove_file(&scratch);
-                Ok(json!({"ok": false, "errors": [{"line": 0, "message": "the file holds no tasks"}]}))
+                api::reply(api::ImportResult::Rejected {
+                    ok: false,
+                    errors: vec![api::ImportProblem { line: 0, message: "the file holds no tasks".into() }],
+                })
             }
             Ok(tasks) => {
                 let path = dir.join(name);
                 std::fs::rename(&scratch, &path).map_err(|e| CommandError::Internal(format!("saving {}: {e}", path.display())))?;
-                Ok(json!({"ok": true, "name": name, "path": path.display().to_string(), "tasks": tasks.len(), "families": families(&tasks)}))
+                api::reply(api::ImportResult::Imported {
+                    ok: true,
+                    name: name.to_string(),
+                    path: path.display().to_string(),
+                    tasks: tasks.len(),
+                    families: families(&tasks),
+                })
             }
         }
     }
@@ -196,47 +266,14 @@ impl Workbench {
     pub(super) fn harnesses(&self, a: &Args) -> CommandResult {
         let s = suite_named(a.str("suite")?)?;
         let lib = HarnessLibrary::builtin().map_err(|e| CommandError::Internal(e.to_string()))?;
-        let entries = lib.for_suite(s.name());
         let profiles = self.latest_profiles(s.name())?;
-        let render = |spec: &crate::harness::HarnessSpec| {
-            // Compare resolved specs without their names and lineage, so the diff shows behaviour.
-            let mut v = serde_json::to_value(spec).unwrap_or_default();
-            if let Some(o) = v.as_object_mut() {
-                for k in ["name", "lineage", "description", "specialty"] {
-                    o.remove(k);
-                }
-            }
-            toml::to_string_pretty(&v).unwrap_or_default()
-        };
-        let base = entries.iter().find(|e| e.spec.lineage.len() <= 1);
-        let base_text = base.map(|b| render(&b.spec)).unwrap_or_default();
-        let mut out = Vec::new();
-        for e in &entries {
-            let is_base = e.spec.lineage.len() <= 1;
-            let diff: Vec<Value> = if is_base {
-                Vec::new()
-            } else {
-                line_diff(&base_text, &render(&e.spec)).into_iter().map(|l| json!({"op": l.op, "line": l.line})).collect()
-            };
-            out.push(json!({
-                "name": e.spec.name,
-                "description": e.spec.description,
-                "specialty": e.spec.specialty,
-                "base": is_base,
-                "extends": if e.spec.lineage.len() >= 2 { Some(e.spec.lineage[e.spec.lineage.len() - 2].clone()) } else { None },
-                "file": e.file,
-                "spec": e.source,
-                "diff": diff,
-                "hooks": e.spec.hooks.iter().map(|h| json!({"id": h.id, "kind": h.kind})).collect::<Vec<_>>(),
-                "profile": profiles.get(&e.spec.name),
-            }));
-        }
-        Ok(Value::Array(out))
+        let out = harness_rows(&lib, s.name(), &profiles);
+        api::reply(out)
     }
 
     /// The newest measured profile of every sibling of `suite`: from the newest experiment run
     /// that has profiles, the harness-s arm (else the first arm found), first seed, last anchor.
-    fn latest_profiles(&self, suite: &str) -> Result<BTreeMap<String, Value>, CommandError> {
+    fn latest_profiles(&self, suite: &str) -> Result<BTreeMap<String, api::Profile>, CommandError> {
         let mut runs: Vec<RunRow> = self.store.runs()?.into_iter().filter(|r| r.kind == KIND_EXPERIMENT).collect();
         runs.sort_by_key(|r| std::cmp::Reverse(r.id));
         for r in runs {
@@ -259,28 +296,26 @@ impl Workbench {
                     *e = p;
                 }
             }
-            let counts = |c: &Counts| json!({"fix": c.fix, "regress": c.regress, "both_pass": c.both_pass, "both_fail": c.both_fail});
             return Ok(best
                 .into_iter()
                 .map(|(sib, p)| {
-                    let buckets: Vec<Value> = p
+                    let buckets = p
                         .by_bucket
                         .iter()
                         .map(|(k, c)| {
                             let (family, signature) = k.split_once('|').unwrap_or((k.as_str(), ""));
-                            let mut b = counts(c);
-                            b["family"] = json!(family);
-                            b["signature"] = json!(signature);
-                            b
+                            api::ProfileBucket { family: family.to_string(), signature: signature.to_string(), counts: c.into() }
                         })
                         .collect();
-                    let mut profile = counts(&p.total);
-                    profile["run_id"] = json!(r.id);
-                    profile["arm"] = json!(arm);
-                    profile["anchor"] = json!(p.anchor);
-                    profile["policy_version"] = json!(p.policy_version);
-                    profile["buckets"] = Value::Array(buckets);
-                    profile["evidence"] = json!(p.evidence);
+                    let profile = api::Profile {
+                        counts: (&p.total).into(),
+                        run_id: r.id,
+                        arm: arm.clone(),
+                        anchor: p.anchor,
+                        policy_version: p.policy_version,
+                        buckets,
+                        evidence: p.evidence.clone(),
+                    };
                     (sib, profile)
                 })
                 .collect());
@@ -291,7 +326,7 @@ impl Workbench {
     pub(super) fn experiments(&self) -> CommandResult {
         let mut runs: Vec<RunRow> = self.store.runs()?.into_iter().filter(|r| r.kind == KIND_EXPERIMENT).collect();
         runs.sort_by_key(|r| std::cmp::Reverse(r.id));
-        Ok(Value::Array(runs.iter().map(run_json).collect()))
+        api::reply(runs.iter().map(experiment_row).collect::<Vec<_>>())
     }
 
     fn experiment_run(&self, id: i64) -> Result<RunRow, CommandError> {
@@ -305,10 +340,7 @@ impl Workbench {
     pub(super) fn experiment(&self, a: &Args) -> CommandResult {
         let r = self.experiment_run(a.i64("id")?)?;
         let toml = super::jobs::render_toml(&r.config).unwrap_or_default();
-        let mut v = run_json(&r);
-        v["config"] = r.config.clone();
-        v["config_toml"] = Value::String(toml);
-        Ok(v)
+        api::reply(api::ExperimentDetail { run: experiment_row(&r), config: r.config.clone(), config_toml: toml })
     }
 
     fn bundle(&self, id: i64, other: Option<i64>) -> Result<ReportBundle, CommandError> {
@@ -362,14 +394,15 @@ impl Workbench {
         f.limit = Some(limit as u32);
         f.offset = Some(offset as u32);
         let rows = self.store.episode_rows(&f)?;
-        Ok(json!({"total": total, "offset": offset, "rows": rows.iter().map(row_json).collect::<Vec<_>>()}))
+        api::reply(api::EpisodePage { total, offset: offset as u64, rows: rows.iter().map(episode_row).collect() })
     }
 
     pub(super) fn episode(&self, a: &Args) -> CommandResult {
         let id = a.i64("id")?;
         let row = self.store.episode_row(id)?.ok_or_else(|| CommandError::NotFound(format!("no episode {id}")))?;
         let ep = self.store.episode(id)?.ok_or_else(|| CommandError::NotFound(format!("no episode {id}")))?;
-        Ok(json!({"id": id, "run_id": row.run_id, "row": row_json(&row), "episode": ep}))
+        let episode = serde_json::to_value(&ep).map_err(|e| CommandError::Internal(format!("encoding episode {id}: {e}")))?;
+        api::reply(api::EpisodeRecord { id, run_id: row.run_id, row: episode_row(&row), episode })
     }
 
     /// The three sides of a rescue: the base failures, the sibling's success, the distilled
@@ -401,24 +434,24 @@ impl Workbench {
         let base: Vec<i64> = self.store.episode_rows(&f)?.into_iter().filter(|r| !r.success).map(|r| r.id).collect();
         let mut rf = f.clone();
         rf.phase = Some("rescue".into());
-        let attempts: Vec<Value> =
-            self.store.episode_rows(&rf)?.iter().map(|r| json!({"id": r.id, "harness": r.harness, "success": r.success})).collect();
+        let attempts: Vec<api::Attempt> =
+            self.store.episode_rows(&rf)?.iter().map(|r| api::Attempt { id: r.id, harness: r.harness.clone(), success: r.success }).collect();
         // the routing decision that chose the siblings (routed arms; null for random choices)
         let route = self.store.record(row.run_id, "route", &key)?.filter(|r| r["rankings"].as_array().is_some_and(|a| !a.is_empty()));
-        Ok(json!({
-            "task_id": row.task_id,
-            "suite": row.suite,
-            "family": row.family,
-            "arm": arm,
-            "seed_index": seed,
-            "iteration": it,
-            "sibling": rec["sibling"],
-            "base_failures": base,
-            "rescue": rec["rescue_episode"],
-            "attempts": attempts,
-            "distilled": mark_producible(&row.policy, &row.suite, rec["distilled"].clone()),
-            "route": route,
-        }))
+        api::reply(api::Rescue {
+            task_id: row.task_id.clone(),
+            suite: row.suite.clone(),
+            family: row.family.clone(),
+            arm: arm.to_string(),
+            seed_index: seed,
+            iteration: it,
+            sibling: rec["sibling"].clone(),
+            base_failures: base,
+            rescue: rec["rescue_episode"].clone(),
+            attempts,
+            distilled: mark_producible(&row.policy, &row.suite, rec["distilled"].clone()),
+            route,
+        })
     }
 
     pub(super) fn export_report(&self, a: &Args) -> CommandResult {
@@ -426,9 +459,13 @@ impl Workbench {
         let out = Path::new(a.str("out_dir")?);
         let p = b.write(out).map_err(report_error)?;
         let s = |p: &Path| p.display().to_string();
-        Ok(
-            json!({"dir": s(&p.dir), "html": s(&p.html), "json": s(&p.json), "csv": p.csv.iter().map(|x| s(x)).collect::<Vec<_>>(), "charts": p.charts.iter().map(|x| s(x)).collect::<Vec<_>>()}),
-        )
+        api::reply(api::ReportPaths {
+            dir: s(&p.dir),
+            html: s(&p.html),
+            json: s(&p.json),
+            csv: p.csv.iter().map(|x| s(x)).collect(),
+            charts: p.charts.iter().map(|x| s(x)).collect(),
+        })
     }
 
     /// One report file's text, for a browser download.
@@ -440,10 +477,13 @@ impl Workbench {
             None => format!("report-{id}"),
         };
         match a.str("format")? {
-            "html" => Ok(json!({"file_name": format!("{stem}.html"), "mime": "text/html", "text": b.html()})),
-            "json" => Ok(
-                json!({"file_name": format!("{stem}.json"), "mime": "application/json", "text": serde_json::to_string_pretty(&b.json(false)).unwrap_or_default()}),
-            ),
+            "html" => api::reply(api::ReportFile { file_name: format!("{stem}.html"), mime: "text/html".into(), text: b.html(), tables: None }),
+            "json" => api::reply(api::ReportFile {
+                file_name: format!("{stem}.json"),
+                mime: "application/json".into(),
+                text: serde_json::to_string_pretty(&b.json(false)).unwrap_or_default(),
+                tables: None,
+            }),
             "csv" => {
                 let tables = b.csv();
                 let wanted = a.opt_str("table")?;
@@ -455,14 +495,17 @@ impl Workbench {
                                 tables.iter().map(|c| c.file).collect::<Vec<_>>().join(", ")
                             ))
                         })?;
-                        Ok(json!({"file_name": c.file, "mime": "text/csv", "text": c.render()}))
+                        api::reply(api::ReportFile { file_name: c.file.to_string(), mime: "text/csv".into(), text: c.render(), tables: None })
                     }
                     // All tables in one file, each under a `# file` line.
                     None => {
                         let text: String = tables.iter().map(|c| format!("# {}\n{}\n", c.file, c.render())).collect();
-                        Ok(
-                            json!({"file_name": format!("{stem}.csv"), "mime": "text/csv", "text": text, "tables": tables.iter().map(|c| c.file).collect::<Vec<_>>()}),
-                        )
+                        api::reply(api::ReportFile {
+                            file_name: format!("{stem}.csv"),
+                            mime: "text/csv".into(),
+                            text,
+                            tables: Some(tables.iter().map(|c| c.file.to_string()).collect()),
+                        })
                     }
                 }
             }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{Args, CommandError, CommandResult, Hub};
+use super::{api, Args, CommandError, CommandResult, Hub};
 use crate::events::{Event, EventSink};
 use crate::experiment::{run_experiment, ExperimentConfig};
 use crate::store::{BlockingStore, RunStatus};
@@ -139,7 +139,7 @@ impl Jobs {
         match rx.recv_timeout(Duration::from_secs(120)) {
             Ok(Ok(run_id)) => {
                 self.jobs.lock().unwrap_or_else(|p| p.into_inner()).insert(run_id, Job { cancel, view, thread: Some(thread) });
-                Ok(json!({"run_id": run_id}))
+                api::reply(api::StartedRun { run_id: run_id.into(), note: None })
             }
             Ok(Err(msg)) => {
                 let _ = thread.join();
@@ -158,7 +158,7 @@ impl Jobs {
             Some(j) => {
                 j.cancel.store(true, Ordering::SeqCst);
                 j.view.lock().unwrap_or_else(|p| p.into_inner()).messages.push("cancelling after the work in flight".into());
-                Ok(json!({"ok": true}))
+                api::reply(api::Acknowledged { ok: true })
             }
             None => Err(CommandError::NotFound(format!("experiment run {run_id} is not running here"))),
         }
@@ -185,9 +185,8 @@ impl Jobs {
         let v = self.start(cfg)?;
         if v["run_id"].as_i64() != Some(run_id) {
             // A newer unfinished run of the same configuration exists; the runner resumed that one.
-            return Ok(
-                json!({"run_id": v["run_id"], "note": format!("resumed run {} (the newest unfinished run of this configuration)", v["run_id"])}),
-            );
+            let note = format!("resumed run {} (the newest unfinished run of this configuration)", v["run_id"]);
+            return api::reply(api::StartedRun { run_id: v["run_id"].clone(), note: Some(note) });
         }
         Ok(v)
     }
@@ -199,18 +198,19 @@ impl Jobs {
                 .rev()
                 .map(|(id, j)| {
                     let v = j.view.lock().unwrap_or_else(|p| p.into_inner());
-                    json!({
-                        "run_id": id,
-                        "name": v.name,
-                        "status": v.status,
-                        "error": v.error,
-                        "done": v.done,
-                        "total": v.total,
-                        "eta_s": v.eta_s,
-                        "success_rate": v.success_rate,
-                        "units": v.units.values().cloned().collect::<Vec<_>>(),
-                        "messages": v.messages,
+                    serde_json::to_value(api::Job {
+                        run_id: *id,
+                        name: v.name.clone(),
+                        status: v.status.clone(),
+                        error: v.error.clone(),
+                        done: v.done,
+                        total: v.total,
+                        eta_s: v.eta_s,
+                        success_rate: v.success_rate,
+                        units: v.units.values().cloned().collect(),
+                        messages: v.messages.clone(),
                     })
+                    .unwrap_or_default()
                 })
                 .collect(),
         )
@@ -279,11 +279,11 @@ pub(super) fn config_check(a: &Args) -> CommandResult {
         Ok(cfg) => {
             let mut v = serde_json::to_value(&cfg).map_err(|e| CommandError::Internal(e.to_string()))?;
             tidy_floats(&mut v);
-            Ok(json!({"ok": true, "config": v}))
+            api::reply(api::ConfigCheck::Valid { ok: true, config: v })
         }
         Err(e) => {
             let line = e.message.strip_prefix("line ").and_then(|r| r.split(':').next()).and_then(|n| n.parse::<u64>().ok());
-            Ok(json!({"ok": false, "error": e.to_string(), "key": e.key, "line": line}))
+            api::reply(api::ConfigCheck::Invalid { ok: false, error: e.to_string(), key: e.key.clone(), line })
         }
     }
 }
@@ -293,7 +293,7 @@ pub(super) fn config_render(a: &Args) -> CommandResult {
     let toml = render_toml(config)?;
     // What is rendered must also pass the checks `experiment run` makes.
     ExperimentConfig::parse("experiment file", &toml).map_err(|e| CommandError::BadArguments(e.to_string()))?;
-    Ok(json!({"toml": toml}))
+    api::reply(api::ConfigText { toml })
 }
 
 /// Save an experiment file. A relative path is taken inside the workspace; the text is checked
@@ -310,7 +310,7 @@ pub(super) fn config_save(a: &Args, workspace: &Path) -> CommandResult {
         std::fs::create_dir_all(dir).map_err(|e| CommandError::Internal(format!("creating {}: {e}", dir.display())))?;
     }
     std::fs::write(&path, text).map_err(|e| CommandError::Internal(format!("writing {}: {e}", path.display())))?;
-    Ok(json!({"path": path.display().to_string()}))
+    api::reply(api::SavedFile { path: path.display().to_string() })
 }
 
 /// List the endpoint's models (`GET {base_url}/models`) and check the model is among them.
@@ -324,17 +324,17 @@ pub(super) fn test_connection(a: &Args) -> CommandResult {
     cfg.max_retries = 0;
     let policy = match OpenAiPolicy::new(cfg) {
         Ok(p) => p,
-        Err(e) => return Ok(json!({"ok": false, "models": [], "error": e.to_string()})),
+        Err(e) => return api::reply(api::ConnectionCheck { ok: false, models: vec![], error: Some(e.to_string()) }),
     };
     match policy.list_models() {
         Ok(models) => {
             if !model.is_empty() && !models.iter().any(|m| m == model) {
                 let error = format!("connected, but the endpoint does not serve model `{model}` (it serves: {})", models.join(", "));
-                return Ok(json!({"ok": false, "models": models, "error": error}));
+                return api::reply(api::ConnectionCheck { ok: false, models, error: Some(error) });
             }
-            Ok(json!({"ok": true, "models": models, "error": null}))
+            api::reply(api::ConnectionCheck { ok: true, models, error: None })
         }
-        Err(e) => Ok(json!({"ok": false, "models": [], "error": e.to_string()})),
+        Err(e) => api::reply(api::ConnectionCheck { ok: false, models: vec![], error: Some(e.to_string()) }),
     }
 }
 

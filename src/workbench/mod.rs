@@ -4,8 +4,10 @@
 //! [`Workbench::call`] and forward [`Workbench::subscribe`]'s events; nothing here knows of
 //! either.
 
+pub mod api;
 mod args;
 mod browse;
+pub use browse::{harness_rows, suite_row, task_row};
 mod diff;
 mod jobs;
 
@@ -13,7 +15,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::store::{BlockingStore, StoreError};
 
@@ -53,6 +55,22 @@ pub enum CommandError {
 impl From<StoreError> for CommandError {
     fn from(e: StoreError) -> Self {
         CommandError::Internal(e.to_string())
+    }
+}
+
+impl CommandError {
+    /// The kind a shell reports with the message (and maps to an HTTP status).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CommandError::BadArguments(_) => "bad_arguments",
+            CommandError::NotFound(_) => "not_found",
+            CommandError::Internal(_) => "internal",
+        }
+    }
+
+    /// What a shell sends back for a failed command.
+    pub fn body(&self) -> api::ErrorBody {
+        api::ErrorBody { error: self.to_string(), kind: self.kind().to_string() }
     }
 }
 
@@ -170,7 +188,7 @@ impl Workbench {
             "task" => self.task(&a),
             "import_dataset" => self.import_dataset(&a),
             "harnesses" => self.harnesses(&a),
-            "config_template" => Ok(json!({"toml": DEMO_CONFIG})),
+            "config_template" => api::reply(api::ConfigText { toml: DEMO_CONFIG.to_string() }),
             "config_check" => jobs::config_check(&a),
             "config_render" => jobs::config_render(&a),
             "config_save" => jobs::config_save(&a, &self.workspace),
@@ -205,15 +223,15 @@ impl Workbench {
         demos.sort_by_key(|r| std::cmp::Reverse(r.id));
         let newest = demos.first();
         let finished = demos.iter().find(|r| r.status == crate::store::RunStatus::Finished).map(|r| r.id);
-        Ok(json!({
-            "db": self.store.location(),
-            "workspace_dir": self.workspace.display().to_string(),
-            "version": env!("CARGO_PKG_VERSION"),
+        api::reply(api::Workspace {
+            db: self.store.location().to_string(),
+            workspace_dir: self.workspace.display().to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
             // The newest demo run whatever its state, so a reopened window follows a running demo.
-            "demo_run_id": newest.map(|r| r.id),
-            "demo_status": newest.map(|r| r.status.as_str()),
-            "demo_finished_run_id": finished,
-            "running": self.jobs.running(),
-        }))
+            demo_run_id: newest.map(|r| r.id),
+            demo_status: newest.map(|r| r.status.as_str().to_string()),
+            demo_finished_run_id: finished,
+            running: self.jobs.running(),
+        })
     }
 }

@@ -1,64 +1,9 @@
-// The JSON shapes of the workbench command set (docs/api.md), as the UI reads them.
-
-export interface Workspace {
-  db: string;
-  workspace_dir: string;
-  version: string;
-  demo_run_id: number | null;
-  running: number[];
-}
-
-export interface Suite {
-  name: string;
-  description: string;
-  tasks: number;
-  families: { family: string; tasks: number }[];
-  datasets: { name: string; tasks: number }[];
-}
-
-export interface TaskRow {
-  id: string;
-  family: string;
-  instruction: string;
-}
-
-export interface TaskDetail extends TaskRow {
-  prompt: string;
-  payload: unknown;
-}
-
-export type ImportResult =
-  | { ok: true; name: string; tasks: number; families: unknown }
-  | { ok: false; errors: { line: number | null; message: string }[] };
-
-export interface Counts {
-  fix: number;
-  regress: number;
-  both_pass: number;
-  both_fail: number;
-}
-
-export interface Profile extends Counts {
-  run_id: number;
-  policy_version: string | number;
-  buckets: ({ family: string; signature: string } & Counts)[];
-  evidence: string[];
-}
-
-export interface Harness {
-  name: string;
-  description: string;
-  base: boolean | string | null;
-  extends: string | null;
-  specialty?: string | null;
-  hooks?: { id: string; kind: string }[];
-  spec: string;
-  diff: { op: "+" | "-" | " "; line: string }[];
-  profile: Profile | null;
-}
-
-/** `key`: the setting the error is about (`iterations`, `policy.base_url`, ...), where the server names one. */
-export type ConfigCheck = { ok: true; config: ExperimentConfig } | { ok: false; error: string; line: number | null; key?: string | null };
+// The JSON shapes of the workbench command set (docs/api.md), as the UI reads them. Every
+// command's response type is generated from the workbench (`./api.gen.ts`); what is declared here
+// are the nested shapes those responses carry as they are stored (episodes, routing decisions,
+// the experiment file) and the event stream.
+export type * from "./api.gen";
+import type { Unit } from "./api.gen";
 
 /** The experiment file as JSON (src/experiment/config.rs); unknown keys are kept as they are. */
 export interface ExperimentConfig {
@@ -90,46 +35,6 @@ export interface ExperimentConfig {
   };
   eval?: { train_tasks?: number; temperature?: number; [k: string]: unknown };
   [k: string]: unknown;
-}
-
-export interface Unit {
-  suite: string;
-  arm: string;
-  seed: number;
-  iteration: number;
-  iterations: number;
-  rollouts: number;
-  success: number | null;
-}
-
-export interface Job {
-  run_id: number;
-  name: string;
-  status: string;
-  error: string | null;
-  done: number;
-  total: number;
-  eta_s: number | null;
-  success_rate: number | null;
-  units: Unit[];
-  messages?: string[];
-}
-
-export interface ExperimentRow {
-  id: number;
-  name: string;
-  status: string;
-  created_at: string;
-  finished_at: string | null;
-  /** A list (or, from some servers, one comma-separated string). */
-  suites: string[] | string;
-  policy: unknown;
-  summary: unknown;
-}
-
-export interface ExperimentDetail extends ExperimentRow {
-  config: ExperimentConfig;
-  config_toml: string;
 }
 
 export interface PairedDelta {
@@ -201,28 +106,6 @@ export interface Report {
     rows: CompareRow[];
   };
   [k: string]: unknown;
-}
-
-export interface EpisodeRow {
-  id: number;
-  task_id: string;
-  suite: string;
-  family: string;
-  harness: string;
-  arm: string;
-  seed_index: number;
-  iteration: number;
-  phase: string;
-  split: string;
-  success: boolean;
-  reward: number;
-  status: string;
-  n_steps: number;
-  n_interventions: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  duration_ms: number;
-  rescued: boolean;
 }
 
 export interface ToolCall {
@@ -308,13 +191,6 @@ export interface StoredEpisode {
   completion_tokens: number;
 }
 
-export interface EpisodeRecord {
-  id: number;
-  run_id: number;
-  row: EpisodeRow;
-  episode: StoredEpisode;
-}
-
 export interface TrainExample {
   context: { messages: Message[]; tools: ToolSpec[] };
   target: AssistantTurn;
@@ -322,21 +198,6 @@ export interface TrainExample {
   /** Built-in policy only: can its grammar produce the target from this context? (false:
    * training skips the example) */
   producible?: boolean;
-}
-
-export interface Rescue {
-  task_id: string;
-  arm: string;
-  seed_index: number;
-  iteration: number;
-  sibling: string;
-  base_failures: number[];
-  rescue: number;
-  /** Every sibling rollout of this task in that iteration (some servers send it). */
-  attempts?: { id: number; harness: string; success: boolean }[];
-  distilled: { mode: string; examples: TrainExample[] };
-  /** The routing decision that sent the task to its siblings (routed arms only). */
-  route?: RouteDecision | null;
 }
 
 /** One stored routing decision: the failure, each voter's ranking, the Borda order, the choice. */

@@ -308,7 +308,7 @@ function VirtualListRows(props: { count: number; sel: number; rowAt: (i: number)
             </span>
             <span class="ellipsis task-cell">{r.task_id}</span>
             <span class="ellipsis">
-              <ArmName arm={r.arm} />
+              <ArmName arm={r.arm ?? "–"} />
             </span>
             <span class="muted" title={r.split === "heldout" ? "held-out family" : undefined}>
               {r.phase}
@@ -339,7 +339,7 @@ function EpisodePane({ rec, mode, setMode, step, onStep }: { rec: EpisodeRecord;
           <span>
             episode <b>{r.id}</b>
           </span>
-          <ArmName arm={r.arm} />
+          <ArmName arm={r.arm ?? "–"} />
           <span>
             harness <b>{r.harness}</b>
           </span>
@@ -350,7 +350,7 @@ function EpisodePane({ rec, mode, setMode, step, onStep }: { rec: EpisodeRecord;
           <span>
             seed {r.seed_index} · it {r.iteration}
           </span>
-          <span>reward {r.reward.toFixed(2)}</span>
+          <span>reward {r.reward === null ? "not scored" : r.reward.toFixed(2)}</span>
           <span>{r.n_steps} steps</span>
           <span>{r.n_interventions} interventions</span>
           <span>

@@ -85,6 +85,7 @@ export function Suites({ params }: { params: URLSearchParams }) {
             </ul>
             <ImportDataset
               suite={suite.name}
+              format={suite.import_format}
               onImported={(name) => {
                 suites.reload();
                 navigate("suites", { suite: suite.name, dataset: name });
@@ -143,14 +144,7 @@ export function Suites({ params }: { params: URLSearchParams }) {
   );
 }
 
-/** What each suite's importer reads, in the benchmark's own terms. */
-const RELEASE_FORMATS: Record<string, string> = {
-  dbbench: "DBBench: JSONL records",
-  appworld: "AppWorld: task ids, one per line or a JSON list",
-  swegym: "SWE-Gym: instances as JSON or JSONL",
-};
-
-function ImportDataset({ suite, onImported }: { suite: string; onImported: (name: string) => void }) {
+function ImportDataset({ suite, format, onImported }: { suite: string; format: string; onImported: (name: string) => void }) {
   const [result, setResult] = useState<ImportResult | null>(null);
   const [busy, setBusy] = useState(false);
   async function onFile(e: Event) {
@@ -174,7 +168,7 @@ function ImportDataset({ suite, onImported }: { suite: string; onImported: (name
   return (
     <div class="import">
       <h3>Import a dataset file</h3>
-      <p class="muted small">The benchmark's release format ({RELEASE_FORMATS[suite] ?? "its official release file"}). Problems are listed by line.</p>
+      <p class="muted small">The benchmark's release format ({format}). Problems are listed by line.</p>
       <input type="file" id="import-file" accept=".jsonl,.json,.txt" onChange={onFile} disabled={busy} />
       {busy && <Loading />}
       {result && result.ok && (

@@ -1,0 +1,453 @@
+//! The command set's response shapes, typed. The handlers build these; `ui/src/api.gen.ts` is
+//! generated from them ([`typescript`]) and `tests/api_types.rs` fails when it is stale, so the
+//! UI's types cannot drift from what the workbench sends. `docs/api.md` names each command's
+//! response type from [`RESPONSES`], checked by the same test.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use ts_rs::TS;
+
+/// Every command and the type of its response (`Ok` value), as `docs/api.md` lists them.
+pub const RESPONSES: &[(&str, &str)] = &[
+    ("workspace", "Workspace"),
+    ("suites", "Suite[]"),
+    ("tasks", "TaskRow[]"),
+    ("task", "TaskDetail"),
+    ("import_dataset", "ImportResult"),
+    ("harnesses", "Harness[]"),
+    ("config_template", "ConfigText"),
+    ("config_check", "ConfigCheck"),
+    ("config_render", "ConfigText"),
+    ("config_save", "SavedFile"),
+    ("test_connection", "ConnectionCheck"),
+    ("experiment_start", "StartedRun"),
+    ("experiment_cancel", "Acknowledged"),
+    ("experiment_resume", "StartedRun"),
+    ("run_demo", "StartedRun"),
+    ("jobs", "Job[]"),
+    ("experiments", "ExperimentRow[]"),
+    ("experiment", "ExperimentDetail"),
+    ("results", "Report"),
+    ("compare", "Report"),
+    ("episodes", "EpisodePage"),
+    ("episode", "EpisodeRecord"),
+    ("rescue", "Rescue"),
+    ("export_report", "ReportPaths"),
+    ("report_file", "ReportFile"),
+];
+
+/// What a failed command returns (HTTP body, or the desktop app's rejection): the message and
+/// its kind (`bad_arguments` → 400, `not_found` → 404, `conflict` → 409, `internal` → 500).
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct ErrorBody {
+    pub error: String,
+    pub kind: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct Workspace {
+    pub db: String,
+    pub workspace_dir: String,
+    pub version: String,
+    /// The newest demo run, whatever its state (a reopened window follows a running demo).
+    pub demo_run_id: Option<i64>,
+    pub demo_status: Option<String>,
+    /// The newest demo run that finished.
+    pub demo_finished_run_id: Option<i64>,
+    pub running: Vec<i64>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct FamilyCount {
+    pub family: String,
+    pub tasks: usize,
+}
+
+/// A dataset file imported into the workspace.
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct Dataset {
+    pub name: String,
+    /// `null` when the file no longer loads.
+    pub tasks: Option<usize>,
+    pub path: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct Suite {
+    pub name: String,
+    pub description: String,
+    pub tasks: usize,
+    pub families: Vec<FamilyCount>,
+    pub datasets: Vec<Dataset>,
+    /// What the suite's importer reads, in the benchmark's own terms.
+    pub import_format: String,
+    /// Whether the built-in policy has a grammar for this suite (it can be trained here).
+    pub builtin_policy: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct TaskRow {
+    pub id: String,
+    pub family: String,
+    pub instruction: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct TaskDetail {
+    pub id: String,
+    pub family: String,
+    pub instruction: String,
+    /// The prompt exactly as an episode presents it.
+    pub prompt: String,
+    #[ts(type = "unknown")]
+    pub payload: Value,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct ImportProblem {
+    pub line: usize,
+    pub message: String,
+}
+
+/// The result of `import_dataset`: the dataset kept, or the loader's problems by line.
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+#[serde(untagged)]
+pub enum ImportResult {
+    Imported {
+        #[ts(type = "true")]
+        ok: bool,
+        name: String,
+        path: String,
+        tasks: usize,
+        families: Vec<FamilyCount>,
+    },
+    Rejected {
+        #[ts(type = "false")]
+        ok: bool,
+        errors: Vec<ImportProblem>,
+    },
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct DiffLine {
+    /// `+`, `-` or ` `.
+    #[ts(type = "\"+\" | \"-\" | \" \"")]
+    pub op: String,
+    pub line: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct HookRef {
+    pub id: String,
+    pub kind: String,
+}
+
+/// Paired counts of base and sibling tries on the same tasks.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, TS)]
+pub struct Counts {
+    pub fix: u32,
+    pub regress: u32,
+    pub both_pass: u32,
+    pub both_fail: u32,
+}
+
+impl From<&crate::route::Counts> for Counts {
+    fn from(c: &crate::route::Counts) -> Self {
+        Counts { fix: c.fix, regress: c.regress, both_pass: c.both_pass, both_fail: c.both_fail }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct ProfileBucket {
+    pub family: String,
+    pub signature: String,
+    #[serde(flatten)]
+    pub counts: Counts,
+}
+
+/// A sibling's measured behaviour profile and the run it comes from.
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct Profile {
+    #[serde(flatten)]
+    pub counts: Counts,
+    pub run_id: i64,
+    pub arm: String,
+    pub anchor: usize,
+    pub policy_version: u64,
+    pub buckets: Vec<ProfileBucket>,
+    pub evidence: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct Harness {
+    pub name: String,
+    pub description: String,
+    pub specialty: Option<String>,
+    pub base: bool,
+    pub extends: Option<String>,
+    pub file: String,
+    /// The spec file's own text.
+    pub spec: String,
+    /// What the harness changes against the base (resolved specs, line by line).
+    pub diff: Vec<DiffLine>,
+    pub hooks: Vec<HookRef>,
+    pub profile: Option<Profile>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct ConfigText {
+    pub toml: String,
+}
+
+/// `config_check`: the configuration as JSON, or the first problem with its key and line.
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+#[serde(untagged)]
+pub enum ConfigCheck {
+    Valid {
+        #[ts(type = "true")]
+        ok: bool,
+        #[ts(type = "ExperimentConfig")]
+        config: Value,
+    },
+    Invalid {
+        #[ts(type = "false")]
+        ok: bool,
+        error: String,
+        /// The setting the error is about (`iterations`, `policy.base_url`, ...); empty when none.
+        key: String,
+        line: Option<u64>,
+    },
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct SavedFile {
+    pub path: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct ConnectionCheck {
+    pub ok: bool,
+    pub models: Vec<String>,
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct StartedRun {
+    #[ts(type = "number")]
+    pub run_id: Value,
+    /// Set when an unfinished run of the same configuration was resumed instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub note: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct Acknowledged {
+    pub ok: bool,
+}
+
+/// One (suite, arm, seed) unit of a running experiment.
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct Unit {
+    pub suite: String,
+    pub arm: String,
+    pub seed: usize,
+    pub iteration: usize,
+    pub iterations: usize,
+    pub rollouts: u32,
+    pub success: Option<f64>,
+}
+
+/// An experiment started in this session, with its live progress.
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct Job {
+    pub run_id: i64,
+    pub name: String,
+    pub status: String,
+    pub error: Option<String>,
+    pub done: usize,
+    pub total: usize,
+    pub eta_s: Option<f64>,
+    pub success_rate: f64,
+    /// As the progress events carry them.
+    #[ts(type = "Unit[]")]
+    pub units: Vec<Value>,
+    pub messages: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct ExperimentRow {
+    pub id: i64,
+    pub name: String,
+    pub status: String,
+    pub created_at: String,
+    pub finished_at: Option<String>,
+    pub suites: Vec<String>,
+    #[ts(type = "unknown")]
+    pub policy: Value,
+    #[ts(type = "unknown")]
+    pub summary: Value,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct ExperimentDetail {
+    #[serde(flatten)]
+    pub run: ExperimentRow,
+    #[ts(type = "ExperimentConfig")]
+    pub config: Value,
+    pub config_toml: String,
+}
+
+/// One episode as the episode list shows it (no trajectory).
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct EpisodeRow {
+    pub id: i64,
+    pub run_id: i64,
+    pub task_id: String,
+    pub suite: String,
+    pub family: String,
+    pub harness: String,
+    pub policy: String,
+    pub sample: u32,
+    pub arm: Option<String>,
+    pub seed_index: Option<u32>,
+    pub iteration: Option<u32>,
+    pub phase: Option<String>,
+    pub split: Option<String>,
+    pub success: bool,
+    /// `null` when the episode was not scored.
+    pub reward: Option<f64>,
+    #[ts(type = "\"completed\" | \"task_limit_reached\" | \"infra_error\" | \"cancelled\"")]
+    pub status: crate::episode::EpisodeStatus,
+    pub infra_error: Option<String>,
+    pub n_steps: u32,
+    pub n_interventions: u32,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub duration_ms: f64,
+    /// A successful rescue episode.
+    pub rescued: bool,
+    pub created_at: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct EpisodePage {
+    pub total: u64,
+    pub offset: u64,
+    pub rows: Vec<EpisodeRow>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct EpisodeRecord {
+    pub id: i64,
+    pub run_id: i64,
+    pub row: EpisodeRow,
+    /// The stored trajectory (`StoredEpisode` in the UI's types).
+    #[ts(type = "StoredEpisode")]
+    pub episode: Value,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct Attempt {
+    pub id: i64,
+    pub harness: String,
+    pub success: bool,
+}
+
+/// A rescue: the failed base tries, the sibling tries, the distilled examples, the routing.
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct Rescue {
+    pub task_id: String,
+    pub suite: String,
+    pub family: String,
+    pub arm: String,
+    pub seed_index: u32,
+    pub iteration: u32,
+    #[ts(type = "string")]
+    pub sibling: Value,
+    pub base_failures: Vec<i64>,
+    #[ts(type = "number")]
+    pub rescue: Value,
+    pub attempts: Vec<Attempt>,
+    #[ts(type = "{ mode: string; examples: TrainExample[] }")]
+    pub distilled: Value,
+    #[ts(type = "RouteDecision | null")]
+    pub route: Option<Value>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct ReportPaths {
+    pub dir: String,
+    pub html: String,
+    pub json: String,
+    pub csv: Vec<String>,
+    pub charts: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct ReportFile {
+    pub file_name: String,
+    pub mime: String,
+    pub text: String,
+    /// For a CSV of several tables: the tables it holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tables: Option<Vec<String>>,
+}
+
+/// A typed response as the command set's JSON value.
+pub fn reply<T: Serialize>(response: T) -> Result<Value, super::CommandError> {
+    serde_json::to_value(response).map_err(|e| super::CommandError::Internal(format!("encoding the response: {e}")))
+}
+
+/// The TypeScript declarations of every response type, as `ui/src/api.gen.ts` holds them.
+pub fn typescript() -> String {
+    let cfg = ts_rs::Config::new().with_large_int("number");
+    let decls = [
+        ErrorBody::decl(&cfg),
+        Workspace::decl(&cfg),
+        FamilyCount::decl(&cfg),
+        Dataset::decl(&cfg),
+        Suite::decl(&cfg),
+        TaskRow::decl(&cfg),
+        TaskDetail::decl(&cfg),
+        ImportProblem::decl(&cfg),
+        ImportResult::decl(&cfg),
+        DiffLine::decl(&cfg),
+        HookRef::decl(&cfg),
+        Counts::decl(&cfg),
+        ProfileBucket::decl(&cfg),
+        Profile::decl(&cfg),
+        Harness::decl(&cfg),
+        ConfigText::decl(&cfg),
+        ConfigCheck::decl(&cfg),
+        SavedFile::decl(&cfg),
+        ConnectionCheck::decl(&cfg),
+        StartedRun::decl(&cfg),
+        Acknowledged::decl(&cfg),
+        Unit::decl(&cfg),
+        Job::decl(&cfg),
+        ExperimentRow::decl(&cfg),
+        ExperimentDetail::decl(&cfg),
+        EpisodeRow::decl(&cfg),
+        EpisodePage::decl(&cfg),
+        EpisodeRecord::decl(&cfg),
+        Attempt::decl(&cfg),
+        Rescue::decl(&cfg),
+        ReportPaths::decl(&cfg),
+        ReportFile::decl(&cfg),
+    ];
+    let mut out = String::from(
+        "// Generated from src/workbench/api.rs by `HARNESS_S_WRITE_API_TYPES=1 cargo test --test api_types`; do not edit.\n\
+         // The shapes every workbench command returns (docs/api.md).\n\
+         import type { ExperimentConfig, RouteDecision, StoredEpisode, TrainExample } from \"./types\";\n\n",
+    );
+    for d in decls {
+        out.push_str("export ");
+        out.push_str(&d);
+        out.push_str("\n\n");
+    }
+    out.truncate(out.trim_end().len());
+    out.push('\n');
+    out
+}
