@@ -72,6 +72,25 @@ pub enum EpisodeStatus {
     Cancelled,
 }
 
+impl EpisodeStatus {
+    /// Its name in the store and in JSON (the serde name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EpisodeStatus::Completed => "completed",
+            EpisodeStatus::TaskLimitReached => "task_limit_reached",
+            EpisodeStatus::InfraError => "infra_error",
+            EpisodeStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// The status named `s`; `None` for anything else (a reader reports it as corrupt).
+    pub fn parse(s: &str) -> Option<EpisodeStatus> {
+        [EpisodeStatus::Completed, EpisodeStatus::TaskLimitReached, EpisodeStatus::InfraError, EpisodeStatus::Cancelled]
+            .into_iter()
+            .find(|x| x.as_str() == s)
+    }
+}
+
 /// One attempt at one task under one harness with one policy.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Episode {
@@ -194,5 +213,19 @@ pub mod compact_steps {
             });
         }
         Ok(steps)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EpisodeStatus;
+
+    #[test]
+    fn a_status_has_one_name_everywhere() {
+        for s in [EpisodeStatus::Completed, EpisodeStatus::TaskLimitReached, EpisodeStatus::InfraError, EpisodeStatus::Cancelled] {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str(), "the store's name is the serde name");
+            assert_eq!(EpisodeStatus::parse(s.as_str()), Some(s));
+        }
+        assert_eq!(EpisodeStatus::parse("done"), None);
     }
 }

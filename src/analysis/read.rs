@@ -42,15 +42,6 @@ struct RawRow {
     split: Option<String>,
 }
 
-fn status(s: &str) -> EpisodeStatus {
-    match s {
-        "completed" => EpisodeStatus::Completed,
-        "task_limit_reached" => EpisodeStatus::TaskLimitReached,
-        "cancelled" => EpisodeStatus::Cancelled,
-        _ => EpisodeStatus::InfraError,
-    }
-}
-
 /// The episode rows of a run in the given phases, in insertion order.
 pub(crate) fn rows(store: &BlockingStore, run_id: i64, phases: &[&str]) -> Result<Vec<Row>, StoreError> {
     let op = format!("list episodes of run {run_id} for analysis");
@@ -63,25 +54,29 @@ pub(crate) fn rows(store: &BlockingStore, run_id: i64, phases: &[&str]) -> Resul
     let mut a = args![run_id];
     a.extend(phases.iter().map(|p| Arg::from(*p)));
     let raw: Vec<RawRow> = store.handle().block_on(store.store().fetch_all(&op, sqlx::AssertSqlSafe(sql), a))?;
-    Ok(raw
-        .into_iter()
-        .map(|r| Row {
-            id: r.id,
-            task_id: r.task_id,
-            suite: r.suite,
-            harness: r.harness,
-            status: status(&r.status),
-            success: r.success != 0,
-            infra_error: r.infra_error.is_some(),
-            context: EpisodeContext {
-                arm: r.arm,
-                seed_index: r.seed_index.and_then(|v| u32::try_from(v).ok()),
-                iteration: r.iteration.and_then(|v| u32::try_from(v).ok()),
-                phase: r.phase,
-                split: r.split,
-            },
+    raw.into_iter()
+        .map(|r| {
+            // the store's own reader refuses an unknown status; so does this one
+            let status = EpisodeStatus::parse(&r.status)
+                .ok_or_else(|| store.store().corrupt(&op, format!("episode {}: unknown status `{}`", r.id, r.status)))?;
+            Ok(Row {
+                id: r.id,
+                task_id: r.task_id,
+                suite: r.suite,
+                harness: r.harness,
+                status,
+                success: r.success != 0,
+                infra_error: r.infra_error.is_some(),
+                context: EpisodeContext {
+                    arm: r.arm,
+                    seed_index: r.seed_index.and_then(|v| u32::try_from(v).ok()),
+                    iteration: r.iteration.and_then(|v| u32::try_from(v).ok()),
+                    phase: r.phase,
+                    split: r.split,
+                },
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// One step of a trajectory as a tagger reads it: the calls the policy made (proposed and

@@ -147,26 +147,6 @@ const INSERT_EPISODE: &str = "INSERT INTO episodes (run_id, task_id, suite, fami
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, \
      $23, $24, $25) RETURNING id";
 
-/// `episodes.status` text of an episode status (its serde name).
-pub(crate) fn status_str(status: EpisodeStatus) -> &'static str {
-    match status {
-        EpisodeStatus::Completed => "completed",
-        EpisodeStatus::TaskLimitReached => "task_limit_reached",
-        EpisodeStatus::InfraError => "infra_error",
-        EpisodeStatus::Cancelled => "cancelled",
-    }
-}
-
-fn parse_status(s: &str) -> Option<EpisodeStatus> {
-    match s {
-        "completed" => Some(EpisodeStatus::Completed),
-        "task_limit_reached" => Some(EpisodeStatus::TaskLimitReached),
-        "infra_error" => Some(EpisodeStatus::InfraError),
-        "cancelled" => Some(EpisodeStatus::Cancelled),
-        _ => None,
-    }
-}
-
 fn saturating_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
@@ -183,7 +163,7 @@ fn insert_args(run_id: i64, episode: &Episode, context: &EpisodeContext, traject
         i64::from(episode.sample),
         // Same bits; see the schema notes on `seed`.
         episode.seed as i64,
-        status_str(episode.status),
+        episode.status.as_str(),
         i64::from(episode.success()),
         episode.score.as_ref().map(|s| s.reward),
         episode.infra_error.clone(),
@@ -300,7 +280,7 @@ impl Store {
         c.eq("family", f.family.clone());
         c.eq("harness", f.harness.clone());
         c.eq("policy", f.policy.clone());
-        c.eq("status", f.status.map(status_str));
+        c.eq("status", f.status.map(EpisodeStatus::as_str));
         c.eq("success", f.success.map(i64::from));
         c.eq("arm", f.arm.clone());
         c.eq("seed_index", f.seed_index.map(i64::from));
@@ -344,7 +324,7 @@ impl Store {
         let bad = |what: &str, v: i64| self.corrupt(op, format!("episode {id}: {what} out of range: {v}"));
         let u32_of = |what: &str, v: i64| u32::try_from(v).map_err(|_| bad(what, v));
         let u64_of = |what: &str, v: i64| u64::try_from(v).map_err(|_| bad(what, v));
-        let status = parse_status(&r.status).ok_or_else(|| self.corrupt(op, format!("episode {id}: unknown status `{}`", r.status)))?;
+        let status = EpisodeStatus::parse(&r.status).ok_or_else(|| self.corrupt(op, format!("episode {id}: unknown status `{}`", r.status)))?;
         Ok(EpisodeRow {
             id,
             run_id: r.run_id,
