@@ -162,3 +162,112 @@ pub struct RouteRecord {
 pub struct RouteTask {
     pub task_id: String,
 }
+
+/// An experiment arm: what a job does with a task on which every base try failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Arm {
+    /// Nothing: plain GRPO under the base harness.
+    PolicyOnly,
+    /// The router picks siblings from behaviour profiles; rescues are distilled into the base
+    /// context.
+    HarnessS,
+    /// Siblings picked at random, distilled the same way.
+    RandomRescue,
+    /// The same number of extra tries under the base harness.
+    BaseResample,
+    /// As harness-s, but the rescues are trained in the sibling's context (scaffold kept).
+    KeepScaffold,
+    /// The same budget spread over every sibling in turn.
+    AllSiblings,
+}
+
+impl Arm {
+    /// Every arm, in the order experiment files list them.
+    pub const ALL: [Arm; 6] = [Arm::PolicyOnly, Arm::HarnessS, Arm::RandomRescue, Arm::BaseResample, Arm::KeepScaffold, Arm::AllSiblings];
+
+    /// Its name in experiment files, the store and reports.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Arm::PolicyOnly => "policy-only",
+            Arm::HarnessS => "harness-s",
+            Arm::RandomRescue => "random-rescue",
+            Arm::BaseResample => "base-resample",
+            Arm::KeepScaffold => "keep-scaffold",
+            Arm::AllSiblings => "all-siblings",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Arm> {
+        Arm::ALL.into_iter().find(|a| a.as_str() == s)
+    }
+
+    /// The names of every arm, for messages.
+    pub fn names() -> Vec<&'static str> {
+        Arm::ALL.iter().map(|a| a.as_str()).collect()
+    }
+
+    /// Routed arms consult the router (and so measure behaviour profiles).
+    pub fn routed(self) -> bool {
+        matches!(self, Arm::HarnessS | Arm::KeepScaffold)
+    }
+
+    /// Arms that run sibling harnesses at all.
+    pub fn uses_siblings(self) -> bool {
+        !matches!(self, Arm::PolicyOnly | Arm::BaseResample)
+    }
+}
+
+impl std::fmt::Display for Arm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What an episode of an experiment was for (its `phase` in the store).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// A base-harness training try.
+    Train,
+    /// An extra base-harness try of the base-resample arm.
+    Resample,
+    /// A sibling's try on an all-fail task.
+    Rescue,
+    /// A probe episode that measures behaviour profiles.
+    Probe,
+    /// A base-harness evaluation episode.
+    Eval,
+    /// The rank-one inference at the end (base try, then the router's first sibling).
+    Rank1,
+}
+
+impl Phase {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Phase::Train => "train",
+            Phase::Resample => "resample",
+            Phase::Rescue => "rescue",
+            Phase::Probe => "probe",
+            Phase::Eval => "eval",
+            Phase::Rank1 => "rank1",
+        }
+    }
+}
+
+/// A split of the task families.
+pub const TRAIN_SPLIT: &str = "train";
+/// The held-out families, never trained on.
+pub const HELDOUT_SPLIT: &str = "heldout";
+
+#[cfg(test)]
+mod tests {
+    use super::Arm;
+
+    #[test]
+    fn arms_read_back_from_their_names() {
+        for a in Arm::ALL {
+            assert_eq!(Arm::parse(a.as_str()), Some(a));
+        }
+        assert_eq!(Arm::parse("magic"), None);
+        assert_eq!(Arm::ALL.iter().filter(|a| a.routed()).count(), 2);
+    }
+}

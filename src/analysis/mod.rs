@@ -47,9 +47,9 @@ pub use router::{RouterQuality, RouterSource};
 pub use transfer::{CurvePoint, SeedValue, TransferCurve};
 
 /// The arm every other arm is compared with.
-pub const BASELINE_ARM: &str = "policy-only";
+pub const BASELINE_ARM: &str = crate::records::Arm::PolicyOnly.as_str();
 /// The routed arm the headline and the router analyses are about.
-pub const ROUTED_ARM: &str = "harness-s";
+pub const ROUTED_ARM: &str = crate::records::Arm::HarnessS.as_str();
 /// The anchor number the runner gives the final profiles it measures for rank-one inference in
 /// arms without a router of their own.
 pub const RANK_ONE_ANCHOR: usize = 99;

@@ -51,7 +51,17 @@ pub fn nth(i: usize) -> SeriesStyle {
 }
 
 /// Arms in the order of their fixed styles: the routed arm solid blue, the baseline dashed black.
-pub const ARM_ORDER: [&str; 6] = ["harness-s", "policy-only", "random-rescue", "base-resample", "keep-scaffold", "all-siblings"];
+pub const ARM_ORDER: [&str; 6] = {
+    use crate::records::Arm;
+    [
+        Arm::HarnessS.as_str(),
+        Arm::PolicyOnly.as_str(),
+        Arm::RandomRescue.as_str(),
+        Arm::BaseResample.as_str(),
+        Arm::KeepScaffold.as_str(),
+        Arm::AllSiblings.as_str(),
+    ]
+};
 
 /// The fixed style of an arm (unknown arms take the styles after the known ones).
 pub fn arm(name: &str, fallback_index: usize) -> SeriesStyle {

@@ -20,10 +20,8 @@
 //! rescue_tries = 2      # m
 //! ```
 
+use crate::records::Arm;
 use serde::{Deserialize, Serialize};
-
-/// The arms the runner knows.
-pub const ARMS: &[&str] = &["policy-only", "harness-s", "random-rescue", "base-resample", "keep-scaffold", "all-siblings"];
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -368,11 +366,11 @@ impl ExperimentConfig {
             return err("suites", "list at least one suite".into());
         }
         if self.arms.is_empty() {
-            return err("arms", format!("list at least one arm (allowed: {})", ARMS.join(", ")));
+            return err("arms", format!("list at least one arm (allowed: {})", Arm::names().join(", ")));
         }
         for a in &self.arms {
-            if !ARMS.contains(&a.as_str()) {
-                return err("arms", format!("unknown arm `{a}` (allowed: {})", ARMS.join(", ")));
+            if Arm::parse(a).is_none() {
+                return err("arms", format!("unknown arm `{a}` (allowed: {})", Arm::names().join(", ")));
             }
         }
         let mut seen = std::collections::HashSet::new();

@@ -27,7 +27,7 @@ use crate::episode::Episode;
 use crate::events::{Event, EventSink, ProgressUnit};
 use crate::harness::{run_episode, EpisodeRequest, HarnessLibrary, HarnessSpec};
 use crate::policy::builtin::{BuiltinPolicy, TrainExample};
-use crate::records::{job_key, profile_key, task_record_key, ProfileRecord};
+use crate::records::{job_key, profile_key, task_record_key, Arm, Phase, ProfileRecord, TRAIN_SPLIT};
 pub use crate::records::{EvalPoint, JobState, RankOne, Rollouts};
 use crate::route::{failure_signature, failure_summary, BehaviorProfile, RouteQuery, Router};
 use crate::seed::SplitMix;
@@ -150,7 +150,7 @@ fn setup_suite(cfg: &ExperimentConfig, name: &str, lib: &HarnessLibrary) -> Resu
         }
         v
     };
-    let needs_siblings = cfg.arms.iter().any(|a| a != "policy-only" && a != "base-resample");
+    let needs_siblings = cfg.arms.iter().filter_map(|a| Arm::parse(a)).any(Arm::uses_siblings);
     if siblings.is_empty() && needs_siblings {
         return Err(ExperimentError::Setup(format!("harness.siblings: no siblings of `{base_name}` for suite `{name}`")));
     }
@@ -278,10 +278,6 @@ pub fn run_experiment(
 /// Full-batch passes over the demonstrations in the warm start.
 const WARM_START_EPOCHS: usize = 20;
 
-fn routed(arm: &str) -> bool {
-    arm == "harness-s" || arm == "keep-scaffold"
-}
-
 /// One (suite, arm, seed) training run.
 fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobState, String> {
     let cfg = sh.cfg;
@@ -289,6 +285,7 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
     let suite_name = su.suite.name().to_string();
     let key = job_key(&suite_name, arm, seed_index);
     let seed = cfg.seeds[seed_index];
+    let kind = Arm::parse(arm).ok_or_else(|| format!("unknown arm `{arm}` (allowed: {})", Arm::names().join(", ")))?;
     let store_err = |e: StoreError| e.to_string();
     let mut st: JobState = match sh.store.state(sh.run_id, &key).map_err(store_err)? {
         Some(v) => serde_json::from_value(v).map_err(|e| format!("checkpoint {key} is unreadable: {e}"))?,
@@ -306,10 +303,10 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
     // Drop what an interrupted iteration recorded; it is replayed identically below.
     let next_iter = if st.started { st.iterations_done as u32 + 1 } else { 0 };
     sh.store.delete_episodes_from(sh.run_id, &suite_name, arm, seed_index as u32, next_iter).map_err(store_err)?;
-    let job = Job { sh, su, arm, seed_index, seed, policy: &policy, suite_name: suite_name.clone() };
+    let job = Job { sh, su, arm, kind, seed_index, seed, policy: &policy, suite_name: suite_name.clone() };
     if !st.started {
         job.warm_start(&mut st)?;
-        if routed(arm) {
+        if kind.routed() {
             st.profiles = job.measure_profiles(0, 0, &mut st.rollouts)?;
             st.anchor = 0;
         }
@@ -331,7 +328,7 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
             // cancelled part-way: the checkpoint stays at the last whole iteration
             return Ok(st);
         }
-        if routed(arm) && it.is_multiple_of(cfg.reanchor_every) && it < cfg.iterations {
+        if kind.routed() && it.is_multiple_of(cfg.reanchor_every) && it < cfg.iterations {
             st.anchor += 1;
             st.profiles = job.measure_profiles(it, st.anchor, &mut st.rollouts)?;
         }
@@ -355,6 +352,8 @@ struct Job<'a> {
     sh: &'a Shared<'a>,
     su: &'a SuiteSetup,
     arm: &'a str,
+    /// `arm`, parsed (the configuration was checked).
+    kind: Arm,
     seed_index: usize,
     seed: u64,
     policy: &'a BuiltinPolicy,
@@ -362,12 +361,12 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    fn ctx(&self, iteration: usize, phase: &str, split: &str) -> EpisodeContext {
+    fn ctx(&self, iteration: usize, phase: Phase, split: &str) -> EpisodeContext {
         EpisodeContext::default()
             .with_arm(self.arm)
             .with_seed_index(self.seed_index as u32)
             .with_iteration(iteration as u32)
-            .with_phase(phase)
+            .with_phase(phase.as_str())
             .with_split(split)
     }
 
@@ -487,15 +486,15 @@ impl Job<'_> {
             if any {
                 grpo(&group, 1.0, &mut examples);
                 for e in group {
-                    to_save.push((e, self.ctx(it, "train", "train")));
+                    to_save.push((e, self.ctx(it, Phase::Train, TRAIN_SPLIT)));
                 }
                 continue;
             }
             st.all_fail_tasks += 1;
             let extra = (b.rescue_siblings * b.rescue_tries) as u32;
-            match self.arm {
-                "policy-only" => {}
-                "base-resample" => {
+            match self.kind {
+                Arm::PolicyOnly => {}
+                Arm::BaseResample => {
                     let more: Vec<Episode> = (0..extra)
                         .map(|k| {
                             self.rollout(task, &self.su.base, b.base_tries as u32 + k, mix(&[self.seed, it as u64, tseed, 0x7e5a, k as u64]), temp)
@@ -510,7 +509,7 @@ impl Job<'_> {
                     all.extend(more);
                     grpo(&all, 1.0, &mut examples);
                     for (i, e) in all.into_iter().enumerate() {
-                        to_save.push((e, self.ctx(it, if i < first_extra { "train" } else { "resample" }, "train")));
+                        to_save.push((e, self.ctx(it, if i < first_extra { Phase::Train } else { Phase::Resample }, TRAIN_SPLIT)));
                     }
                     continue;
                 }
@@ -522,7 +521,7 @@ impl Job<'_> {
                 }
             }
             for e in group {
-                to_save.push((e, self.ctx(it, "train", "train")));
+                to_save.push((e, self.ctx(it, Phase::Train, TRAIN_SPLIT)));
             }
         }
         self.save(&to_save)?;
@@ -548,19 +547,19 @@ impl Job<'_> {
         // (sibling, tries)
         let mut plan: Vec<(String, usize)> = Vec::new();
         let mut decision = None;
-        match self.arm {
-            "harness-s" | "keep-scaffold" => {
+        match self.kind {
+            Arm::HarnessS | Arm::KeepScaffold => {
                 let profiles: Vec<BehaviorProfile> = st.profiles.clone();
                 let d = self.sh.router.route(&query, &profiles, b.rescue_siblings, &mut rng);
                 plan = d.chosen.iter().map(|s| (s.clone(), b.rescue_tries)).collect();
                 decision = Some(d);
             }
-            "random-rescue" => {
+            Arm::RandomRescue => {
                 let mut names = sib_names.clone();
                 shuffle(&mut names, rng.next_u64());
                 plan = names.into_iter().take(b.rescue_siblings).map(|s| (s, b.rescue_tries)).collect();
             }
-            "all-siblings" => {
+            Arm::AllSiblings => {
                 let total = b.rescue_siblings * b.rescue_tries;
                 let start = (rng.next_u64() % sib_names.len().max(1) as u64) as usize;
                 let mut counts: BTreeMap<String, usize> = BTreeMap::new();
@@ -571,8 +570,11 @@ impl Job<'_> {
             }
             _ => {}
         }
-        let mode =
-            if self.arm == "keep-scaffold" { DistillMode::KeepScaffold } else { DistillMode::parse(&cfg.distill.mode).unwrap_or(DistillMode::Strip) };
+        let mode = if self.kind == Arm::KeepScaffold {
+            DistillMode::KeepScaffold
+        } else {
+            DistillMode::parse(&cfg.distill.mode).unwrap_or(DistillMode::Strip)
+        };
         let mut any = false;
         let mut rescued_by: Vec<(String, bool)> = Vec::new();
         // each successful try's distilled examples
@@ -593,7 +595,7 @@ impl Job<'_> {
                     rescues.push(d.examples.clone());
                     distilled = Some(d);
                 }
-                let ids = self.save(&[(ep, self.ctx(it, "rescue", "train"))])?;
+                let ids = self.save(&[(ep, self.ctx(it, Phase::Rescue, TRAIN_SPLIT))])?;
                 if let (Some(d), Some(id)) = (distilled, ids.first()) {
                     let body = serde_json::json!({"rescue_episode": id, "task_id": task.id, "arm": self.arm, "seed_index": self.seed_index, "iteration": it, "sibling": sib, "distilled": d});
                     let key = format!("{}/{k}", task_record_key(&self.suite_name, self.arm, self.seed_index, it, &task.id));
@@ -671,9 +673,9 @@ impl Job<'_> {
                 let ep = self.rollout(task, sib, 0, sd, cfg.policy.temperature);
                 rollouts.probe += 1;
                 profiles[i].record(&task.family, &sig, base.success(), ep.success());
-                to_save.push((ep, self.ctx(it, "probe", "train")));
+                to_save.push((ep, self.ctx(it, Phase::Probe, TRAIN_SPLIT)));
             }
-            to_save.push((base, self.ctx(it, "probe", "train")));
+            to_save.push((base, self.ctx(it, Phase::Probe, TRAIN_SPLIT)));
         }
         self.save(&to_save)?;
         for p in &mut profiles {
@@ -711,7 +713,7 @@ impl Job<'_> {
                 let task = &self.su.tasks[t];
                 let ep = self.rollout(task, &self.su.base, 0, mix(&[self.seed, 0xe7a1, hash_str(&task.id)]), cfg.eval.temperature);
                 per_task.insert(task.id.clone(), ep.success());
-                to_save.push((ep, self.ctx(it, "eval", split)));
+                to_save.push((ep, self.ctx(it, Phase::Eval, split)));
             }
             let n = per_task.len();
             let s = per_task.values().filter(|v| **v).count();
@@ -762,7 +764,7 @@ impl Job<'_> {
                     if ep.success() {
                         routed_ok += 1;
                     }
-                    to_save.push((ep, self.ctx(it, "rank1", split)));
+                    to_save.push((ep, self.ctx(it, Phase::Rank1, split)));
                 }
                 let again = self.rollout(task, &self.su.base, 1, mix(&[self.seed, 0x4a3, tseed]), temp);
                 b_roll += 1;
@@ -895,8 +897,9 @@ fn summarise(cfg: &ExperimentConfig, run_id: i64, resumed: bool, finished: bool,
         let (lo, hi) = bootstrap_ci(&d, 2000, 0xb007);
         Some(Delta { arm: arm.into(), baseline: baseline.into(), mean: mean(&d), ci95: [lo, hi], tasks: d.len() })
     };
-    let heldout_delta = delta("harness-s", "policy-only");
-    let deltas: Vec<Delta> = cfg.arms.iter().filter(|a| a.as_str() != "harness-s").filter_map(|a| delta("harness-s", a)).collect();
+    let routed = Arm::HarnessS.as_str();
+    let heldout_delta = delta(routed, Arm::PolicyOnly.as_str());
+    let deltas: Vec<Delta> = cfg.arms.iter().filter(|a| a.as_str() != routed).filter_map(|a| delta(routed, a)).collect();
     let _ = EpisodeFilter::default();
     ExperimentOutcome {
         run_id,

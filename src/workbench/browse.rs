@@ -283,8 +283,8 @@ impl Workbench {
             }
             // Read with the same record type the analyses use.
             let recs: Vec<ProfileRecord> = recs.into_iter().filter_map(|(_, v)| serde_json::from_value(v).ok()).collect();
-            let arm = if recs.iter().any(|p| p.arm == "harness-s") {
-                "harness-s".to_string()
+            let arm = if recs.iter().any(|p| p.arm == crate::analysis::ROUTED_ARM) {
+                crate::analysis::ROUTED_ARM.to_string()
             } else {
                 recs.first().map(|p| p.arm.clone()).unwrap_or_default()
             };
