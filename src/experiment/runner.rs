@@ -77,7 +77,7 @@ struct Shared<'a> {
     total_units: usize,
     done_units: AtomicUsize,
     started: Instant,
-    error: Mutex<Option<String>>,
+    error: Mutex<Option<ExperimentError>>,
     /// One per seed: the first job of a seed searches its demonstrations, the others wait.
     demo_locks: Vec<Mutex<()>>,
     /// The router's voters, built once (an LLM voter holds its endpoint's client).
@@ -101,8 +101,43 @@ pub enum ExperimentError {
     Store(#[from] StoreError),
     #[error("{0}")]
     Setup(String),
+    /// A job (one suite, arm and seed) stopped; the run is marked failed and can be resumed.
+    #[error("{suite} / {arm} / seed {seed_index}: {source}")]
+    Job {
+        suite: String,
+        arm: String,
+        seed_index: usize,
+        #[source]
+        source: Box<JobError>,
+    },
+}
+
+/// Why a job stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A checkpoint or record this run stored does not read back.
+    #[error(transparent)]
+    Record(#[from] crate::records::RecordError),
+    #[error("encoding {what}: {source}")]
+    Encode {
+        what: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("distilling a rescue of task `{task}`: {source}")]
+    Distil {
+        task: String,
+        #[source]
+        source: crate::suite::EnvError,
+    },
     #[error("{0}")]
-    Run(String),
+    Setup(String),
+}
+
+fn encode<T: Serialize>(what: &'static str, value: &T) -> Result<serde_json::Value, JobError> {
+    serde_json::to_value(value).map_err(|source| JobError::Encode { what, source })
 }
 
 /// The runner's salt for [`crate::seed::mix`].
@@ -249,7 +284,13 @@ pub fn run_experiment(
                 let (s, arm, k) = &jobs[i];
                 match run_job(&shared, *s, arm, *k) {
                     Ok(st) => states.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(st),
-                    Err(e) => {
+                    Err(source) => {
+                        let e = ExperimentError::Job {
+                            suite: shared.suites[*s].suite.name().to_string(),
+                            arm: arm.clone(),
+                            seed_index: *k,
+                            source: Box::new(source),
+                        };
                         *shared.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
                         break;
                     }
@@ -258,8 +299,8 @@ pub fn run_experiment(
         }
     });
     if let Some(e) = shared.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
-        let _ = store.finish_run(run_id, RunStatus::Failed, &serde_json::json!({"error": e}));
-        return Err(ExperimentError::Run(e));
+        let _ = store.finish_run(run_id, RunStatus::Failed, &serde_json::json!({"error": e.to_string()}));
+        return Err(e);
     }
     let states: Vec<JobState> = states.into_inner().unwrap_or_else(|p| p.into_inner()).into_iter().flatten().collect();
     let finished = states.len() == jobs.len() && states.iter().all(|s| s.finished);
@@ -279,19 +320,18 @@ pub fn run_experiment(
 const WARM_START_EPOCHS: usize = 20;
 
 /// One (suite, arm, seed) training run.
-fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobState, String> {
+fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobState, JobError> {
     let cfg = sh.cfg;
     let su = &sh.suites[s];
     let suite_name = su.suite.name().to_string();
     let key = job_key(&suite_name, arm, seed_index);
     let seed = cfg.seeds[seed_index];
-    let kind = Arm::parse(arm).ok_or_else(|| format!("unknown arm `{arm}` (allowed: {})", Arm::names().join(", ")))?;
-    let store_err = |e: StoreError| e.to_string();
-    let mut st: JobState = match sh.store.state(sh.run_id, &key).map_err(store_err)? {
-        Some(v) => serde_json::from_value(v).map_err(|e| format!("checkpoint {key} is unreadable: {e}"))?,
+    let kind = Arm::parse(arm).ok_or_else(|| JobError::Setup(format!("unknown arm `{arm}` (allowed: {})", Arm::names().join(", "))))?;
+    let mut st: JobState = match sh.store.state(sh.run_id, &key)? {
+        Some(v) => crate::records::parse("job checkpoint", &key, v)?,
         None => JobState { suite: suite_name.clone(), arm: arm.to_string(), seed_index, seed, ..Default::default() },
     };
-    let grammar = su.suite.grammar().ok_or_else(|| format!("suite `{suite_name}` has no grammar for the built-in policy"))?;
+    let grammar = su.suite.grammar().ok_or_else(|| JobError::Setup(format!("suite `{suite_name}` has no grammar for the built-in policy")))?;
     let policy = BuiltinPolicy::new(grammar);
     if let Some(m) = &st.model {
         policy.restore(m);
@@ -302,7 +342,7 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
     }
     // Drop what an interrupted iteration recorded; it is replayed identically below.
     let next_iter = if st.started { st.iterations_done as u32 + 1 } else { 0 };
-    sh.store.delete_episodes_from(sh.run_id, &suite_name, arm, seed_index as u32, next_iter).map_err(store_err)?;
+    sh.store.delete_episodes_from(sh.run_id, &suite_name, arm, seed_index as u32, next_iter)?;
     let job = Job { sh, su, arm, kind, seed_index, seed, policy: &policy, suite_name: suite_name.clone() };
     if !st.started {
         job.warm_start(&mut st)?;
@@ -377,17 +417,17 @@ impl Job<'_> {
         ep
     }
 
-    fn save(&self, batch: &[(Episode, EpisodeContext)]) -> Result<Vec<i64>, String> {
+    fn save(&self, batch: &[(Episode, EpisodeContext)]) -> Result<Vec<i64>, JobError> {
         if batch.is_empty() {
             return Ok(Vec::new());
         }
-        self.sh.store.insert_episodes(self.sh.run_id, batch).map_err(|e| e.to_string())
+        Ok(self.sh.store.insert_episodes(self.sh.run_id, batch)?)
     }
 
-    fn checkpoint(&self, st: &JobState) -> Result<(), String> {
+    fn checkpoint(&self, st: &JobState) -> Result<(), JobError> {
         crate::fault::point("checkpoint");
-        let v = serde_json::to_value(st).map_err(|e| e.to_string())?;
-        self.sh.store.set_state(self.sh.run_id, &job_key(&self.suite_name, self.arm, self.seed_index), &v).map_err(|e| e.to_string())
+        let v = encode("a job checkpoint", st)?;
+        Ok(self.sh.store.set_state(self.sh.run_id, &job_key(&self.suite_name, self.arm, self.seed_index), &v)?)
     }
 
     fn tick(&self, st: &JobState) {
@@ -418,7 +458,7 @@ impl Job<'_> {
     /// Demonstrations: solving action sequences found by searching the policy's grammar on
     /// training tasks under the base harness's frame, at most `warm_start_demos` of them. They
     /// depend only on the seed, so they are searched once per seed and shared by every arm.
-    fn warm_start(&self, st: &mut JobState) -> Result<(), String> {
+    fn warm_start(&self, st: &mut JobState) -> Result<(), JobError> {
         let cfg = self.sh.cfg;
         let want = cfg.policy.warm_start_demos;
         if want == 0 {
@@ -434,12 +474,12 @@ impl Job<'_> {
         Ok(())
     }
 
-    fn demonstrations(&self, want: usize) -> Result<Vec<crate::suite::Solution>, String> {
+    fn demonstrations(&self, want: usize) -> Result<Vec<crate::suite::Solution>, JobError> {
         let key = format!("demos/{}/{}", self.suite_name, self.seed);
         // one search per seed, whichever arm gets there first
         let _guard = self.sh.demo_locks[self.seed_index].lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(v) = self.sh.store.state(self.sh.run_id, &key).map_err(|e| e.to_string())? {
-            return serde_json::from_value(v).map_err(|e| format!("{key}: {e}"));
+        if let Some(v) = self.sh.store.state(self.sh.run_id, &key)? {
+            return Ok(crate::records::parse("demonstrations", &key, v)?);
         }
         let mut order = self.su.train.clone();
         shuffle(&mut order, mix(&[self.seed, 0xde305]));
@@ -453,13 +493,13 @@ impl Job<'_> {
                 demos.push(sol);
             }
         }
-        let v = serde_json::to_value(&demos).map_err(|e| e.to_string())?;
-        self.sh.store.set_state(self.sh.run_id, &key, &v).map_err(|e| e.to_string())?;
+        let v = encode("demonstrations", &demos)?;
+        self.sh.store.set_state(self.sh.run_id, &key, &v)?;
         Ok(demos)
     }
 
     /// One training iteration; `Ok(false)` if it was cancelled part-way.
-    fn iteration(&self, it: usize, st: &mut JobState) -> Result<bool, String> {
+    fn iteration(&self, it: usize, st: &mut JobState) -> Result<bool, JobError> {
         let cfg = self.sh.cfg;
         let b = &cfg.budget;
         let mut order = self.su.train.clone();
@@ -535,7 +575,7 @@ impl Job<'_> {
 
     /// Route an all-fail task to siblings, try them, distil the successes. Returns whether any
     /// sibling rescued the task.
-    fn rescue(&self, it: usize, task: &Task, failed: &[Episode], st: &mut JobState, examples: &mut Vec<TrainExample>) -> Result<bool, String> {
+    fn rescue(&self, it: usize, task: &Task, failed: &[Episode], st: &mut JobState, examples: &mut Vec<TrainExample>) -> Result<bool, JobError> {
         let cfg = self.sh.cfg;
         let b = &cfg.budget;
         let tseed = hash_str(&task.id);
@@ -591,7 +631,8 @@ impl Job<'_> {
                 let mut distilled = None;
                 if success {
                     ok = true;
-                    let d = distil(mode, &ep, &self.su.base, self.su.suite.as_ref(), task, cfg.distill.weight).map_err(|e| e.to_string())?;
+                    let d = distil(mode, &ep, &self.su.base, self.su.suite.as_ref(), task, cfg.distill.weight)
+                        .map_err(|source| JobError::Distil { task: task.id.clone(), source })?;
                     rescues.push(d.examples.clone());
                     distilled = Some(d);
                 }
@@ -599,7 +640,7 @@ impl Job<'_> {
                 if let (Some(d), Some(id)) = (distilled, ids.first()) {
                     let body = serde_json::json!({"rescue_episode": id, "task_id": task.id, "arm": self.arm, "seed_index": self.seed_index, "iteration": it, "sibling": sib, "distilled": d});
                     let key = format!("{}/{k}", task_record_key(&self.suite_name, self.arm, self.seed_index, it, &task.id));
-                    self.sh.store.put_record(self.sh.run_id, "distilled", &key, &body).map_err(|e| e.to_string())?;
+                    self.sh.store.put_record(self.sh.run_id, "distilled", &key, &body)?;
                 }
             }
             any |= ok;
@@ -638,12 +679,12 @@ impl Job<'_> {
             o.insert("seed_index".into(), self.seed_index.into());
             o.insert("iteration".into(), it.into());
         }
-        self.sh.store.put_record(self.sh.run_id, "route", &key, &body).map_err(|e| e.to_string())?;
+        self.sh.store.put_record(self.sh.run_id, "route", &key, &body)?;
         Ok(any)
     }
 
     /// Paired base-vs-sibling rollouts of the current policy on the probe set.
-    fn measure_profiles(&self, it: usize, anchor: usize, rollouts: &mut Rollouts) -> Result<Vec<BehaviorProfile>, String> {
+    fn measure_profiles(&self, it: usize, anchor: usize, rollouts: &mut Rollouts) -> Result<Vec<BehaviorProfile>, JobError> {
         let cfg = self.sh.cfg;
         let mut probe = self.su.train.clone();
         shuffle(&mut probe, mix(&[self.seed, 0x970be]));
@@ -681,8 +722,9 @@ impl Job<'_> {
         for p in &mut profiles {
             p.summarise();
             let key = profile_key(&self.suite_name, self.arm, self.seed_index, anchor, &p.sibling);
-            let body = ProfileRecord::body(p, self.arm, self.seed_index, it).map_err(|e| e.to_string())?;
-            self.sh.store.put_record(self.sh.run_id, "profile", &key, &body).map_err(|e| e.to_string())?;
+            let body =
+                ProfileRecord::body(p, self.arm, self.seed_index, it).map_err(|source| JobError::Encode { what: "a behaviour profile", source })?;
+            self.sh.store.put_record(self.sh.run_id, "profile", &key, &body)?;
         }
         Ok(profiles)
     }
@@ -703,7 +745,7 @@ impl Job<'_> {
     }
 
     /// Base-harness evaluation on training and held-out families.
-    fn evaluate(&self, it: usize) -> Result<Vec<EvalPoint>, String> {
+    fn evaluate(&self, it: usize) -> Result<Vec<EvalPoint>, JobError> {
         let cfg = self.sh.cfg;
         let mut points = Vec::new();
         let mut to_save = Vec::new();
@@ -725,7 +767,7 @@ impl Job<'_> {
     }
 
     /// Rank-one inference with this job's router (or, for arms without one, fresh profiles).
-    fn rank_one(&self, st: &JobState) -> Result<Vec<RankOne>, String> {
+    fn rank_one(&self, st: &JobState) -> Result<Vec<RankOne>, JobError> {
         let cfg = self.sh.cfg;
         if self.su.siblings.is_empty() {
             return Ok(Vec::new());

@@ -49,8 +49,64 @@ fn ou<T: ToString>(x: Option<T>) -> String {
 }
 
 pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
-    let mut out = Vec::new();
-    out.push(Csv {
+    let mut out = vec![
+        routed_vs_arms(a),
+        final_table(a),
+        transfer_curves(a),
+        transfer_per_seed(a),
+        locality(a),
+        complementarity(a),
+        router_quality(a),
+        nonstationarity(a),
+        sibling_utility(a),
+        behaviour(a),
+        rank_one(a),
+    ];
+    if let Some(c) = cmp {
+        out.push(Csv {
+            file: "compare.csv",
+            header: vec![
+                "suite",
+                "arm",
+                "split",
+                "this_run",
+                "this_success",
+                "other_run",
+                "other_success",
+                "difference",
+                "paired_tasks",
+                "paired_difference",
+                "paired_ci_low",
+                "paired_ci_high",
+            ],
+            rows: c
+                .rows
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.suite.clone(),
+                        r.arm.clone(),
+                        r.split.clone(),
+                        c.this_run.to_string(),
+                        of(r.this),
+                        c.other_run.id.to_string(),
+                        of(r.other),
+                        of(r.difference),
+                        ou(r.paired.as_ref().map(|d| d.tasks)),
+                        of(r.paired.as_ref().map(|d| d.mean)),
+                        of(r.paired.as_ref().map(|d| d.ci95[0])),
+                        of(r.paired.as_ref().map(|d| d.ci95[1])),
+                    ]
+                })
+                .collect(),
+        });
+    }
+    out
+}
+
+/// `routed_vs_arms.csv`.
+fn routed_vs_arms(a: &Analysis) -> Csv {
+    Csv {
         file: "routed_vs_arms.csv",
         header: vec!["suite", "split", "arm", "against", "delta", "delta_ci_low", "delta_ci_high", "tasks", "seeds"],
         rows: a
@@ -72,8 +128,11 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
                 ]
             })
             .collect(),
-    });
-    out.push(Csv {
+    }
+}
+/// `final_table.csv`.
+fn final_table(a: &Analysis) -> Csv {
+    Csv {
         file: "final_table.csv",
         header: vec![
             "suite",
@@ -115,8 +174,11 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
                 ]
             })
             .collect(),
-    });
-    out.push(Csv {
+    }
+}
+/// `transfer_curves.csv`.
+fn transfer_curves(a: &Analysis) -> Csv {
+    Csv {
         file: "transfer_curves.csv",
         header: vec!["suite", "arm", "split", "iteration", "seeds", "mean", "ci_low", "ci_high"],
         rows: a
@@ -137,8 +199,11 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
                 })
             })
             .collect(),
-    });
-    out.push(Csv {
+    }
+}
+/// `transfer_per_seed.csv`.
+fn transfer_per_seed(a: &Analysis) -> Csv {
+    Csv {
         file: "transfer_per_seed.csv",
         header: vec!["suite", "arm", "split", "iteration", "seed_index", "success", "tasks"],
         rows: a
@@ -160,8 +225,11 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
                 })
             })
             .collect(),
-    });
-    out.push(Csv {
+    }
+}
+/// `locality.csv`.
+fn locality(a: &Analysis) -> Csv {
+    Csv {
         file: "locality.csv",
         header: vec!["suite", "arm", "anchor", "sibling", "family", "fix", "regress", "both_pass", "both_fail", "profiles"],
         rows: a
@@ -184,8 +252,11 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
                 ]
             })
             .collect(),
-    });
-    out.push(Csv {
+    }
+}
+/// `complementarity.csv`.
+fn complementarity(a: &Analysis) -> Csv {
+    Csv {
         file: "complementarity.csv",
         header: vec!["suite", "strategy", "population", "units", "budget", "covered", "share", "ci_low", "ci_high", "not_measured"],
         rows: a
@@ -228,8 +299,11 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
                 })
             })
             .collect(),
-    });
-    out.push(Csv {
+    }
+}
+/// `router_quality.csv`.
+fn router_quality(a: &Analysis) -> Csv {
+    Csv {
         file: "router_quality.csv",
         header: vec![
             "suite",
@@ -267,9 +341,12 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
                 })
             })
             .collect(),
-    });
+    }
+}
+/// `nonstationarity.csv`.
+fn nonstationarity(a: &Analysis) -> Csv {
     let ns = &a.nonstationarity;
-    out.push(Csv {
+    Csv {
         file: "nonstationarity.csv",
         header: vec!["suite", "arm", "seed_index", "from_anchor", "to_anchor", "rho", "ci_low", "ci_high", "n"],
         rows: ns
@@ -290,8 +367,12 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
                 ]
             })
             .collect(),
-    });
-    out.push(Csv {
+    }
+}
+/// `sibling_utility.csv`.
+fn sibling_utility(a: &Analysis) -> Csv {
+    let ns = &a.nonstationarity;
+    Csv {
         file: "sibling_utility.csv",
         header: vec!["suite", "arm", "seed_index", "anchor", "iteration", "sibling", "utility", "base_failures", "policy_version"],
         rows: ns
@@ -311,8 +392,11 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
                 ]
             })
             .collect(),
-    });
-    out.push(Csv {
+    }
+}
+/// `behaviour.csv`.
+fn behaviour(a: &Analysis) -> Csv {
+    Csv {
         file: "behaviour.csv",
         header: vec!["suite", "phase", "arm", "iteration", "tag", "episodes", "with_tag", "share", "ci_low", "ci_high"],
         rows: a
@@ -335,8 +419,11 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
                 })
             })
             .collect(),
-    });
-    out.push(Csv {
+    }
+}
+/// `rank_one.csv`.
+fn rank_one(a: &Analysis) -> Csv {
+    Csv {
         file: "rank_one.csv",
         header: vec![
             "suite",
@@ -383,47 +470,7 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
                 ]
             })
             .collect(),
-    });
-    if let Some(c) = cmp {
-        out.push(Csv {
-            file: "compare.csv",
-            header: vec![
-                "suite",
-                "arm",
-                "split",
-                "this_run",
-                "this_success",
-                "other_run",
-                "other_success",
-                "difference",
-                "paired_tasks",
-                "paired_difference",
-                "paired_ci_low",
-                "paired_ci_high",
-            ],
-            rows: c
-                .rows
-                .iter()
-                .map(|r| {
-                    vec![
-                        r.suite.clone(),
-                        r.arm.clone(),
-                        r.split.clone(),
-                        c.this_run.to_string(),
-                        of(r.this),
-                        c.other_run.id.to_string(),
-                        of(r.other),
-                        of(r.difference),
-                        ou(r.paired.as_ref().map(|d| d.tasks)),
-                        of(r.paired.as_ref().map(|d| d.mean)),
-                        of(r.paired.as_ref().map(|d| d.ci95[0])),
-                        of(r.paired.as_ref().map(|d| d.ci95[1])),
-                    ]
-                })
-                .collect(),
-        });
     }
-    out
 }
 
 #[cfg(test)]

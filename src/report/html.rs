@@ -157,8 +157,23 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         a.run.finished_at.as_deref().map(|f| format!("ended {}", esc(f))).unwrap_or_else(|| "not ended".into()),
         esc(&a.provenance.workbench_version)
     );
+    summary(&mut h, a, charts, cmp, unfinished);
+    charts_section(&mut h, charts);
+    final_tables(&mut h, a);
+    transfer_table(&mut h, a);
+    rank_one_table(&mut h, a);
+    complementarity_table(&mut h, a);
+    router_table(&mut h, a);
+    locality_table(&mut h, a);
+    nonstationarity_table(&mut h, a);
+    behaviour_table(&mut h, a);
+    comparison(&mut h, a, cmp);
+    provenance(&mut h, a);
+    h
+}
 
-    // Summary
+/// The summary: status, headline sentences, the run at a glance, notes, contents.
+fn summary(h: &mut String, a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>, unfinished: bool) {
     h.push_str("<section id=\"summary\"><h2>Summary</h2>\n");
     if unfinished {
         let its: Vec<String> = a
@@ -241,15 +256,17 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         h.push_str("<li><a href=\"#compare\">Comparison</a></li>");
     }
     h.push_str("<li><a href=\"#provenance\">Configuration and provenance</a></li></ol></nav>\n</section>\n");
-
-    // Charts
+}
+/// Every chart, inline.
+fn charts_section(h: &mut String, charts: &[Chart]) {
     h.push_str("<section id=\"charts\"><h2>Charts</h2>\n");
     for c in charts {
         let _ = writeln!(h, "<figure id=\"chart-{}\">\n{}<figcaption>{}</figcaption></figure>", esc(&c.id), inline_svg(&c.svg), esc(caption(&c.id)));
     }
     h.push_str("</section>\n");
-
-    // Tables
+}
+/// The final tables and the routed arm against every other arm.
+fn final_tables(h: &mut String, a: &Analysis) {
     h.push_str("<section id=\"tables\"><h2>Tables</h2>\n");
     for suite in &a.suites {
         let rows: Vec<&FinalRow> = a.final_table.rows.iter().filter(|r| &r.suite == suite).collect();
@@ -258,15 +275,17 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         if rows.is_empty() {
             h.push_str("<p class=\"note\">No evaluation yet.</p>");
         } else {
-            final_table_html(&rows, &mut h);
+            final_table_html(&rows, h);
         }
         let routed: Vec<&RoutedDelta> = a.final_table.routed_vs.iter().filter(|r| &r.suite == suite).collect();
         if !routed.is_empty() {
             let _ = write!(h, "<h3 id=\"routed-vs-{}\">{ROUTED_ARM} against every other arm — {}</h3>", esc(suite), esc(suite));
-            routed_vs_html(&routed, &mut h);
+            routed_vs_html(&routed, h);
         }
     }
-    // transfer curves
+}
+/// Transfer curves as a table.
+fn transfer_table(h: &mut String, a: &Analysis) {
     h.push_str("<h3>Transfer curves (success %, 95% band over seeds)</h3>");
     let mut its: Vec<u32> = a.transfer.iter().flat_map(|c| c.points.iter().map(|p| p.iteration)).collect();
     its.sort();
@@ -302,7 +321,9 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         }
         h.push_str("</tbody></table>");
     }
-    // rank one
+}
+/// Rank-one inference.
+fn rank_one_table(h: &mut String, a: &Analysis) {
     h.push_str("<h3>Rank-one inference at a matched rollout count</h3>");
     if a.rank_one.rows.is_empty() {
         let _ = write!(
@@ -331,7 +352,9 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         }
         let _ = write!(h, "</tbody></table><p class=\"note\">Source: {}.</p>", esc(&a.rank_one.source));
     }
-    // complementarity
+}
+/// Complementarity of the siblings.
+fn complementarity_table(h: &mut String, a: &Analysis) {
     h.push_str("<h3>Complementarity: failed tasks covered within x executor rollouts</h3>");
     for c in &a.complementarity {
         let max_b = c.curves.iter().map(|s| s.points.len()).max().unwrap_or(0);
@@ -364,7 +387,9 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         }
         h.push_str("</tbody></table>");
     }
-    // router
+}
+/// The router's hit@k.
+fn router_table(h: &mut String, a: &Analysis) {
     h.push_str("<h3>Router quality: hit@k</h3>");
     if a.router.is_empty() {
         let _ = write!(h, "<p class=\"note\">No {ROUTED_ARM} routing decision recorded yet.</p>");
@@ -387,7 +412,9 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         }
         h.push_str("</tbody></table><p class=\"note\">Which siblings rescue a task: probe rollouts of every sibling at the same anchor where the task was probed, else the routing record's flags for the siblings tried (so random and oracle are lower bounds on those tasks).</p>");
     }
-    // locality
+}
+/// Locality of the rescues.
+fn locality_table(h: &mut String, a: &Analysis) {
     h.push_str("<h3>Locality: fixes and regressions per sibling (all families)</h3>");
     for (suite, sibs) in &a.locality.siblings {
         let mut anchors: Vec<usize> = a.locality.by_anchor.iter().filter(|c| &c.suite == suite).filter_map(|c| c.anchor).collect();
@@ -423,7 +450,9 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         }
         h.push_str("</tbody></table><p class=\"note\">Per arm, anchor and family: locality.csv.</p>");
     }
-    // nonstationarity
+}
+/// Nonstationarity of the profiles.
+fn nonstationarity_table(h: &mut String, a: &Analysis) {
     h.push_str("<h3>Nonstationarity: rank correlation between consecutive anchors</h3>");
     if a.nonstationarity.mean.is_empty() {
         h.push_str("<p class=\"note\">Needs at least two anchors of the same job.</p>");
@@ -453,7 +482,9 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         }
         h.push_str("</tbody></table>");
     }
-    // behaviour
+}
+/// Behaviour persistence.
+fn behaviour_table(h: &mut String, a: &Analysis) {
     for b in &a.behaviour {
         let _ =
             write!(h, "<h3>Behaviour persistence — {} ({} episodes{})</h3>", esc(&b.suite), esc(&b.phase), if b.sampled { ", sampled" } else { "" });
@@ -484,8 +515,9 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         h.push_str("</ul>");
     }
     h.push_str("</section>\n");
-
-    // Comparison
+}
+/// The comparison with another run.
+fn comparison(h: &mut String, a: &Analysis, cmp: Option<&Comparison>) {
     if let Some(c) = cmp {
         let _ =
             writeln!(h, "<section id=\"compare\"><h2>Comparison: run {} against run {} ({})</h2>", a.run.id, c.other_run.id, esc(&c.other_run.name));
@@ -495,10 +527,10 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
         h.push_str("<div class=\"side\">");
         let _ = write!(h, "<div><h3>Run {} — {}</h3>", a.run.id, esc(&a.run.name));
         let rows: Vec<&FinalRow> = a.final_table.rows.iter().collect();
-        final_table_html(&rows, &mut h);
+        final_table_html(&rows, h);
         let _ = write!(h, "</div><div><h3>Run {} — {}</h3>", c.other_run.id, esc(&c.other_run.name));
         let rows: Vec<&FinalRow> = c.other_final_table.rows.iter().collect();
-        final_table_html(&rows, &mut h);
+        final_table_html(&rows, h);
         h.push_str("</div></div>");
         let _ = write!(h, "<h3>Differences (run {} − run {})</h3>", a.run.id, c.other_run.id);
         h.push_str("<table><thead><tr><th class=\"l\">suite</th><th class=\"l\">arm</th><th class=\"l\">split</th><th>this</th><th>other</th><th>difference (pts)</th><th>paired over common tasks (pts)</th><th>95% CI</th><th>common tasks</th></tr></thead><tbody>");
@@ -526,37 +558,33 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
             if same { "the same (equal dataset hashes)" } else { "different or not comparable (dataset hashes differ): compare with care" }
         );
     }
-
-    // Provenance
+}
+/// Configuration and provenance.
+fn provenance(h: &mut String, a: &Analysis) {
     let p = &a.provenance;
     h.push_str("<section id=\"provenance\"><h2>Configuration and provenance</h2><table><tbody>");
     let row = |h: &mut String, k: &str, v: String| {
         let _ = write!(h, "<tr><th class=\"l\">{}</th><td class=\"l\">{}</td></tr>", esc(k), v);
     };
-    row(&mut h, "Workbench version", esc(&p.workbench_version));
-    row(&mut h, "Run", format!("{} ({})", p.run_id, esc(&p.run_name)));
-    row(&mut h, "Status", esc(&p.status));
-    row(&mut h, "Created", esc(&p.created_at));
-    row(&mut h, "Finished", p.finished_at.as_deref().map(esc).unwrap_or_else(|| "—".into()));
-    row(&mut h, "Seeds", esc(&p.seeds.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")));
+    row(h, "Workbench version", esc(&p.workbench_version));
+    row(h, "Run", format!("{} ({})", p.run_id, esc(&p.run_name)));
+    row(h, "Status", esc(&p.status));
+    row(h, "Created", esc(&p.created_at));
+    row(h, "Finished", p.finished_at.as_deref().map(esc).unwrap_or_else(|| "—".into()));
+    row(h, "Seeds", esc(&p.seeds.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")));
     for d in &p.dataset {
         let v = match &d.md5 {
             Some(m) => format!("{} tasks from {}, md5 <code>{}</code>", d.tasks, esc(&d.source), esc(m)),
             None => format!("not hashed: {}", esc(d.error.as_deref().unwrap_or("unknown"))),
         };
-        row(
-            &mut h,
-            &format!("Dataset ({})", d.suite),
-            format!("{v}; {} task ids evaluated, md5 <code>{}</code>", d.used_tasks, esc(&d.used_ids_md5)),
-        );
+        row(h, &format!("Dataset ({})", d.suite), format!("{v}; {} task ids evaluated, md5 <code>{}</code>", d.used_tasks, esc(&d.used_ids_md5)));
     }
-    row(&mut h, "Episodes", p.episodes.to_string());
-    row(&mut h, "Records", esc(&p.records.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")));
-    row(&mut h, "Report generated", esc(&p.generated_at));
+    row(h, "Episodes", p.episodes.to_string());
+    row(h, "Records", esc(&p.records.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")));
+    row(h, "Report generated", esc(&p.generated_at));
     h.push_str("</tbody></table><h3>Experiment configuration (as stored, secrets redacted)</h3><pre>");
     // TOML, as experiment files are written; JSON where TOML cannot say it (e.g. nulls)
     let text = toml::to_string_pretty(&p.config).unwrap_or_else(|_| serde_json::to_string_pretty(&p.config).unwrap_or_default());
     h.push_str(&esc(&text));
     h.push_str("</pre></section>\n</body>\n</html>\n");
-    h
 }

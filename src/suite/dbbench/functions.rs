@@ -539,7 +539,17 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     db.create_window_function("sum", 1, flags, SumAgg { avg: false })?;
     db.create_window_function("avg", 1, flags, SumAgg { avg: true })?;
     db.create_aggregate_function("mysql_group_concat", 1, flags, GroupConcat)?;
+    register_strings(db)?;
+    register_casts(db)?;
+    register_math(db)?;
+    register_regexp(db)?;
+    register_dates(db)?;
+    register_clock(db)?;
+    Ok(())
+}
 
+/// Operand conversion and string functions.
+fn register_strings(db: &Connection) -> rusqlite::Result<()> {
     // MySQL's operand conversion: strings become doubles, numbers stay as they are.
     scalar(db, "mysql_num", 1, true, |c| {
         Ok(match arg(c, 0) {
@@ -749,7 +759,11 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     scalar(db, "mysql_isnull", 1, true, |c| Ok(Value::Integer(matches!(arg(c, 0), ValueRef::Null) as i64)))?;
     scalar(db, "mysql_database", 0, true, |_| Ok(Value::Text("dbbench".into())))?;
     scalar(db, "version", 0, true, |_| Ok(Value::Text("8.0.36".into())))?;
+    Ok(())
+}
 
+/// Casts.
+fn register_casts(db: &Connection) -> rusqlite::Result<()> {
     // Casts.
     scalar(db, "mysql_cast_signed", 1, true, |c| {
         Ok(match arg(c, 0) {
@@ -794,7 +808,11 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
         }
         Ok(Value::Text(s))
     })?;
+    Ok(())
+}
 
+/// Math.
+fn register_math(db: &Connection) -> rusqlite::Result<()> {
     // Math.
     fn num1(c: &Context<'_>, f: impl Fn(f64) -> Option<f64>) -> Value {
         value_num(arg(c, 0)).and_then(f).map_or(Value::Null, Value::Real)
@@ -876,7 +894,11 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     })?;
     scalar(db, "rand", 0, false, |_| Ok(Value::Real(rand::random::<f64>())))?;
     scalar(db, "rand", 1, false, |_| Ok(Value::Real(rand::random::<f64>())))?;
+    Ok(())
+}
 
+/// REGEXP / RLIKE and REGEXP_LIKE.
+fn register_regexp(db: &Connection) -> rusqlite::Result<()> {
     // REGEXP / RLIKE (SQLite calls regexp(pattern, value)) and REGEXP_LIKE(value, pattern).
     for (name, pat_first) in [("regexp", true), ("regexp_like", false)] {
         scalar(db, name, 2, true, move |c| {
@@ -887,7 +909,11 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
             Ok(Value::Integer(hit as i64))
         })?;
     }
+    Ok(())
+}
 
+/// Date parts of strings MySQL reads as dates.
+fn register_dates(db: &Connection) -> rusqlite::Result<()> {
     // Date parts of strings MySQL reads as dates ('2011-05-03', '2011/5/3 10:00', '20110503');
     // anything else is NULL, as in MySQL.
     for (name, part) in [("year", 0usize), ("month", 1), ("day", 2), ("dayofmonth", 2)] {
@@ -899,7 +925,11 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
             })
         })?;
     }
+    Ok(())
+}
 
+/// The clock (UTC).
+fn register_clock(db: &Connection) -> rusqlite::Result<()> {
     // Clock (UTC).
     type Clock = (&'static str, fn() -> String);
     let clock: [Clock; 6] = [
