@@ -100,11 +100,21 @@ pub fn run_episode(req: &EpisodeRequest<'_>) -> Episode {
         }
         Err(e) => {
             episode.status = EpisodeStatus::InfraError;
-            episode.infra_error = Some(e);
+            episode.infra_error = Some(e.to_string());
         }
     }
     episode.duration_ms = ms(started);
     episode
+}
+
+/// Why an episode ended as an infrastructure error (its stored `infra_error` is this message):
+/// the machinery failed, not the agent.
+#[derive(Debug, thiserror::Error)]
+pub enum InfraError {
+    #[error("policy call failed: {0}")]
+    Policy(#[from] crate::policy::PolicyError),
+    #[error("environment step failed: {0}")]
+    Environment(#[from] crate::suite::EnvError),
 }
 
 fn ms(t: Instant) -> f64 {
@@ -121,7 +131,7 @@ impl<'a> Run<'a> {
     }
 
     /// Drive the episode; returns the submitted action, if any. `Err` is an infrastructure error.
-    fn drive(&mut self, episode: &mut Episode) -> Result<Option<Action>, String> {
+    fn drive(&mut self, episode: &mut Episode) -> Result<Option<Action>, InfraError> {
         let spec = self.spec();
         self.messages = spec.frame(&self.env.task_prompt());
         let first = self.fill(&self.messages[1].content);
@@ -216,7 +226,7 @@ impl<'a> Run<'a> {
     }
 
     /// Hooks, critique, then the environment, for one tool call.
-    fn one_call(&mut self, call: &Action, tools: &[ToolSpec], step: &mut Step) -> Result<CallRecord, String> {
+    fn one_call(&mut self, call: &Action, tools: &[ToolSpec], step: &mut Step) -> Result<CallRecord, InfraError> {
         let mut action = call.clone();
         // (message shown instead of the observation, the hook that blocked)
         let mut blocked: Option<(String, &HookSpec)> = None;
@@ -268,7 +278,7 @@ impl<'a> Run<'a> {
             self.state.calls.push((action.clone(), signals.clone(), message.clone()));
             return Ok(CallRecord { proposed: call.clone(), executed: None, observation: message, signals, duration_ms: ms(t0) });
         }
-        let outcome = self.env.step(&action).map_err(|e| format!("environment step failed: {e}"))?;
+        let outcome = self.env.step(&action)?;
         let shown = self.cut(&outcome.observation);
         let mut m = Message::new(Role::Tool, shown, Origin::Environment);
         m.tool_call_id = Some(call.id.clone());
@@ -290,17 +300,17 @@ impl<'a> Run<'a> {
         }
     }
 
-    fn call_policy(&mut self, ctx: &Context, kind: CallKind) -> Result<AssistantTurn, String> {
+    fn call_policy(&mut self, ctx: &Context, kind: CallKind) -> Result<AssistantTurn, InfraError> {
         let opts = CallOptions { kind, seed: self.req.seed.wrapping_mul(1_000_003).wrapping_add(self.calls_made), temperature: self.req.temperature };
         self.calls_made += 1;
-        let turn = self.req.policy.act(ctx, &opts).map_err(|e| format!("policy call failed: {e}"))?;
+        let turn = self.req.policy.act(ctx, &opts)?;
         self.prompt_tokens += turn.prompt_tokens as u64;
         self.completion_tokens += turn.completion_tokens as u64;
         Ok(turn)
     }
 
     /// An extra `plan` / `reflect` / `critique` call: the rendered context plus the hook's prompt.
-    fn extra_call(&mut self, hook: &HookSpec, kind: CallKind, proposed: Option<&Action>, tools: &[ToolSpec]) -> Result<Intervention, String> {
+    fn extra_call(&mut self, hook: &HookSpec, kind: CallKind, proposed: Option<&Action>, tools: &[ToolSpec]) -> Result<Intervention, InfraError> {
         let mut prompt = self.fill(hook.prompt.as_deref().unwrap_or(""));
         if let Some(a) = proposed {
             prompt.push_str(&format!("\nProposed action: {}({})", a.name, a.arguments));

@@ -171,7 +171,7 @@ pub fn validate(spec: &HarnessSpec, file: &str) -> Result<(), SpecError> {
             return Err(SpecError::new(file, at("id"), "two hooks share this id"));
         }
         for (j, w) in h.when.iter().enumerate() {
-            let p = predicate::parse_predicate(w).map_err(|m| SpecError::new(file, at(&format!("when[{j}]")), m))?;
+            let p = predicate::parse_predicate(w).map_err(|m| SpecError::new(file, at(&format!("when[{j}]")), m.to_string()))?;
             if !predicate::known(&p.name, suite.as_ref()) {
                 let mut names: Vec<&str> = predicate::GENERIC_PREDICATES.iter().map(|(n, _)| *n).collect();
                 names.sort();

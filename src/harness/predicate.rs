@@ -68,7 +68,17 @@ pub struct PredicateRef {
     pub arg: Option<usize>,
 }
 
-pub fn parse_predicate(s: &str) -> Result<PredicateRef, String> {
+/// A `when` entry that is not `[!]name[(n)]`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct PredicateSyntaxError(pub String);
+
+/// Parse a `when` entry: `name`, `!name`, `name(3)`.
+pub fn parse_predicate(s: &str) -> Result<PredicateRef, PredicateSyntaxError> {
+    parse_predicate_text(s).map_err(PredicateSyntaxError)
+}
+
+fn parse_predicate_text(s: &str) -> Result<PredicateRef, String> {
     let s = s.trim();
     let (negated, rest) = match s.strip_prefix('!') {
         Some(r) => (true, r),

@@ -95,6 +95,12 @@ pub fn json_kind(v: &serde_json::Value) -> &'static str {
 }
 
 /// An error from a loader, naming the file and line.
+/// A record (a dataset line, a task's payload) without the benchmark's shape: which field, and
+/// what was expected there. Loaders add the file and line ([`LoadError`]).
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[error("{0}")]
+pub struct ShapeError(pub String);
+
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 #[error("{file}:{line}: {message}")]
 pub struct LoadError {

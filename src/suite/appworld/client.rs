@@ -22,6 +22,8 @@ pub enum ClientError {
     Transport { url: String, message: String },
     #[error("AppWorld server {url} sent a reply without `output`: {body}")]
     Protocol { url: String, body: String },
+    #[error("cannot make the AppWorld HTTP client: {message}")]
+    Setup { message: String },
 }
 
 /// Server URLs, each used by one episode at a time.
@@ -85,9 +87,12 @@ pub struct Client {
 impl Client {
     /// A client whose requests run on `rt`, each limited to `timeout` (which should exceed the
     /// server's own execution limit, 100 s for AppWorld).
-    pub fn new(rt: tokio::runtime::Handle, timeout: Duration) -> Result<Client, String> {
-        let http =
-            reqwest::Client::builder().timeout(timeout).connect_timeout(timeout.min(Duration::from_secs(30))).build().map_err(|e| e.to_string())?;
+    pub fn new(rt: tokio::runtime::Handle, timeout: Duration) -> Result<Client, ClientError> {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_secs(30)))
+            .build()
+            .map_err(|e| ClientError::Setup { message: e.to_string() })?;
         Ok(Client { http, rt, timeout })
     }
 

@@ -158,7 +158,7 @@ impl AppWorld {
                 } else {
                     self.config.urls.clone()
                 };
-                let client = Client::new(rt.handle().clone(), self.config.client_timeout)?;
+                let client = Client::new(rt.handle().clone(), self.config.client_timeout).map_err(|e| e.to_string())?;
                 Ok(Backend { _rt: RuntimeHolder(Some(rt)), client, pool: ServerPool::new(urls) })
             })
             .as_ref()

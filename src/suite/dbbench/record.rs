@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::render::json_py_str;
-use crate::suite::{json_kind, LoadError};
+use crate::suite::{json_kind, LoadError, ShapeError};
 use crate::task::Task;
 
 /// The query types of DBBench, in AgentBench's order.
@@ -208,7 +208,11 @@ fn parse_table(v: &Value, path: &str) -> Result<TableSpec, String> {
 
 impl DbRecord {
     /// Validate and convert one JSON record.
-    pub fn from_json(v: Value) -> Result<DbRecord, String> {
+    pub fn from_json(v: Value) -> Result<DbRecord, ShapeError> {
+        Self::read(v).map_err(ShapeError)
+    }
+
+    fn read(v: Value) -> Result<DbRecord, String> {
         let Value::Object(obj) = &v else {
             return Err(format!("expected a JSON object, got {}", json_kind(&v)));
         };
@@ -375,7 +379,7 @@ pub fn parse_jsonl(text: &[u8], file: &str) -> Result<Vec<DbRecord>, LoadError> 
             continue;
         }
         let v: Value = serde_json::from_str(line).map_err(|e| err(format!("invalid JSON at column {}: {}", e.column(), json_message(&e))))?;
-        let mut rec = DbRecord::from_json(v).map_err(err)?;
+        let mut rec = DbRecord::from_json(v).map_err(|e| err(e.0))?;
         rec.line = line_no;
         out.push(rec);
     }
@@ -432,7 +436,7 @@ pub fn bundled_tasks() -> Result<Vec<Task>, LoadError> {
 }
 
 /// The record behind a task (its payload).
-pub fn record_of(task: &Task) -> Result<DbRecord, String> {
+pub fn record_of(task: &Task) -> Result<DbRecord, ShapeError> {
     DbRecord::from_json(task.payload.clone())
 }
 
@@ -474,16 +478,16 @@ mod tests {
     fn bad_records() {
         let mut v = base();
         v["type"] = json!(["SELECTX"]);
-        assert!(DbRecord::from_json(v).unwrap_err().contains("must start with one of other, counting"));
+        assert!(DbRecord::from_json(v).unwrap_err().0.contains("must start with one of other, counting"));
         let mut v = base();
         v["table"]["table_info"]["rows"] = json!([["x"]]);
-        assert_eq!(DbRecord::from_json(v).unwrap_err(), "table `t`: row 1 has 1 values but the table has 2 columns");
+        assert_eq!(DbRecord::from_json(v).unwrap_err().0, "table `t`: row 1 has 1 values but the table has 2 columns");
         let mut v = base();
         v.as_object_mut().unwrap().remove("table");
-        assert_eq!(DbRecord::from_json(v).unwrap_err(), "missing field `table`");
+        assert_eq!(DbRecord::from_json(v).unwrap_err().0, "missing field `table`");
         let mut v = base();
         v["type"] = json!(["INSERT"]);
         v["label"] = json!([]);
-        assert!(DbRecord::from_json(v).unwrap_err().contains("needs `answer_md5`"));
+        assert!(DbRecord::from_json(v).unwrap_err().0.contains("needs `answer_md5`"));
     }
 }

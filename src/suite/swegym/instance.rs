@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::suite::{json_kind, LoadError};
+use crate::suite::{json_kind, LoadError, ShapeError};
 use crate::task::Task;
 
 /// One SWE-Gym instance.
@@ -42,7 +42,11 @@ const OPTIONAL_TEXT: &[&str] = &["hints_text", "created_at", "version"];
 
 impl Instance {
     /// Validate one record; the error names the field.
-    pub fn from_json(v: &Value) -> Result<Instance, String> {
+    pub fn from_json(v: &Value) -> Result<Instance, ShapeError> {
+        Self::read(v).map_err(ShapeError)
+    }
+
+    fn read(v: &Value) -> Result<Instance, String> {
         let obj = v.as_object().ok_or_else(|| format!("a record must be a JSON object, got {}", json_kind(v)))?;
         let text = |name: &str, required: bool| -> Result<String, String> {
             match obj.get(name) {
@@ -183,7 +187,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<(usize, Instance, Value)>, Lo
                 continue;
             }
             let v: Value = serde_json::from_str(l).map_err(|e| err(i + 1, format!("invalid JSON: {e}")))?;
-            let inst = Instance::from_json(&v).map_err(|m| err(i + 1, m))?;
+            let inst = Instance::from_json(&v).map_err(|m| err(i + 1, m.0))?;
             out.push((i + 1, inst, v));
         }
     }
@@ -204,7 +208,7 @@ pub fn load_tasks(path: &Path) -> Result<Vec<Task>, LoadError> {
 }
 
 /// The instance behind a task (its payload).
-pub fn instance_of(task: &Task) -> Result<Instance, String> {
+pub fn instance_of(task: &Task) -> Result<Instance, ShapeError> {
     Instance::from_json(&task.payload)
 }
 
@@ -265,16 +269,16 @@ mod tests {
     fn errors_name_the_field_and_line() {
         let mut bad = rec();
         bad["FAIL_TO_PASS"] = json!([1]);
-        assert_eq!(Instance::from_json(&bad).unwrap_err(), "field `FAIL_TO_PASS`[0]: expected a test name (string), got a number");
+        assert_eq!(Instance::from_json(&bad).unwrap_err().0, "field `FAIL_TO_PASS`[0]: expected a test name (string), got a number");
         let mut bad = rec();
         bad.as_object_mut().unwrap().remove("patch");
-        assert_eq!(Instance::from_json(&bad).unwrap_err(), "missing field `patch`");
+        assert_eq!(Instance::from_json(&bad).unwrap_err().0, "missing field `patch`");
         let mut bad = rec();
         bad["repo"] = json!(7);
-        assert_eq!(Instance::from_json(&bad).unwrap_err(), "field `repo`: expected a string, got a number");
+        assert_eq!(Instance::from_json(&bad).unwrap_err().0, "field `repo`: expected a string, got a number");
         let mut bad = rec();
         bad["PASS_TO_PASS"] = json!("[not json");
-        assert!(Instance::from_json(&bad).unwrap_err().starts_with("field `PASS_TO_PASS`: a string must hold a JSON list"));
+        assert!(Instance::from_json(&bad).unwrap_err().0.starts_with("field `PASS_TO_PASS`: a string must hold a JSON list"));
 
         let good = rec().to_string();
         let mut b2 = rec();

@@ -61,6 +61,11 @@ pub fn contained_python(python: &str, args: &[&str]) -> Result<(Command, Option<
     }
 }
 
+/// The code runner itself broke (the interpreter is missing, or died outside a cell's limits).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct RunnerError(pub String);
+
 impl Process {
     fn start(python: &str) -> Result<Process, String> {
         let (mut cmd, lifeline) = contained_python(python, &["-I", "-c", DRIVER])?;
@@ -125,7 +130,11 @@ impl Sandbox {
     }
 
     /// Run one code cell against `world`. `Err` means the runner itself broke (Python missing).
-    pub fn execute(&mut self, code: &str, world: &mut World) -> Result<CellResult, String> {
+    pub fn execute(&mut self, code: &str, world: &mut World) -> Result<CellResult, RunnerError> {
+        self.execute_cell(code, world).map_err(RunnerError)
+    }
+
+    fn execute_cell(&mut self, code: &str, world: &mut World) -> Result<CellResult, String> {
         if self.process.is_none() {
             self.process = Some(Process::start(&self.python)?);
         }
