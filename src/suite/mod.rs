@@ -95,6 +95,24 @@ pub fn json_kind(v: &serde_json::Value) -> &'static str {
 }
 
 /// An error from a loader, naming the file and line.
+/// A task whose reference solution the suite's own checker does not accept: why. `verify`
+/// counts these as disagreements.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[error("{0}")]
+pub struct Mismatch(pub String);
+
+impl From<String> for Mismatch {
+    fn from(why: String) -> Self {
+        Mismatch(why)
+    }
+}
+
+impl From<&str> for Mismatch {
+    fn from(why: &str) -> Self {
+        Mismatch(why.to_string())
+    }
+}
+
 /// A record (a dataset line, a task's payload) without the benchmark's shape: which field, and
 /// what was expected there. Loaders add the file and line ([`LoadError`]).
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
@@ -123,7 +141,7 @@ pub struct VerifyReport {
 
 impl VerifyReport {
     /// Count one record's verification in its group: agreeing, or a disagreement with its reason.
-    pub fn record(&mut self, task_id: &str, group: &str, result: Result<(), String>) {
+    pub fn record(&mut self, task_id: &str, group: &str, result: Result<(), Mismatch>) {
         self.total += 1;
         let g = self.groups.entry(group.to_string()).or_default();
         g.total += 1;
@@ -132,7 +150,7 @@ impl VerifyReport {
                 g.agree += 1;
                 self.agree += 1;
             }
-            Err(reason) => self.disagreements.push(Disagreement { task_id: task_id.to_string(), group: group.to_string(), reason }),
+            Err(reason) => self.disagreements.push(Disagreement { task_id: task_id.to_string(), group: group.to_string(), reason: reason.0 }),
         }
     }
 }

@@ -29,7 +29,7 @@ use serde_json::{json, Value};
 
 use crate::message::ToolSpec;
 use crate::suite::{
-    Action, ActionPredicateFn, EnvError, Environment, LoadError, OutcomeForMetrics, Score, Signals, StepOutcome, Suite, VerifyReport,
+    Action, ActionPredicateFn, EnvError, Environment, LoadError, Mismatch, OutcomeForMetrics, Score, Signals, StepOutcome, Suite, VerifyReport,
 };
 use crate::task::Task;
 use client::{Client, Lease, ServerPool};
@@ -537,7 +537,7 @@ impl Suite for AppWorld {
             all.into_iter().map(|(_, r)| r).collect()
         });
         for (task, result) in tasks.iter().zip(results) {
-            report.record(&task.id, &task.family, result);
+            report.record(&task.id, &task.family, result.map_err(Mismatch));
         }
         report
     }

@@ -46,7 +46,8 @@ pub use value::{ErrorKind, ExecOptions, ExecResult, RowSet, SqlError, SqlValue};
 
 use crate::message::ToolSpec;
 use crate::suite::{
-    Action, ActionPredicateFn, EnvError, Environment, LoadError, OutcomeForMetrics, RewriteFn, Score, Signals, StepOutcome, Suite, VerifyReport,
+    Action, ActionPredicateFn, EnvError, Environment, LoadError, Mismatch, OutcomeForMetrics, RewriteFn, Score, Signals, StepOutcome, Suite,
+    VerifyReport,
 };
 use crate::task::Task;
 use pyval::Py;
@@ -359,14 +360,14 @@ impl Environment for DbEnv {
 }
 
 /// Check one record's gold: `Ok(())` if it agrees, `Err(reason)` otherwise.
-pub fn verify_record(config: &DbBenchConfig, record: &DbRecord) -> Result<(), String> {
+pub fn verify_record(config: &DbBenchConfig, record: &DbRecord) -> Result<(), Mismatch> {
     let qt = record.query_type;
     if !qt.is_mutation() {
         let label = Py::List(record.label.iter().map(Py::from_json).collect());
         return if score::compare_results(&label, &label, qt) {
             Ok(())
         } else {
-            Err(format!("the label {} does not match itself after normalisation", label.repr()))
+            Err(format!("the label {} does not match itself after normalisation", label.repr()).into())
         };
     }
     let Some(sql) = record.gold_sql() else {
@@ -374,7 +375,7 @@ pub fn verify_record(config: &DbBenchConfig, record: &DbRecord) -> Result<(), St
     };
     let mut exec = new_executor(config, &record.tables).map_err(|e| format!("executor: {e}"))?;
     if let Err(e) = exec.execute(sql) {
-        return Err(format!("gold SQL failed: {}", render::error_text(&e)));
+        return Err(format!("gold SQL failed: {}", render::error_text(&e)).into());
     }
     let got = exec.tables_hash(&record.tables);
     let Some(expected) = record.expected_md5() else { return Ok(()) };
@@ -383,7 +384,7 @@ pub fn verify_record(config: &DbBenchConfig, record: &DbRecord) -> Result<(), St
         Ok(())
     } else {
         let exp = score::clean_answer(&expected_py).and_then(|v| v.into_iter().next()).unwrap_or_default();
-        Err(format!("expected hash {exp}, got {got}"))
+        Err(format!("expected hash {exp}, got {got}").into())
     }
 }
 
@@ -458,7 +459,7 @@ impl Suite for DbBench {
         for task in tasks {
             let (group, result) = match record::record_of(task) {
                 Ok(r) => (r.query_type.as_str().to_string(), verify_record(&self.config, &r)),
-                Err(e) => ("invalid".to_string(), Err(format!("invalid record: {e}"))),
+                Err(e) => ("invalid".to_string(), Err(format!("invalid record: {e}").into())),
             };
             report.record(&task.id, &group, result);
         }

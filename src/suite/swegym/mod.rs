@@ -44,7 +44,7 @@ use tools::{Editor, BASH, EDITOR, FINISH};
 
 use crate::message::ToolSpec;
 use crate::suite::{
-    Action, ActionPredicateFn, EnvError, Environment, LoadError, OutcomeForMetrics, Score, Signals, StepOutcome, Suite, VerifyReport,
+    Action, ActionPredicateFn, EnvError, Environment, LoadError, Mismatch, OutcomeForMetrics, Score, Signals, StepOutcome, Suite, VerifyReport,
 };
 use crate::task::Task;
 
@@ -522,10 +522,10 @@ impl Default for SweGym {
 
 /// Check one instance: the reference patch resolves it, and without a patch its tests do not all
 /// pass.
-pub fn verify_instance(suite: &SweGym, inst: &Instance) -> Result<(), String> {
+pub fn verify_instance(suite: &SweGym, inst: &Instance) -> Result<(), Mismatch> {
     let reference = suite.run_tests(inst, &inst.patch).map_err(|e| format!("reference patch: {e}"))?;
     if !reference.resolved {
-        return Err(format!("the reference patch does not resolve it: {}", reference.reason));
+        return Err(format!("the reference patch does not resolve it: {}", reference.reason).into());
     }
     let untouched = suite.run_tests(inst, "").map_err(|e| format!("no patch: {e}"))?;
     if untouched.all_pass() {
@@ -589,7 +589,7 @@ impl Suite for SweGym {
         for task in tasks {
             let (group, result) = match instance::instance_of(task) {
                 Ok(inst) => (inst.repo.clone(), verify_instance(self, &inst)),
-                Err(e) => ("invalid".to_string(), Err(format!("invalid instance: {e}"))),
+                Err(e) => ("invalid".to_string(), Err(format!("invalid instance: {e}").into())),
             };
             report.record(&task.id, &group, result);
         }
