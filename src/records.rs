@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::policy::builtin::model::SparseModel;
-use crate::route::BehaviorProfile;
+use crate::route::{BehaviorProfile, RoutingDecision};
 
 /// A stored record that does not have its type's shape.
 #[derive(Debug, thiserror::Error)]
@@ -137,30 +137,31 @@ impl ProfileRecord {
     }
 }
 
-/// A stored routing decision (`route` record), the fields the analyses read.
-#[derive(Clone, Debug, Deserialize)]
+/// A stored routing decision (`route` record): the decision and the job and iteration that made
+/// it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RouteRecord {
     /// Filled from the key by readers.
-    #[serde(default)]
+    #[serde(default, skip_serializing)]
     pub suite: String,
     pub arm: String,
     pub seed_index: u32,
     pub iteration: u32,
-    pub query: RouteTask,
-    #[serde(default)]
-    pub aggregate: Vec<String>,
-    #[serde(default)]
-    pub chosen: Vec<String>,
-    #[serde(default)]
-    pub rescued: Vec<(String, bool)>,
-    #[serde(default)]
-    pub anchor: usize,
+    #[serde(flatten)]
+    pub decision: RoutingDecision,
 }
 
-/// The task a routing decision was for.
-#[derive(Clone, Debug, Deserialize)]
-pub struct RouteTask {
-    pub task_id: String,
+impl RouteRecord {
+    /// The stored body: the decision's fields, then `arm`, `seed_index` and `iteration`.
+    pub fn body(decision: &RoutingDecision, arm: &str, seed_index: usize, iteration: usize) -> Result<serde_json::Value, serde_json::Error> {
+        let mut body = serde_json::to_value(decision)?;
+        if let Some(o) = body.as_object_mut() {
+            o.insert("arm".into(), arm.into());
+            o.insert("seed_index".into(), seed_index.into());
+            o.insert("iteration".into(), iteration.into());
+        }
+        Ok(body)
+    }
 }
 
 /// An experiment arm: what a job does with a task on which every base try failed.

@@ -172,14 +172,15 @@ pub(crate) fn complementarity(data: &Data) -> Vec<Complementarity> {
             .iter()
             .filter(|r| &r.suite == suite && r.arm == ROUTED_ARM)
             .map(|r| {
-                let key = (r.arm.clone(), r.seed_index, r.iteration, r.query.task_id.clone());
+                let key = (r.arm.clone(), r.seed_index, r.iteration, r.decision.query.task_id.clone());
                 match rescue_rows.get(&key) {
                     Some(seq) => seq.clone(),
                     None => r
+                        .decision
                         .chosen
                         .iter()
                         .flat_map(|s| {
-                            let ok = r.rescued.iter().any(|(n, b)| n == s && *b);
+                            let ok = r.decision.rescued.iter().any(|(n, b)| n == s && *b);
                             // which of the m tries succeeded is unknown: count it at the last
                             (0..m).map(move |i| ok && i + 1 == m)
                         })

@@ -78,16 +78,16 @@ pub(crate) fn router_quality(data: &Data) -> Vec<RouterQuality> {
             .filter(|r| &r.suite == suite && r.arm == ROUTED_ARM)
             .map(|r| {
                 let probed = anchor_iter
-                    .get(&(r.arm.clone(), r.seed_index, r.anchor))
-                    .and_then(|it| probe.get(&(r.arm.clone(), r.seed_index, *it, r.query.task_id.clone())));
+                    .get(&(r.arm.clone(), r.seed_index, r.decision.anchor))
+                    .and_then(|it| probe.get(&(r.arm.clone(), r.seed_index, *it, r.decision.query.task_id.clone())));
                 let good: BTreeSet<String> = match probed {
                     Some(s) => s.clone(),
-                    None => r.rescued.iter().filter(|(_, b)| *b).map(|(s, _)| s.clone()).collect(),
+                    None => r.decision.rescued.iter().filter(|(_, b)| *b).map(|(s, _)| s.clone()).collect(),
                 };
-                let order = if r.aggregate.is_empty() { &r.chosen } else { &r.aggregate };
+                let order = if r.decision.aggregate.is_empty() { &r.decision.chosen } else { &r.decision.aggregate };
                 let routed = (1..=k_max).map(|k| order.iter().take(k).any(|s| good.contains(s))).collect();
                 let random = (1..=k_max).map(|k| random_hit_at(k, good.len(), k_max)).collect();
-                Judged { anchor: r.anchor, probe: probed.is_some(), routed, random, oracle: !good.is_empty() }
+                Judged { anchor: r.decision.anchor, probe: probed.is_some(), routed, random, oracle: !good.is_empty() }
             })
             .collect();
         let anchors: BTreeSet<usize> = judged.iter().map(|j| j.anchor).collect();

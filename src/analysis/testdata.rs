@@ -119,13 +119,17 @@ impl TestRun {
 
     #[allow(clippy::too_many_arguments)]
     pub fn route(&self, arm: &str, seed: u32, it: u32, anchor: usize, task: &str, aggregate: &[&str], chosen: &[&str], rescued: &[(&str, bool)]) {
-        let body = json!({
-            "query": {"task_id": task, "family": "f0", "signature": "wrong_answer", "summary": ""},
-            "anchor": anchor, "policy_version": 1,
-            "rankings": [], "aggregate": aggregate, "chosen": chosen,
-            "rescued": rescued.iter().map(|(s, b)| json!([s, b])).collect::<Vec<_>>(),
-            "arm": arm, "seed_index": seed, "iteration": it,
-        });
+        let decision = crate::route::RoutingDecision {
+            query: crate::route::RouteQuery { task_id: task.into(), family: "f0".into(), signature: "wrong_answer".into(), summary: String::new() },
+            anchor,
+            policy_version: 1,
+            rankings: Vec::new(),
+            aggregate: aggregate.iter().map(|s| s.to_string()).collect(),
+            chosen: chosen.iter().map(|s| s.to_string()).collect(),
+            rescued: rescued.iter().map(|(s, b)| (s.to_string(), *b)).collect(),
+            abstained: Vec::new(),
+        };
+        let body = crate::records::RouteRecord::body(&decision, arm, seed as usize, it as usize).unwrap();
         self.store.put_record(self.run_id, "route", &crate::records::task_record_key("dbbench", arm, seed, it, task), &body).unwrap();
     }
 }

@@ -27,9 +27,9 @@ use crate::episode::Episode;
 use crate::events::{Event, EventSink, ProgressUnit};
 use crate::harness::{run_episode, EpisodeRequest, HarnessLibrary, HarnessSpec};
 use crate::policy::builtin::{BuiltinPolicy, TrainExample};
-use crate::records::{job_key, profile_key, task_record_key, Arm, Phase, ProfileRecord, TRAIN_SPLIT};
+use crate::records::{job_key, profile_key, task_record_key, Arm, Phase, ProfileRecord, RouteRecord, TRAIN_SPLIT};
 pub use crate::records::{EvalPoint, JobState, RankOne, Rollouts};
-use crate::route::{failure_signature, failure_summary, BehaviorProfile, RouteQuery, Router};
+use crate::route::{failure_signature, failure_summary, BehaviorProfile, RouteQuery, Router, RoutingDecision};
 use crate::seed::SplitMix;
 use crate::seed::{hash_str, shuffle};
 use crate::stats::{bootstrap_ci, mean};
@@ -663,22 +663,26 @@ impl Job<'_> {
                 }));
             }
         }
-        let body = match decision {
+        let decision = match decision {
             Some(mut d) => {
                 d.rescued = rescued_by;
-                serde_json::to_value(&d).unwrap_or_default()
+                d
             }
-            None => {
-                serde_json::json!({"query": query, "chosen": plan.iter().map(|p| p.0.clone()).collect::<Vec<_>>(), "rescued": rescued_by, "rankings": [], "aggregate": [], "anchor": st.anchor, "policy_version": self.policy.version()})
-            }
+            // arms without a router: which siblings were tried, and whether they rescued
+            None => RoutingDecision {
+                query,
+                anchor: st.anchor,
+                policy_version: self.policy.version(),
+                rankings: Vec::new(),
+                aggregate: Vec::new(),
+                chosen: plan.iter().map(|p| p.0.clone()).collect(),
+                rescued: rescued_by,
+                abstained: Vec::new(),
+            },
         };
         let key = task_record_key(&self.suite_name, self.arm, self.seed_index, it, &task.id);
-        let mut body = body;
-        if let Some(o) = body.as_object_mut() {
-            o.insert("arm".into(), self.arm.into());
-            o.insert("seed_index".into(), self.seed_index.into());
-            o.insert("iteration".into(), it.into());
-        }
+        let body =
+            RouteRecord::body(&decision, self.arm, self.seed_index, it).map_err(|source| JobError::Encode { what: "a routing decision", source })?;
         self.sh.store.put_record(self.sh.run_id, "route", &key, &body)?;
         Ok(any)
     }

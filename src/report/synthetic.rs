@@ -406,14 +406,24 @@ pub fn write_synthetic(store: &BlockingStore, s: &Synthetic) -> Result<Synthetic
                             w.push(episode(t, &s.siblings[j], 100 + k, ok, &mut rng, p_tag(it - 1)), ctx(it, "rescue", "train"))?;
                             k += 1;
                         }
-                        rescued.push(json!([s.siblings[j], any]));
+                        rescued.push((s.siblings[j].clone(), any));
                     }
-                    let chosen: Vec<String> = rescued.iter().map(|r| r[0].as_str().unwrap_or("").to_string()).collect();
-                    let body = json!({
-                        "query": {"task_id": t.id, "family": t.family, "signature": "wrong_answer", "summary": ""},
-                        "anchor": anchor, "policy_version": it, "rankings": [], "aggregate": aggregate, "chosen": chosen, "rescued": rescued,
-                        "arm": arm, "seed_index": si, "iteration": it,
-                    });
+                    let decision = crate::route::RoutingDecision {
+                        query: crate::route::RouteQuery {
+                            task_id: t.id.clone(),
+                            family: t.family.to_string(),
+                            signature: "wrong_answer".into(),
+                            summary: String::new(),
+                        },
+                        anchor,
+                        policy_version: it as u64,
+                        rankings: Vec::new(),
+                        aggregate: aggregate.clone(),
+                        chosen: rescued.iter().map(|r| r.0.clone()).collect(),
+                        rescued: rescued.clone(),
+                        abstained: Vec::new(),
+                    };
+                    let body = crate::records::RouteRecord::body(&decision, arm, si, it as usize).unwrap_or_default();
                     store.put_record(run_id, "route", &crate::records::task_record_key("dbbench", arm, si, it, &t.id), &body)?;
                 }
                 if routed && it % s.reanchor_every == 0 && it < s.iterations {
