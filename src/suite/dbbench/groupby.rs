@@ -192,12 +192,13 @@ pub fn only_full_group_by_error(src: &str, tables: &[(String, Vec<String>)]) -> 
     None
 }
 
-fn check_select(toks: &[Token], depth: &[i32], s: usize, tables: &[(String, Vec<String>)]) -> Option<SqlError> {
+/// The extent of the SELECT at `s` (the token after its last one) and where each of its clauses
+/// starts, at the SELECT's own depth.
+fn clauses<'t>(toks: &[Token], depth: &[i32], s: usize) -> (usize, HashMap<&'t str, usize>) {
     let d = depth[s];
     let n = toks.len();
-    // The extent of this SELECT and its clauses at depth d.
     let mut end = n;
-    let mut clause_at: HashMap<&str, usize> = HashMap::new();
+    let mut clause_at: HashMap<&'t str, usize> = HashMap::new();
     for i in s + 1..n {
         if depth[i] < d {
             end = i;
@@ -215,37 +216,13 @@ fn check_select(toks: &[Token], depth: &[i32], s: usize, tables: &[(String, Vec<
             }
         }
     }
-    let clause_end = |start: usize| -> usize { clause_at.values().copied().filter(|&c| c > start).min().unwrap_or(end).min(end) };
-    let mut list_start = s + 1;
-    while list_start < end && (toks[list_start].is_kw("DISTINCT") || toks[list_start].is_kw("ALL") || toks[list_start].is_kw("DISTINCTROW")) {
-        list_start += 1;
-    }
-    let list_end = clause_end(s);
-    let items = split_commas(toks, depth, list_start, list_end, d);
+    (end, clause_at)
+}
 
-    // Aggregated?
-    let has_group = clause_at.contains_key("GROUP");
-    let aggregate_here = |lo: usize, hi: usize| {
-        (lo..hi).any(|i| {
-            depth[i] == d
-                && toks[i].kind == TokKind::Word
-                && AGGREGATES.contains(&toks[i].value.to_ascii_uppercase().as_str())
-                && toks.get(i + 1).is_some_and(|x| x.kind == TokKind::LParen)
-                && matching_paren(toks, i + 1).is_some_and(|c| !toks.get(c + 1).is_some_and(|x| x.is_kw("OVER")))
-        })
-    };
-    let mut aggregated = has_group || aggregate_here(list_start, list_end);
-    if let Some(&h) = clause_at.get("HAVING") {
-        aggregated |= aggregate_here(h, clause_end(h));
-    }
-    if !aggregated {
-        return None;
-    }
-
-    // FROM: tables and aliases.
-    let from = clause_at.get("FROM").copied()?;
-    let from_end = clause_end(from);
-    let mut sources: Vec<(String, Option<String>)> = Vec::new(); // (table or "", alias)
+/// The tables a FROM clause (tokens `from..from_end` at depth `d`) reads, each with its alias
+/// (`(table, alias)`), and whether it also reads a derived table (a subquery).
+fn from_sources(toks: &[Token], depth: &[i32], d: i32, from: usize, from_end: usize) -> (Vec<(String, Option<String>)>, bool) {
+    let mut sources: Vec<(String, Option<String>)> = Vec::new();
     let mut derived = false;
     let mut i = from + 1;
     let mut expect_table = true;
@@ -294,6 +271,42 @@ fn check_select(toks: &[Token], depth: &[i32], s: usize, tables: &[(String, Vec<
         }
         i += 1;
     }
+    (sources, derived)
+}
+
+fn check_select(toks: &[Token], depth: &[i32], s: usize, tables: &[(String, Vec<String>)]) -> Option<SqlError> {
+    let d = depth[s];
+    let (end, clause_at) = clauses(toks, depth, s);
+    let clause_end = |start: usize| -> usize { clause_at.values().copied().filter(|&c| c > start).min().unwrap_or(end).min(end) };
+    let mut list_start = s + 1;
+    while list_start < end && (toks[list_start].is_kw("DISTINCT") || toks[list_start].is_kw("ALL") || toks[list_start].is_kw("DISTINCTROW")) {
+        list_start += 1;
+    }
+    let list_end = clause_end(s);
+    let items = split_commas(toks, depth, list_start, list_end, d);
+
+    // Aggregated?
+    let has_group = clause_at.contains_key("GROUP");
+    let aggregate_here = |lo: usize, hi: usize| {
+        (lo..hi).any(|i| {
+            depth[i] == d
+                && toks[i].kind == TokKind::Word
+                && AGGREGATES.contains(&toks[i].value.to_ascii_uppercase().as_str())
+                && toks.get(i + 1).is_some_and(|x| x.kind == TokKind::LParen)
+                && matching_paren(toks, i + 1).is_some_and(|c| !toks.get(c + 1).is_some_and(|x| x.is_kw("OVER")))
+        })
+    };
+    let mut aggregated = has_group || aggregate_here(list_start, list_end);
+    if let Some(&h) = clause_at.get("HAVING") {
+        aggregated |= aggregate_here(h, clause_end(h));
+    }
+    if !aggregated {
+        return None;
+    }
+
+    // FROM: tables and aliases.
+    let from = clause_at.get("FROM").copied()?;
+    let (sources, derived) = from_sources(toks, depth, d, from, clause_end(from));
     let resolve = |(q, c): &ColRef| -> Option<(String, String)> {
         let cands: Vec<&(String, Option<String>)> = match q {
             Some(q) => sources.iter().filter(|(t, a)| a.as_deref() == Some(q.as_str()) || (a.is_none() && t == q)).collect(),
