@@ -2,8 +2,10 @@
 //! and held-out families, resume after a kill.
 
 pub mod config;
+pub mod learner;
 pub mod runner;
 
 pub use crate::records::task_record_key;
 pub use config::{ConfigError, ExperimentConfig};
+pub use learner::{BuiltinLearner, Learner};
 pub use runner::{run_experiment, ExperimentOutcome};

@@ -22,6 +22,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::config::ExperimentConfig;
+use super::learner::{BuiltinLearner, Learner};
 use crate::distil::{distil, DistillMode};
 use crate::episode::Episode;
 use crate::events::{Event, EventSink, ProgressUnit};
@@ -316,9 +317,6 @@ pub fn run_experiment(
     Ok(outcome)
 }
 
-/// Full-batch passes over the demonstrations in the warm start.
-const WARM_START_EPOCHS: usize = 20;
-
 /// One (suite, arm, seed) training run.
 fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobState, JobError> {
     let cfg = sh.cfg;
@@ -332,10 +330,8 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
         None => JobState { suite: suite_name.clone(), arm: arm.to_string(), seed_index, seed, ..Default::default() },
     };
     let grammar = su.suite.grammar().ok_or_else(|| JobError::Setup(format!("suite `{suite_name}` has no grammar for the built-in policy")))?;
-    let policy = BuiltinPolicy::new(grammar);
-    if let Some(m) = &st.model {
-        policy.restore(m);
-    }
+    let learner = BuiltinLearner::new(BuiltinPolicy::new(grammar), cfg.policy.learning_rate, cfg.policy.weight_decay);
+    learner.load(&st);
     if st.finished {
         sh.done_units.fetch_add(cfg.iterations + 1, Ordering::SeqCst);
         return Ok(st);
@@ -343,7 +339,7 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
     // Drop what an interrupted iteration recorded; it is replayed identically below.
     let next_iter = if st.started { st.iterations_done as u32 + 1 } else { 0 };
     sh.store.delete_episodes_from(sh.run_id, &suite_name, arm, seed_index as u32, next_iter)?;
-    let job = Job { sh, su, arm, kind, seed_index, seed, policy: &policy, suite_name: suite_name.clone() };
+    let job = Job { sh, su, arm, kind, seed_index, seed, learner: &learner, suite_name: suite_name.clone() };
     if !st.started {
         job.warm_start(&mut st)?;
         if kind.routed() {
@@ -353,7 +349,7 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
         let points = job.evaluate(0)?;
         st.curve.extend(points);
         st.started = true;
-        st.model = Some(policy.snapshot());
+        learner.save(&mut st);
         job.checkpoint(&st)?;
         job.tick(&st);
     } else {
@@ -381,7 +377,7 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
             st.finished = true;
         }
         st.iterations_done = it;
-        st.model = Some(policy.snapshot());
+        learner.save(&mut st);
         job.checkpoint(&st)?;
         job.tick(&st);
     }
@@ -396,7 +392,7 @@ struct Job<'a> {
     kind: Arm,
     seed_index: usize,
     seed: u64,
-    policy: &'a BuiltinPolicy,
+    learner: &'a dyn Learner,
     suite_name: String,
 }
 
@@ -411,7 +407,8 @@ impl Job<'_> {
     }
 
     fn rollout(&self, task: &Task, harness: &HarnessSpec, sample: u32, seed: u64, temperature: f32) -> Episode {
-        let req = EpisodeRequest { suite: self.su.suite.as_ref(), harness, task, policy: self.policy, sample, seed, temperature, cancel: None };
+        let req =
+            EpisodeRequest { suite: self.su.suite.as_ref(), harness, task, policy: self.learner.policy(), sample, seed, temperature, cancel: None };
         let ep = run_episode(&req);
         crate::fault::point("rollout");
         ep
@@ -468,9 +465,7 @@ impl Job<'_> {
         let examples: Vec<TrainExample> =
             demos.iter().flat_map(|d| d.iter().map(|(c, t)| TrainExample { context: c.clone(), target: t.clone(), weight: 1.0 })).collect();
         st.rollouts.demo += demos.len() as u64;
-        for _ in 0..WARM_START_EPOCHS {
-            self.policy.train_decayed(&examples, cfg.policy.learning_rate, cfg.policy.weight_decay);
-        }
+        self.learner.warm_start(&examples);
         Ok(())
     }
 
@@ -566,7 +561,7 @@ impl Job<'_> {
         }
         self.save(&to_save)?;
         if !examples.is_empty() {
-            self.policy.train(&examples, cfg.policy.learning_rate);
+            self.learner.update(&examples);
             crate::fault::point("update");
         }
         st.train_success.push(if tries > 0 { successes as f64 / tries as f64 } else { 0.0 });
@@ -672,7 +667,7 @@ impl Job<'_> {
             None => RoutingDecision {
                 query,
                 anchor: st.anchor,
-                policy_version: self.policy.version(),
+                policy_version: self.learner.version(),
                 rankings: Vec::new(),
                 aggregate: Vec::new(),
                 chosen: plan.iter().map(|p| p.0.clone()).collect(),
@@ -693,7 +688,7 @@ impl Job<'_> {
         let mut probe = self.su.train.clone();
         shuffle(&mut probe, mix(&[self.seed, 0x970be]));
         probe.truncate(cfg.budget.probe_tasks.min(probe.len()));
-        let version = self.policy.version();
+        let version = self.learner.version();
         let mut profiles: Vec<BehaviorProfile> = self
             .su
             .siblings

@@ -1,0 +1,72 @@
+//! The seam between the one training loop and what it trains. The loop (rollouts, GRPO groups,
+//! the router's rescues, distillation, evaluation, records) is the same for every arm and every
+//! learner; a [`Learner`] supplies the policy to sample from and turns a batch of weighted
+//! examples into the next policy version. The built-in CPU policy is one learner
+//! ([`BuiltinLearner`]); an external trainer driving a served model is another.
+
+use crate::policy::builtin::{BuiltinPolicy, TrainExample};
+use crate::policy::Policy;
+use crate::records::JobState;
+
+/// What the training loop trains.
+pub trait Learner: Send + Sync {
+    /// The policy this iteration's rollouts are sampled from.
+    fn policy(&self) -> &dyn Policy;
+    /// The version of that policy (recorded with routing decisions and profiles).
+    fn version(&self) -> u64;
+    /// Learn from demonstrations before the first iteration (examples of weight 1).
+    fn warm_start(&self, demonstrations: &[TrainExample]);
+    /// One update on a batch of weighted examples (GRPO advantages, distilled rescues).
+    fn update(&self, batch: &[TrainExample]);
+    /// Write the learner's state into a job checkpoint.
+    fn save(&self, st: &mut JobState);
+    /// Take the learner's state back from a job checkpoint.
+    fn load(&self, st: &JobState);
+}
+
+/// Full-batch passes over the demonstrations in the built-in policy's warm start.
+const WARM_START_EPOCHS: usize = 20;
+
+/// The built-in policy as a learner: one gradient step per update at `learning_rate`; the warm
+/// start with L2 decay towards zero.
+pub struct BuiltinLearner {
+    policy: BuiltinPolicy,
+    learning_rate: f32,
+    weight_decay: f32,
+}
+
+impl BuiltinLearner {
+    pub fn new(policy: BuiltinPolicy, learning_rate: f32, weight_decay: f32) -> Self {
+        BuiltinLearner { policy, learning_rate, weight_decay }
+    }
+}
+
+impl Learner for BuiltinLearner {
+    fn policy(&self) -> &dyn Policy {
+        &self.policy
+    }
+
+    fn version(&self) -> u64 {
+        self.policy.version()
+    }
+
+    fn warm_start(&self, demonstrations: &[TrainExample]) {
+        for _ in 0..WARM_START_EPOCHS {
+            self.policy.train_decayed(demonstrations, self.learning_rate, self.weight_decay);
+        }
+    }
+
+    fn update(&self, batch: &[TrainExample]) {
+        self.policy.train(batch, self.learning_rate);
+    }
+
+    fn save(&self, st: &mut JobState) {
+        st.model = Some(self.policy.snapshot());
+    }
+
+    fn load(&self, st: &JobState) {
+        if let Some(m) = &st.model {
+            self.policy.restore(m);
+        }
+    }
+}
