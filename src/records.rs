@@ -109,6 +109,17 @@ pub struct JobState {
     pub train_success: Vec<f64>,
 }
 
+/// A record body: `inner`'s fields plus the job (`arm`, `seed_index`) and `iteration` it belongs to.
+fn job_scoped<T: Serialize>(inner: &T, arm: &str, seed_index: usize, iteration: usize) -> Result<serde_json::Value, serde_json::Error> {
+    let mut body = serde_json::to_value(inner)?;
+    if let Some(o) = body.as_object_mut() {
+        o.insert("arm".into(), arm.into());
+        o.insert("seed_index".into(), seed_index.into());
+        o.insert("iteration".into(), iteration.into());
+    }
+    Ok(body)
+}
+
 /// A stored behaviour profile (`profile` record): the profile and the job and iteration that
 /// measured it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -127,13 +138,7 @@ pub struct ProfileRecord {
 impl ProfileRecord {
     /// The stored body: the profile's fields, then `arm`, `seed_index` and `iteration`.
     pub fn body(profile: &BehaviorProfile, arm: &str, seed_index: usize, iteration: usize) -> Result<serde_json::Value, serde_json::Error> {
-        let mut body = serde_json::to_value(profile)?;
-        if let Some(o) = body.as_object_mut() {
-            o.insert("arm".into(), arm.into());
-            o.insert("seed_index".into(), seed_index.into());
-            o.insert("iteration".into(), iteration.into());
-        }
-        Ok(body)
+        job_scoped(profile, arm, seed_index, iteration)
     }
 }
 
@@ -154,13 +159,7 @@ pub struct RouteRecord {
 impl RouteRecord {
     /// The stored body: the decision's fields, then `arm`, `seed_index` and `iteration`.
     pub fn body(decision: &RoutingDecision, arm: &str, seed_index: usize, iteration: usize) -> Result<serde_json::Value, serde_json::Error> {
-        let mut body = serde_json::to_value(decision)?;
-        if let Some(o) = body.as_object_mut() {
-            o.insert("arm".into(), arm.into());
-            o.insert("seed_index".into(), seed_index.into());
-            o.insert("iteration".into(), iteration.into());
-        }
-        Ok(body)
+        job_scoped(decision, arm, seed_index, iteration)
     }
 }
 

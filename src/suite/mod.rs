@@ -272,9 +272,11 @@ pub trait Suite: Send + Sync {
     fn behaviour(&self) -> Option<BehaviourTagger> {
         None
     }
-    /// The built-in harness spec files, as (path, text): the base harness and its siblings.
+    /// The built-in harness spec files, as (path, text): the base harness and its siblings. By
+    /// default, the files under `harnesses/<name>/` embedded at build time (none for a suite
+    /// from outside the crate, which supplies its own).
     fn harness_specs(&self) -> Vec<(String, String)> {
-        Vec::new()
+        embedded_harnesses(self.name())
     }
     /// What `load_file` reads, in the benchmark's own terms (shown where a user imports a file).
     fn import_format(&self) -> &'static str {

@@ -49,11 +49,6 @@ fn dataset_name(name: &str) -> Result<&str, CommandError> {
     }
 }
 
-/// A hook kind as its spec files spell it (`pre_hint`, ...).
-fn hook_kind(kind: &crate::message::HookKind) -> String {
-    serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
-}
-
 fn episode_row(r: &EpisodeRow) -> api::EpisodeRow {
     api::EpisodeRow {
         id: r.id,
@@ -152,7 +147,7 @@ pub fn harness_rows(lib: &HarnessLibrary, suite: &str, profiles: &BTreeMap<Strin
             file: e.file.clone(),
             spec: e.source.clone(),
             diff,
-            hooks: e.spec.hooks.iter().map(|h| api::HookRef { id: h.id.clone(), kind: hook_kind(&h.kind) }).collect(),
+            hooks: e.spec.hooks.iter().map(|h| api::HookRef { id: h.id.clone(), kind: h.kind.as_str().to_string() }).collect(),
             profile: profiles.get(&e.spec.name).cloned(),
         });
     }

@@ -149,6 +149,12 @@ pub fn push_call(ctx: &mut Context, call: ToolCall, observation: String) {
 /// grammar produced there.
 pub type Solution = Vec<(Context, AssistantTurn)>;
 
+/// A call id numbered by the tool calls already in `ctx` (`call_0`, `call_1`, ...), for grammars
+/// that count calls rather than assistant turns.
+pub fn id_by_tool_calls(ctx: &Context) -> String {
+    format!("call_{}", ctx.messages.iter().filter(|m| m.role == Role::Assistant).map(|m| m.tool_calls.len()).sum::<usize>())
+}
+
 pub fn turn(b: &Built, id: &str) -> AssistantTurn {
     let trace = b.trace();
     AssistantTurn {

@@ -548,10 +548,6 @@ impl Suite for AppWorld {
         Some(behaviour::TAGGER)
     }
 
-    fn harness_specs(&self) -> Vec<(String, String)> {
-        crate::suite::embedded_harnesses(self.name())
-    }
-
     fn grammar(&self) -> Option<std::sync::Arc<dyn crate::policy::builtin::Grammar>> {
         Some(std::sync::Arc::new(grammar::GRAMMAR))
     }

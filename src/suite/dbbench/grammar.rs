@@ -11,7 +11,7 @@
 
 use crate::message::ToolCall;
 use crate::message::{AssistantTurn, CallKind, Context, Role};
-use crate::policy::builtin::kit::{decide_into, f, innate, push_call, turn, Built, Chooser, Decision, Dfs, Solution};
+use crate::policy::builtin::kit::{decide_into, f, id_by_tool_calls, innate, push_call, turn, Built, Chooser, Decision, Dfs, Solution};
 use crate::policy::builtin::model::Feature;
 use crate::policy::builtin::{parse_trace, replay_with, Grammar};
 use crate::suite::{SearchFrame, Suite};
@@ -44,7 +44,7 @@ impl Grammar for DbBenchGrammar {
 
     /// One id per earlier tool call (the view's history).
     fn call_id(&self, ctx: &Context) -> String {
-        format!("call_{}", ctx.messages.iter().filter(|m| m.role == Role::Assistant).map(|m| m.tool_calls.len()).sum::<usize>())
+        id_by_tool_calls(ctx)
     }
 
     /// A reply whose executed SQL was rewritten by a harness (identifiers quoted) is read as the

@@ -482,10 +482,6 @@ impl Suite for DbBench {
         Some(behaviour::TAGGER)
     }
 
-    fn harness_specs(&self) -> Vec<(String, String)> {
-        crate::suite::embedded_harnesses(self.name())
-    }
-
     fn grammar(&self) -> Option<std::sync::Arc<dyn crate::policy::builtin::Grammar>> {
         Some(std::sync::Arc::new(grammar::GRAMMAR))
     }

@@ -20,7 +20,7 @@
 //! never a particular file, function or task.
 
 use crate::message::{CallKind, Context, Role, ToolCall};
-use crate::policy::builtin::kit::{decide_into, f, innate, push_call, turn, Built, Chooser, Decision, Dfs, Solution};
+use crate::policy::builtin::kit::{decide_into, f, id_by_tool_calls, innate, push_call, turn, Built, Chooser, Decision, Dfs, Solution};
 use crate::policy::builtin::model::Feature;
 use crate::policy::builtin::Grammar;
 use crate::suite::swegym::operators::{editable, edits, LineEdit};
@@ -870,7 +870,7 @@ impl Grammar for SweGrammar {
 
     /// One id per earlier tool call (the view's history).
     fn call_id(&self, ctx: &Context) -> String {
-        format!("call_{}", ctx.messages.iter().filter(|m| m.role == Role::Assistant).map(|m| m.tool_calls.len()).sum::<usize>())
+        id_by_tool_calls(ctx)
     }
 }
 
