@@ -9,7 +9,7 @@ use super::sql::{args, escape_like, now_utc, Arg, Conditions};
 use super::{on_backend, Backend, BackendKind, Store, StoreError};
 
 /// The experiment context of an episode; all optional (plain evaluations leave it empty).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 pub struct EpisodeContext {
     /// The experiment arm (e.g. a harness variant or training condition).
     pub arm: Option<String>,
@@ -81,7 +81,8 @@ impl EpisodeFilter {
 }
 
 /// A row of `episodes` without the trajectory.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Its JSON (the workbench's episode rows) carries the context's fields at the top level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct EpisodeRow {
     pub id: i64,
     pub run_id: i64,
@@ -92,6 +93,7 @@ pub struct EpisodeRow {
     pub policy: String,
     pub sample: u32,
     pub seed: u64,
+    #[ts(type = "\"completed\" | \"task_limit_reached\" | \"infra_error\" | \"cancelled\"")]
     pub status: EpisodeStatus,
     pub success: bool,
     /// `None` when the episode was not scored.
@@ -102,6 +104,7 @@ pub struct EpisodeRow {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub duration_ms: f64,
+    #[serde(flatten)]
     pub context: EpisodeContext,
     /// The trajectory schema version of the stored episode.
     pub schema: u32,

@@ -298,36 +298,14 @@ pub struct ExperimentDetail {
     pub config_toml: String,
 }
 
-/// One episode as the episode list shows it (no trajectory).
+/// One episode as the episode list shows it (no trajectory): the store's row and whether it is a
+/// successful rescue.
 #[derive(Clone, Debug, Serialize, Deserialize, TS)]
 pub struct EpisodeRow {
-    pub id: i64,
-    pub run_id: i64,
-    pub task_id: String,
-    pub suite: String,
-    pub family: String,
-    pub harness: String,
-    pub policy: String,
-    pub sample: u32,
-    pub arm: Option<String>,
-    pub seed_index: Option<u32>,
-    pub iteration: Option<u32>,
-    pub phase: Option<String>,
-    pub split: Option<String>,
-    pub success: bool,
-    /// `null` when the episode was not scored.
-    pub reward: Option<f64>,
-    #[ts(type = "\"completed\" | \"task_limit_reached\" | \"infra_error\" | \"cancelled\"")]
-    pub status: crate::episode::EpisodeStatus,
-    pub infra_error: Option<String>,
-    pub n_steps: u32,
-    pub n_interventions: u32,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub duration_ms: f64,
+    #[serde(flatten)]
+    pub row: crate::store::EpisodeRow,
     /// A successful rescue episode.
     pub rescued: bool,
-    pub created_at: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, TS)]

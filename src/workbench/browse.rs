@@ -50,32 +50,7 @@ fn dataset_name(name: &str) -> Result<&str, CommandError> {
 }
 
 fn episode_row(r: &EpisodeRow) -> api::EpisodeRow {
-    api::EpisodeRow {
-        id: r.id,
-        run_id: r.run_id,
-        task_id: r.task_id.clone(),
-        suite: r.suite.clone(),
-        family: r.family.clone(),
-        harness: r.harness.clone(),
-        policy: r.policy.clone(),
-        sample: r.sample,
-        arm: r.context.arm.clone(),
-        seed_index: r.context.seed_index,
-        iteration: r.context.iteration,
-        phase: r.context.phase.clone(),
-        split: r.context.split.clone(),
-        success: r.success,
-        reward: r.reward,
-        status: r.status,
-        infra_error: r.infra_error.clone(),
-        n_steps: r.n_steps,
-        n_interventions: r.n_interventions,
-        prompt_tokens: r.prompt_tokens,
-        completion_tokens: r.completion_tokens,
-        duration_ms: r.duration_ms,
-        rescued: r.context.phase.as_deref() == Some("rescue") && r.success,
-        created_at: r.created_at.clone(),
-    }
+    api::EpisodeRow { rescued: r.context.phase.as_deref() == Some("rescue") && r.success, row: r.clone() }
 }
 
 fn experiment_row(r: &RunRow) -> api::ExperimentRow {

@@ -100,15 +100,39 @@ export type ExperimentRow = { id: number, name: string, status: string, created_
 
 export type ExperimentDetail = { config: ExperimentConfig, config_toml: string, id: number, name: string, status: string, created_at: string, finished_at: string | null, suites: Array<string>, policy: unknown, summary: unknown, };
 
-export type EpisodeRow = { id: number, run_id: number, task_id: string, suite: string, family: string, harness: string, policy: string, sample: number, arm: string | null, seed_index: number | null, iteration: number | null, phase: string | null, split: string | null, success: boolean, 
-/**
- * `null` when the episode was not scored.
- */
-reward: number | null, status: "completed" | "task_limit_reached" | "infra_error" | "cancelled", infra_error: string | null, n_steps: number, n_interventions: number, prompt_tokens: number, completion_tokens: number, duration_ms: number, 
+export type EpisodeRow = { 
 /**
  * A successful rescue episode.
  */
-rescued: boolean, created_at: string, };
+rescued: boolean, id: number, run_id: number, task_id: string, suite: string, family: string, harness: string, policy: string, sample: number, seed: number, status: "completed" | "task_limit_reached" | "infra_error" | "cancelled", success: boolean, 
+/**
+ * `None` when the episode was not scored.
+ */
+reward: number | null, infra_error: string | null, n_steps: number, n_interventions: number, prompt_tokens: number, completion_tokens: number, duration_ms: number, 
+/**
+ * The trajectory schema version of the stored episode.
+ */
+schema: number, created_at: string, 
+/**
+ * The experiment arm (e.g. a harness variant or training condition).
+ */
+arm: string | null, 
+/**
+ * Which replicate seed of the experiment.
+ */
+seed_index: number | null, 
+/**
+ * The training iteration.
+ */
+iteration: number | null, 
+/**
+ * `train`, `rescue`, `probe`, `eval`, ...
+ */
+phase: string | null, 
+/**
+ * `train` or `heldout`.
+ */
+split: string | null, };
 
 export type EpisodePage = { total: number, offset: number, rows: Array<EpisodeRow>, };
 
