@@ -62,6 +62,95 @@ pub struct ExperimentConfig {
     /// Parallel (arm, seed) jobs; 0 = one per core.
     #[serde(default)]
     pub workers: usize,
+    /// The external trainer that updates an `openai` policy (see `docs/trainer-protocol.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trainer: Option<TrainerConfig>,
+    /// How a new checkpoint reaches the serving endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<ServingConfig>,
+}
+
+/// `[trainer]`: a command run once per update with a `request.json`; it writes `result.json`.
+///
+/// ```toml
+/// [trainer]
+/// kind = "command"
+/// command = ["trainers/trl/.venv/bin/python", "trainers/trl/train_step.py", "{request}"]
+/// timeout_s = 1800
+/// base_model = "HuggingFaceTB/SmolLM2-135M-Instruct"   # default: policy.model
+/// objective = "group"                                  # group | sft
+/// workdir = "artifacts/trainer"
+/// params = { lora_r = 8, learning_rate = 1e-4 }
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TrainerConfig {
+    /// `command` (the only kind).
+    #[serde(default = "default_trainer_kind")]
+    pub kind: String,
+    /// Program and arguments; `{request}` is replaced by the request file's path (which is also
+    /// in the environment as `HARNESS_S_REQUEST`).
+    pub command: Vec<String>,
+    /// Seconds one update may take before it is stopped (an infrastructure error).
+    #[serde(default = "default_trainer_timeout")]
+    pub timeout_s: u64,
+    /// The model the trainer starts from (default: `policy.model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_model: Option<String>,
+    /// `group` (advantage-weighted policy gradient, default) or `sft` (weighted SFT on positive
+    /// sequences). Warm-start demonstrations always use `sft`.
+    #[serde(default = "default_objective")]
+    pub objective: String,
+    /// Where batches, requests, results and checkpoints go (default `artifacts/trainer`);
+    /// each update gets `<workdir>/run-<id>/<suite>/<arm>/seed-<seed>/iter-<k>/`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workdir: Option<String>,
+    /// Passed through to the trainer untouched.
+    #[serde(default, skip_serializing_if = "toml_table_is_empty")]
+    pub params: toml::Table,
+}
+
+fn toml_table_is_empty(t: &toml::Table) -> bool {
+    t.is_empty()
+}
+
+/// `[serving]`: how the endpoint learns of a new checkpoint.
+///
+/// ```toml
+/// [serving]
+/// kind = "vllm-lora"     # vllm-lora | sglang-lora | command | none
+/// ready_timeout_s = 120  # wait this long for /v1/models to list the new adapter
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServingConfig {
+    #[serde(default = "default_serving_kind")]
+    pub kind: String,
+    /// For `kind = "command"`: a program that makes the endpoint serve the checkpoint;
+    /// `{checkpoint}` and `{name}` are replaced (also `HARNESS_S_CHECKPOINT`, `HARNESS_S_ADAPTER`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    #[serde(default = "default_ready_timeout")]
+    pub ready_timeout_s: u64,
+}
+
+fn default_trainer_kind() -> String {
+    "command".into()
+}
+fn default_trainer_timeout() -> u64 {
+    3600
+}
+fn default_serving_kind() -> String {
+    "vllm-lora".into()
+}
+fn default_ready_timeout() -> u64 {
+    120
+}
+
+impl Default for ServingConfig {
+    fn default() -> Self {
+        ServingConfig { kind: default_serving_kind(), command: Vec::new(), ready_timeout_s: default_ready_timeout() }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -228,6 +317,59 @@ fn default_objective() -> String {
 fn default_weight() -> f32 {
     1.0
 }
+
+impl ExperimentConfig {
+    /// `[trainer]` and `[serving]`: present exactly when an endpoint's policy is trained.
+    fn validate_training(&self, file: &str) -> Result<(), ConfigError> {
+        let err = |key: &str, message: String| Err(ConfigError { file: file.into(), key: key.into(), message });
+        let external = self.policy.backend != "builtin";
+        match (&self.trainer, external) {
+            (None, true) => {
+                return err(
+                    "trainer",
+                    format!(
+                        "policy.backend = \"{}\" is trained by an external trainer: add a [trainer] table (kind = \"command\", command = [...]); see docs/trainer-protocol.md",
+                        self.policy.backend
+                    ),
+                )
+            }
+            (Some(_), false) => return err("trainer", "the built-in policy trains in process; [trainer] is for policy.backend = \"openai\"".into()),
+            _ => {}
+        }
+        if self.serving.is_some() && !external {
+            return err("serving", "[serving] is for policy.backend = \"openai\"".into());
+        }
+        if let Some(t) = &self.trainer {
+            if t.kind != "command" {
+                return err("trainer.kind", format!("`{}` (allowed: command)", t.kind));
+            }
+            if t.command.is_empty() || t.command[0].trim().is_empty() {
+                return err("trainer.command", "the program to run and its arguments, e.g. [\"python3\", \"train_step.py\", \"{request}\"]".into());
+            }
+            if t.timeout_s == 0 {
+                return err("trainer.timeout_s", "must be at least 1".into());
+            }
+            if !["group", "sft"].contains(&t.objective.as_str()) {
+                return err("trainer.objective", format!("`{}` (allowed: group, sft)", t.objective));
+            }
+        }
+        if let Some(s) = &self.serving {
+            if !SERVING_KINDS.contains(&s.kind.as_str()) {
+                return err("serving.kind", format!("`{}` (allowed: {})", s.kind, SERVING_KINDS.join(", ")));
+            }
+            if s.kind == "command" && s.command.is_empty() {
+                return err("serving.command", "kind = \"command\" needs the program that reloads the endpoint".into());
+            }
+            if s.ready_timeout_s == 0 {
+                return err("serving.ready_timeout_s", "must be at least 1".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The ways a new checkpoint reaches the endpoint.
+pub const SERVING_KINDS: [&str; 4] = ["vllm-lora", "sglang-lora", "command", "none"];
 
 impl Default for PolicyConfig {
     fn default() -> Self {
@@ -403,6 +545,7 @@ impl ExperimentConfig {
             }
             other => return err("policy.backend", format!("unknown back-end `{other}` (allowed: builtin, openai)")),
         }
+        self.validate_training(file)?;
         if self.policy.warm_start_demos > 50 {
             return err("policy.warm_start_demos", format!("at most 50 demonstrations, got {}", self.policy.warm_start_demos));
         }

@@ -4,9 +4,28 @@
 //! examples into the next policy version. The built-in CPU policy is one learner
 //! ([`BuiltinLearner`]); an external trainer driving a served model is another.
 
-use crate::policy::builtin::{BuiltinPolicy, TrainExample};
+use super::batch::{flatten, BatchMeta, TrainSequence};
+use crate::policy::builtin::BuiltinPolicy;
 use crate::policy::Policy;
 use crate::records::JobState;
+
+/// Why an update did not happen: always the infrastructure's fault (the trainer, the files it
+/// exchanges, the serving endpoint), never a task failure. The job stops at its last completed
+/// update and resumes from there.
+#[derive(Debug, thiserror::Error)]
+pub enum LearnerError {
+    #[error("trainer: {0}")]
+    Trainer(String),
+    #[error("serving: {0}")]
+    Serving(String),
+    #[error("{what} `{path}`: {source}")]
+    Io {
+        what: &'static str,
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// What the training loop trains.
 pub trait Learner: Send + Sync {
@@ -14,10 +33,10 @@ pub trait Learner: Send + Sync {
     fn policy(&self) -> &dyn Policy;
     /// The version of that policy (recorded with routing decisions and profiles).
     fn version(&self) -> u64;
-    /// Learn from demonstrations before the first iteration (examples of weight 1).
-    fn warm_start(&self, demonstrations: &[TrainExample]);
-    /// One update on a batch of weighted examples (GRPO advantages, distilled rescues).
-    fn update(&self, batch: &[TrainExample]);
+    /// Learn from demonstrations before the first iteration (sequences of weight 1).
+    fn warm_start(&self, demonstrations: &[TrainSequence], meta: &BatchMeta) -> Result<(), LearnerError>;
+    /// One update on a batch of weighted sequences (GRPO advantages, distilled rescues).
+    fn update(&self, batch: &[TrainSequence], meta: &BatchMeta) -> Result<(), LearnerError>;
     /// Write the learner's state into a job checkpoint.
     fn save(&self, st: &mut JobState);
     /// Take the learner's state back from a job checkpoint.
@@ -50,14 +69,17 @@ impl Learner for BuiltinLearner {
         self.policy.version()
     }
 
-    fn warm_start(&self, demonstrations: &[TrainExample]) {
+    fn warm_start(&self, demonstrations: &[TrainSequence], _meta: &BatchMeta) -> Result<(), LearnerError> {
+        let examples = flatten(demonstrations);
         for _ in 0..WARM_START_EPOCHS {
-            self.policy.train_decayed(demonstrations, self.learning_rate, self.weight_decay);
+            self.policy.train_decayed(&examples, self.learning_rate, self.weight_decay);
         }
+        Ok(())
     }
 
-    fn update(&self, batch: &[TrainExample]) {
-        self.policy.train(batch, self.learning_rate);
+    fn update(&self, batch: &[TrainSequence], _meta: &BatchMeta) -> Result<(), LearnerError> {
+        self.policy.train(&flatten(batch), self.learning_rate);
+        Ok(())
     }
 
     fn save(&self, st: &mut JobState) {

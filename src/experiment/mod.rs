@@ -1,11 +1,12 @@
 //! Experiments: one training loop for every arm, evaluation under the base harness on training
 //! and held-out families, resume after a kill.
 
+pub mod batch;
 pub mod config;
 pub mod learner;
 pub mod runner;
 
 pub use crate::records::task_record_key;
 pub use config::{ConfigError, ExperimentConfig};
-pub use learner::{BuiltinLearner, Learner};
+pub use learner::{BuiltinLearner, Learner, LearnerError};
 pub use runner::{run_experiment, ExperimentOutcome};

@@ -22,12 +22,13 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::config::ExperimentConfig;
-use super::learner::{BuiltinLearner, Learner};
+use super::batch::{BatchMeta, Source, TrainSequence};
+use super::learner::{BuiltinLearner, Learner, LearnerError};
 use crate::distil::{distil, DistillMode};
 use crate::episode::Episode;
 use crate::events::{Event, EventSink, ProgressUnit};
 use crate::harness::{run_episode, EpisodeRequest, HarnessLibrary, HarnessSpec};
-use crate::policy::builtin::{BuiltinPolicy, TrainExample};
+use crate::policy::builtin::BuiltinPolicy;
 use crate::records::{job_key, profile_key, task_record_key, Arm, Phase, ProfileRecord, RouteRecord, TRAIN_SPLIT};
 pub use crate::records::{EvalPoint, JobState, RankOne, Rollouts};
 use crate::route::{failure_signature, failure_summary, BehaviorProfile, RouteQuery, Router, RoutingDecision};
@@ -85,6 +86,13 @@ struct Shared<'a> {
     router: Router,
 }
 
+/// A solving action sequence for one training task, from the grammar search.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Demonstration {
+    task_id: String,
+    steps: crate::suite::Solution,
+}
+
 struct SuiteSetup {
     suite: Box<dyn Suite>,
     tasks: Vec<Task>,
@@ -133,6 +141,10 @@ pub enum JobError {
         #[source]
         source: crate::suite::EnvError,
     },
+    /// The learner's update failed (an external trainer or the serving endpoint): an
+    /// infrastructure error; the job resumes from its last completed update.
+    #[error(transparent)]
+    Learner(LearnerError),
     #[error("{0}")]
     Setup(String),
 }
@@ -414,6 +426,14 @@ impl Job<'_> {
         ep
     }
 
+    fn meta(&self, iteration: usize) -> BatchMeta {
+        BatchMeta { arm: self.arm.to_string(), seed: self.seed, iteration, policy_version: self.learner.version() }
+    }
+
+    fn family_of(&self, task_id: &str) -> &str {
+        self.su.tasks.iter().find(|t| t.id == task_id).map(|t| t.family.as_str()).unwrap_or("")
+    }
+
     fn save(&self, batch: &[(Episode, EpisodeContext)]) -> Result<Vec<i64>, JobError> {
         if batch.is_empty() {
             return Ok(Vec::new());
@@ -462,18 +482,28 @@ impl Job<'_> {
             return Ok(());
         }
         let demos = self.demonstrations(want)?;
-        let examples: Vec<TrainExample> =
-            demos.iter().flat_map(|d| d.iter().map(|(c, t)| TrainExample { context: c.clone(), target: t.clone(), weight: 1.0 })).collect();
+        let base = &self.su.base.name;
+        let sequences: Vec<TrainSequence> = demos
+            .iter()
+            .map(|d| {
+                let (id, family) = (&d.task_id, self.family_of(&d.task_id));
+                TrainSequence::new(id, family, &format!("warm-start/{id}"), 1.0, 1.0, 1.0, Source::WarmStart, base, d.steps.iter().cloned())
+            })
+            .collect();
         st.rollouts.demo += demos.len() as u64;
-        self.learner.warm_start(&examples);
+        self.learner.warm_start(&sequences, &self.meta(0)).map_err(JobError::Learner)?;
         Ok(())
     }
 
-    fn demonstrations(&self, want: usize) -> Result<Vec<crate::suite::Solution>, JobError> {
+    fn demonstrations(&self, want: usize) -> Result<Vec<Demonstration>, JobError> {
         let key = format!("demos/{}/{}", self.suite_name, self.seed);
         // one search per seed, whichever arm gets there first
         let _guard = self.sh.demo_locks[self.seed_index].lock().unwrap_or_else(|p| p.into_inner());
         if let Some(v) = self.sh.store.state(self.sh.run_id, &key)? {
+            // runs of earlier versions stored the bare solutions
+            if let Ok(bare) = serde_json::from_value::<Vec<crate::suite::Solution>>(v.clone()) {
+                return Ok(bare.into_iter().map(|steps| Demonstration { task_id: String::new(), steps }).collect());
+            }
             return Ok(crate::records::parse("demonstrations", &key, v)?);
         }
         let mut order = self.su.train.clone();
@@ -484,8 +514,8 @@ impl Job<'_> {
                 break;
             }
             let task = &self.su.tasks[t];
-            if let (Some(sol), _) = crate::search::solve_with(self.su.suite.as_ref(), &self.su.base, task, 1500, false) {
-                demos.push(sol);
+            if let (Some(steps), _) = crate::search::solve_with(self.su.suite.as_ref(), &self.su.base, task, 1500, false) {
+                demos.push(Demonstration { task_id: task.id.clone(), steps });
             }
         }
         let v = encode("demonstrations", &demos)?;
@@ -501,7 +531,7 @@ impl Job<'_> {
         // the same batch for every arm of this seed
         shuffle(&mut order, mix(&[self.seed, it as u64, 0xba7c4]));
         let batch: Vec<usize> = order.into_iter().take(b.batch_tasks.min(self.su.train.len())).collect();
-        let mut examples: Vec<TrainExample> = Vec::new();
+        let mut examples: Vec<TrainSequence> = Vec::new();
         let mut to_save: Vec<(Episode, EpisodeContext)> = Vec::new();
         let mut successes = 0usize;
         let mut tries = 0usize;
@@ -518,8 +548,9 @@ impl Job<'_> {
             successes += group.iter().filter(|e| e.success()).count();
             tries += group.len();
             let any = group.iter().any(|e| e.success());
+            let group_id = task_record_key(&self.suite_name, self.arm, self.seed_index, it, &task.id);
             if any {
-                grpo(&group, 1.0, &mut examples);
+                grpo(&group, task, &group_id, &mut examples);
                 for e in group {
                     to_save.push((e, self.ctx(it, Phase::Train, TRAIN_SPLIT)));
                 }
@@ -542,14 +573,14 @@ impl Job<'_> {
                     let mut all = std::mem::take(&mut group);
                     let first_extra = all.len();
                     all.extend(more);
-                    grpo(&all, 1.0, &mut examples);
+                    grpo(&all, task, &group_id, &mut examples);
                     for (i, e) in all.into_iter().enumerate() {
                         to_save.push((e, self.ctx(it, if i < first_extra { Phase::Train } else { Phase::Resample }, TRAIN_SPLIT)));
                     }
                     continue;
                 }
                 _ => {
-                    let rescued = self.rescue(it, task, &group, st, &mut examples)?;
+                    let rescued = self.rescue(it, task, &group_id, &group, st, &mut examples)?;
                     if rescued {
                         st.rescued_tasks += 1;
                     }
@@ -561,7 +592,7 @@ impl Job<'_> {
         }
         self.save(&to_save)?;
         if !examples.is_empty() {
-            self.learner.update(&examples);
+            self.learner.update(&examples, &self.meta(it)).map_err(JobError::Learner)?;
             crate::fault::point("update");
         }
         st.train_success.push(if tries > 0 { successes as f64 / tries as f64 } else { 0.0 });
@@ -570,7 +601,15 @@ impl Job<'_> {
 
     /// Route an all-fail task to siblings, try them, distil the successes. Returns whether any
     /// sibling rescued the task.
-    fn rescue(&self, it: usize, task: &Task, failed: &[Episode], st: &mut JobState, examples: &mut Vec<TrainExample>) -> Result<bool, JobError> {
+    fn rescue(
+        &self,
+        it: usize,
+        task: &Task,
+        group_id: &str,
+        failed: &[Episode],
+        st: &mut JobState,
+        examples: &mut Vec<TrainSequence>,
+    ) -> Result<bool, JobError> {
         let cfg = self.sh.cfg;
         let b = &cfg.budget;
         let tseed = hash_str(&task.id);
@@ -612,8 +651,8 @@ impl Job<'_> {
         };
         let mut any = false;
         let mut rescued_by: Vec<(String, bool)> = Vec::new();
-        // each successful try's distilled examples
-        let mut rescues: Vec<Vec<TrainExample>> = Vec::new();
+        // each successful try's distilled steps, in the context of the harness they were distilled to
+        let mut rescues: Vec<(Vec<(crate::message::Context, crate::message::AssistantTurn)>, String)> = Vec::new();
         let mut k = 0u64;
         for (sib, tries) in &plan {
             let Some(spec) = self.su.siblings.iter().find(|s| &s.name == sib) else { continue };
@@ -628,7 +667,7 @@ impl Job<'_> {
                     ok = true;
                     let d = distil(mode, &ep, &self.su.base, self.su.suite.as_ref(), task, cfg.distill.weight)
                         .map_err(|source| JobError::Distil { task: task.id.clone(), source })?;
-                    rescues.push(d.examples.clone());
+                    rescues.push((d.examples.iter().map(|x| (x.context.clone(), x.target.clone())).collect(), d.to_harness.clone()));
                     distilled = Some(d);
                 }
                 let ids = self.save(&[(ep, self.ctx(it, Phase::Rescue, TRAIN_SPLIT))])?;
@@ -641,21 +680,22 @@ impl Job<'_> {
             any |= ok;
             rescued_by.push((sib.clone(), ok));
         }
+        let w = cfg.distill.weight;
+        let distilled = |steps, harness: &str, adv| {
+            TrainSequence::new(&task.id, &task.family, group_id, 1.0, adv, w, Source::RescueDistilled, harness, steps)
+        };
         if cfg.distill.objective == "sft" {
-            examples.extend(rescues.into_iter().flatten());
+            examples.extend(rescues.into_iter().map(|(steps, harness)| distilled(steps, &harness, 1.0)));
         } else if !rescues.is_empty() {
             // LUFFY-style: the rescues join the failed group as off-policy successes
             let failed: Vec<&Episode> = failed.iter().filter(|e| e.infra_error.is_none()).collect();
             let rewards: Vec<f64> = failed.iter().map(|_| 0.0).chain(rescues.iter().map(|_| 1.0)).collect();
             let adv = group_advantages(&rewards);
             for (e, a) in failed.iter().zip(&adv) {
-                push_steps(e, *a, examples);
+                push_episode(e, task, group_id, *a, examples);
             }
-            for (r, a) in rescues.into_iter().zip(&adv[failed.len()..]) {
-                examples.extend(r.into_iter().map(|mut x| {
-                    x.weight *= *a;
-                    x
-                }));
+            for ((steps, harness), a) in rescues.into_iter().zip(&adv[failed.len()..]) {
+                examples.push(distilled(steps, &harness, *a));
             }
         }
         let decision = match decision {
@@ -838,26 +878,23 @@ fn group_advantages(r: &[f64]) -> Vec<f32> {
     r.iter().map(|x| ((x - m) / sd) as f32).collect()
 }
 
-/// Every step of `e` that made a call, as a training example of weight `adv`.
-fn push_steps(e: &Episode, adv: f32, out: &mut Vec<TrainExample>) {
+/// Every step of `e` that made a call, as a rollout sequence of advantage `adv` (none when the
+/// advantage is zero: it would teach nothing).
+fn push_episode(e: &Episode, task: &Task, group_id: &str, adv: f32, out: &mut Vec<TrainSequence>) {
     if adv == 0.0 {
         return;
     }
-    for step in &e.steps {
-        if step.output.tool_calls.is_empty() {
-            continue;
-        }
-        out.push(TrainExample { context: step.context.clone(), target: step.output.clone(), weight: adv });
-    }
+    let steps = e.steps.iter().filter(|s| !s.output.tool_calls.is_empty()).map(|s| (s.context.clone(), s.output.clone()));
+    out.push(TrainSequence::new(&task.id, &task.family, group_id, e.reward(), adv, 1.0, Source::Rollout, &e.harness, steps));
 }
 
 /// GRPO: group-relative advantages for every step of every episode (infrastructure failures
 /// excluded).
-fn grpo(group: &[Episode], scale: f32, out: &mut Vec<TrainExample>) {
+fn grpo(group: &[Episode], task: &Task, group_id: &str, out: &mut Vec<TrainSequence>) {
     let group: Vec<&Episode> = group.iter().filter(|e| e.infra_error.is_none()).collect();
     let r: Vec<f64> = group.iter().map(|e| e.reward()).collect();
     for (e, a) in group.iter().zip(group_advantages(&r)) {
-        push_steps(e, a * scale, out);
+        push_episode(e, task, group_id, a, out);
     }
 }
 

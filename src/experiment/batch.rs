@@ -1,0 +1,258 @@
+//! The training batch: what one update of one job learns from, as the loop builds it
+//! ([`TrainSequence`]) and as an external trainer reads it (one JSONL line per [`BatchLine`],
+//! specified in `docs/trainer-protocol.md` and `docs/trainer-batch.schema.json`).
+//!
+//! A sequence is one episode's contribution: every decision step it trains on, under one
+//! group-relative `advantage` and one `weight`; the built-in learner trains each step with weight
+//! `weight × advantage`, the same number a trainer reads from the line. A line is in OpenAI/TRL
+//! conversational form (`messages` with assistant `tool_calls` and `tool` turns, `tools` as
+//! function specs) so that TRL's `SFTTrainer` reads it as it is. Consecutive steps whose contexts
+//! extend each other become one line; assistant turns that are not training targets (an answer the
+//! loop does not train on) carry OpenAI's per-message `"weight": 0`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::message::{AssistantTurn, Context, Message, Role, ToolCall, ToolSpec};
+use crate::policy::builtin::TrainExample;
+
+/// Where a sequence comes from.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    /// An on-policy rollout under the base harness (GRPO group member).
+    Rollout,
+    /// A sibling's successful rescue, distilled into the context named by `harness`.
+    RescueDistilled,
+    /// A solving demonstration found by the grammar search, before the first iteration.
+    WarmStart,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Rollout => "rollout",
+            Source::RescueDistilled => "rescue-distilled",
+            Source::WarmStart => "warm-start",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Source> {
+        [Source::Rollout, Source::RescueDistilled, Source::WarmStart].into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+/// One episode's training steps with the numbers the update weighs them by.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TrainSequence {
+    pub task_id: String,
+    pub family: String,
+    /// The GRPO group the advantage is relative to (a rescue joins its task's failed group).
+    pub group_id: String,
+    pub reward: f64,
+    /// Group-relative advantage `(r − mean) / std` (1 for demonstrations and SFT rescues).
+    pub advantage: f32,
+    /// The sequence's weight apart from its advantage (`distill.weight` for rescues, else 1).
+    pub weight: f32,
+    pub source: Source,
+    /// The harness whose context the steps are in.
+    pub harness: String,
+    /// The steps, each with weight `weight × advantage`.
+    pub steps: Vec<TrainExample>,
+}
+
+impl TrainSequence {
+    /// A sequence over `steps` (contexts and targets), each step weighted `weight × advantage`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        task_id: &str,
+        family: &str,
+        group_id: &str,
+        reward: f64,
+        advantage: f32,
+        weight: f32,
+        source: Source,
+        harness: &str,
+        steps: impl IntoIterator<Item = (Context, AssistantTurn)>,
+    ) -> Self {
+        let w = weight * advantage;
+        TrainSequence {
+            task_id: task_id.into(),
+            family: family.into(),
+            group_id: group_id.into(),
+            reward,
+            advantage,
+            weight,
+            source,
+            harness: harness.into(),
+            steps: steps.into_iter().map(|(context, target)| TrainExample { context, target, weight: w }).collect(),
+        }
+    }
+}
+
+/// Every step of every sequence, in order: what the built-in learner trains on.
+pub fn flatten(batch: &[TrainSequence]) -> Vec<TrainExample> {
+    batch.iter().flat_map(|s| s.steps.iter().cloned()).collect()
+}
+
+/// Which job and update a batch belongs to.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct BatchMeta {
+    pub arm: String,
+    pub seed: u64,
+    pub iteration: usize,
+    /// The version of the policy the rollouts were sampled from.
+    pub policy_version: u64,
+}
+
+/// One line of a batch file.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct BatchLine {
+    pub messages: Vec<Value>,
+    pub tools: Vec<Value>,
+    pub task_id: String,
+    pub family: String,
+    pub group_id: String,
+    pub reward: f64,
+    pub advantage: f32,
+    pub weight: f32,
+    pub source: Source,
+    pub harness: String,
+    pub arm: String,
+    pub seed: u64,
+    pub iteration: usize,
+    pub policy_version: u64,
+}
+
+fn role_str(r: Role) -> &'static str {
+    match r {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    }
+}
+
+/// A tool call in conversational form. `arguments` stays a JSON object, as the chat templates of
+/// TRL and transformers expect (the chat-completions wire carries a string instead).
+fn call_json(c: &ToolCall) -> Value {
+    json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}})
+}
+
+/// A context message in conversational form; `origin` (the workbench's bookkeeping) is dropped.
+pub fn message_json(m: &Message) -> Value {
+    let mut o = Map::new();
+    o.insert("role".into(), json!(role_str(m.role)));
+    o.insert("content".into(), json!(m.content));
+    if !m.tool_calls.is_empty() {
+        o.insert("tool_calls".into(), Value::Array(m.tool_calls.iter().map(call_json).collect()));
+    }
+    if let Some(id) = &m.tool_call_id {
+        o.insert("tool_call_id".into(), json!(id));
+    }
+    if m.role == Role::Assistant {
+        // an assistant turn from the context is not a training target
+        o.insert("weight".into(), json!(0));
+    }
+    Value::Object(o)
+}
+
+/// The policy's turn as a training target (`"weight": 1`).
+pub fn target_json(t: &AssistantTurn) -> Value {
+    let mut o = Map::new();
+    o.insert("role".into(), json!("assistant"));
+    o.insert("content".into(), json!(t.content));
+    if !t.tool_calls.is_empty() {
+        o.insert("tool_calls".into(), Value::Array(t.tool_calls.iter().map(call_json).collect()));
+    }
+    o.insert("weight".into(), json!(1));
+    Value::Object(o)
+}
+
+pub fn tool_json(t: &ToolSpec) -> Value {
+    json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}})
+}
+
+/// `m` as the message the policy's turn `t` became in later contexts.
+fn same_turn(m: &Message, t: &AssistantTurn) -> bool {
+    m.role == Role::Assistant && m.content == t.content && m.tool_calls == t.tool_calls
+}
+
+/// The conversations of one sequence: consecutive steps whose contexts extend the previous step's
+/// context and target become one conversation (every target in it weighted 1).
+fn conversations(seq: &TrainSequence) -> Vec<(Vec<Value>, &[ToolSpec])> {
+    let mut out: Vec<(Vec<Value>, &[ToolSpec])> = Vec::new();
+    // the previous step: does this one continue its conversation?
+    let mut prev: Option<(&Context, &AssistantTurn)> = None;
+    for step in &seq.steps {
+        let extends = prev.is_some_and(|(c, t)| {
+            let n = c.messages.len();
+            c.tools == step.context.tools
+                && step.context.messages.len() > n
+                && step.context.messages[..n] == c.messages[..]
+                && same_turn(&step.context.messages[n], t)
+        });
+        match (extends, out.last_mut(), prev) {
+            (true, Some((msgs, _)), Some((c, _))) => {
+                for m in &step.context.messages[c.messages.len() + 1..] {
+                    msgs.push(message_json(m));
+                }
+                msgs.push(target_json(&step.target));
+            }
+            _ => {
+                let mut msgs: Vec<Value> = step.context.messages.iter().map(message_json).collect();
+                msgs.push(target_json(&step.target));
+                out.push((msgs, &step.context.tools));
+            }
+        }
+        prev = Some((&step.context, &step.target));
+    }
+    out
+}
+
+/// The lines of a batch, in the batch's order.
+pub fn lines(batch: &[TrainSequence], meta: &BatchMeta) -> Vec<BatchLine> {
+    let mut out = Vec::new();
+    for seq in batch {
+        for (messages, tools) in conversations(seq) {
+            out.push(BatchLine {
+                messages,
+                tools: tools.iter().map(tool_json).collect(),
+                task_id: seq.task_id.clone(),
+                family: seq.family.clone(),
+                group_id: seq.group_id.clone(),
+                reward: seq.reward,
+                advantage: seq.advantage,
+                weight: seq.weight,
+                source: seq.source,
+                harness: seq.harness.clone(),
+                arm: meta.arm.clone(),
+                seed: meta.seed,
+                iteration: meta.iteration,
+                policy_version: meta.policy_version,
+            });
+        }
+    }
+    out
+}
+
+/// Writes the batch as JSONL to `path` (through a temporary file, so a reader never sees half a
+/// batch); returns the number of lines.
+pub fn write_jsonl(path: &std::path::Path, batch: &[TrainSequence], meta: &BatchMeta) -> std::io::Result<usize> {
+    use std::io::Write;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension("jsonl.tmp");
+    let ls = lines(batch, meta);
+    {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        for l in &ls {
+            serde_json::to_writer(&mut f, l).map_err(std::io::Error::other)?;
+            f.write_all(b"\n")?;
+        }
+        f.flush()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    Ok(ls.len())
+}
