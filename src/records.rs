@@ -107,6 +107,9 @@ pub struct JobState {
     pub rescued_tasks: u64,
     pub all_fail_tasks: u64,
     pub train_success: Vec<f64>,
+    /// An external learner's state (policy version, checkpoint, served adapter names).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learner: Option<serde_json::Value>,
 }
 
 /// A record body: `inner`'s fields plus the job (`arm`, `seed_index`) and `iteration` it belongs to.

@@ -134,6 +134,9 @@ pub struct ServingConfig {
     pub ready_timeout_s: u64,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
 fn default_trainer_kind() -> String {
     "command".into()
 }
@@ -179,6 +182,12 @@ pub struct PolicyConfig {
     /// `openai` back-end: the environment variable holding the API key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
+    /// `openai` back-end: the most tokens one reply may have.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// `openai` back-end: seconds one request may take (default 120).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -249,6 +258,9 @@ pub struct EvalSettings {
     /// Training-family tasks evaluated each time (0 = all).
     #[serde(default)]
     pub train_tasks: usize,
+    /// Held-out tasks evaluated each time (0 = all).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub heldout_tasks: usize,
     /// Sampling temperature at evaluation (0 = greedy).
     #[serde(default)]
     pub temperature: f32,
@@ -382,6 +394,8 @@ impl Default for PolicyConfig {
             base_url: None,
             model: None,
             api_key_env: None,
+            max_tokens: None,
+            timeout_s: None,
         }
     }
 }
@@ -408,7 +422,7 @@ impl Default for DistillConfig {
 }
 impl Default for EvalSettings {
     fn default() -> Self {
-        EvalSettings { train_tasks: 0, temperature: 0.0 }
+        EvalSettings { train_tasks: 0, heldout_tasks: 0, temperature: 0.0 }
     }
 }
 
@@ -573,6 +587,7 @@ impl ExperimentConfig {
             ("budget.rescue_tries", self.budget.rescue_tries, MAX_TRIES),
             ("budget.probe_tasks", self.budget.probe_tasks, MAX_TASKS),
             ("eval.train_tasks", self.eval.train_tasks, MAX_TASKS),
+            ("eval.heldout_tasks", self.eval.heldout_tasks, MAX_TASKS),
         ] {
             if value > max {
                 return err(key, format!("at most {max}, got {value}"));

@@ -40,7 +40,7 @@ pub trait Learner: Send + Sync {
     /// Write the learner's state into a job checkpoint.
     fn save(&self, st: &mut JobState);
     /// Take the learner's state back from a job checkpoint.
-    fn load(&self, st: &JobState);
+    fn load(&self, st: &JobState) -> Result<(), LearnerError>;
 }
 
 /// Full-batch passes over the demonstrations in the built-in policy's warm start.
@@ -86,9 +86,10 @@ impl Learner for BuiltinLearner {
         st.model = Some(self.policy.snapshot());
     }
 
-    fn load(&self, st: &JobState) {
+    fn load(&self, st: &JobState) -> Result<(), LearnerError> {
         if let Some(m) = &st.model {
             self.policy.restore(m);
         }
+        Ok(())
     }
 }

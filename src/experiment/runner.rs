@@ -21,14 +21,16 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::config::ExperimentConfig;
 use super::batch::{BatchMeta, Source, TrainSequence};
+use super::config::ExperimentConfig;
+use super::external::{ExternalLearner, JobIdentity};
 use super::learner::{BuiltinLearner, Learner, LearnerError};
 use crate::distil::{distil, DistillMode};
 use crate::episode::Episode;
 use crate::events::{Event, EventSink, ProgressUnit};
 use crate::harness::{run_episode, EpisodeRequest, HarnessLibrary, HarnessSpec};
 use crate::policy::builtin::BuiltinPolicy;
+use crate::policy::openai::{OpenAiConfig, OpenAiPolicy};
 use crate::records::{job_key, profile_key, task_record_key, Arm, Phase, ProfileRecord, RouteRecord, TRAIN_SPLIT};
 pub use crate::records::{EvalPoint, JobState, RankOne, Rollouts};
 use crate::route::{failure_signature, failure_summary, BehaviorProfile, RouteQuery, Router, RoutingDecision};
@@ -221,12 +223,6 @@ pub fn run_experiment(
                 crate::suite::require_containment(s.as_ref()).map_err(|e| ExperimentError::Setup(e.to_string()))?;
             }
         }
-        // Rollouts through an endpoint work (`harness-s eval`); updating its weights from the
-        // recipe's gradients needs a trainer on the serving side, which the runner does not drive.
-        return Err(ExperimentError::Setup(format!(
-            "policy.backend: `{}` cannot be trained by the experiment runner (it trains the built-in policy); evaluate an endpoint with `harness-s eval --policy openai`",
-            cfg.policy.backend
-        )));
     }
     let lib = match &cfg.harness.dir {
         Some(d) => HarnessLibrary::with_dir(std::path::Path::new(d)),
@@ -329,6 +325,17 @@ pub fn run_experiment(
     Ok(outcome)
 }
 
+/// The endpoint an `openai` policy samples from (its model name switches with each update).
+fn endpoint_policy(p: &super::config::PolicyConfig) -> Result<OpenAiPolicy, String> {
+    let mut c = OpenAiConfig::new(p.base_url.clone().unwrap_or_default(), p.model.clone().unwrap_or_default());
+    c.api_key_env = p.api_key_env.clone();
+    c.max_tokens = p.max_tokens;
+    if let Some(t) = p.timeout_s {
+        c.timeout = std::time::Duration::from_secs(t);
+    }
+    OpenAiPolicy::new(c).map_err(|e| format!("policy: {e}"))
+}
+
 /// One (suite, arm, seed) training run.
 fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobState, JobError> {
     let cfg = sh.cfg;
@@ -341,9 +348,20 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
         Some(v) => crate::records::parse("job checkpoint", &key, v)?,
         None => JobState { suite: suite_name.clone(), arm: arm.to_string(), seed_index, seed, ..Default::default() },
     };
-    let grammar = su.suite.grammar().ok_or_else(|| JobError::Setup(format!("suite `{suite_name}` has no grammar for the built-in policy")))?;
-    let learner = BuiltinLearner::new(BuiltinPolicy::new(grammar), cfg.policy.learning_rate, cfg.policy.weight_decay);
-    learner.load(&st);
+    let identity = JobIdentity { run_id: sh.run_id, suite: suite_name.clone(), arm: arm.to_string(), seed, seed_index };
+    let learner: Box<dyn Learner + '_> = match &cfg.trainer {
+        None => {
+            let grammar =
+                su.suite.grammar().ok_or_else(|| JobError::Setup(format!("suite `{suite_name}` has no grammar for the built-in policy")))?;
+            Box::new(BuiltinLearner::new(BuiltinPolicy::new(grammar), cfg.policy.learning_rate, cfg.policy.weight_decay))
+        }
+        Some(trainer) => {
+            let policy = endpoint_policy(&cfg.policy).map_err(JobError::Setup)?;
+            Box::new(ExternalLearner::new(policy, trainer.clone(), cfg.serving.clone().unwrap_or_default(), identity, sh.store, sh.sink))
+        }
+    };
+    let learner = learner.as_ref();
+    learner.load(&st).map_err(JobError::Learner)?;
     if st.finished {
         sh.done_units.fetch_add(cfg.iterations + 1, Ordering::SeqCst);
         return Ok(st);
@@ -351,7 +369,7 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
     // Drop what an interrupted iteration recorded; it is replayed identically below.
     let next_iter = if st.started { st.iterations_done as u32 + 1 } else { 0 };
     sh.store.delete_episodes_from(sh.run_id, &suite_name, arm, seed_index as u32, next_iter)?;
-    let job = Job { sh, su, arm, kind, seed_index, seed, learner: &learner, suite_name: suite_name.clone() };
+    let job = Job { sh, su, arm, kind, seed_index, seed, learner, suite_name: suite_name.clone() };
     if !st.started {
         job.warm_start(&mut st)?;
         if kind.routed() {
@@ -483,11 +501,20 @@ impl Job<'_> {
         }
         let demos = self.demonstrations(want)?;
         let base = &self.su.base.name;
+        // a search may leave the tool specs out of its contexts (a grammar reads messages only);
+        // a trained model sees them, as it does in its rollouts
+        let tools = self.su.base.offered_tools(self.su.suite.tools());
         let sequences: Vec<TrainSequence> = demos
             .iter()
             .map(|d| {
                 let (id, family) = (&d.task_id, self.family_of(&d.task_id));
-                TrainSequence::new(id, family, &format!("warm-start/{id}"), 1.0, 1.0, 1.0, Source::WarmStart, base, d.steps.iter().cloned())
+                let steps = d.steps.iter().cloned().map(|(mut c, t)| {
+                    if c.tools.is_empty() {
+                        c.tools = tools.clone();
+                    }
+                    (c, t)
+                });
+                TrainSequence::new(id, family, &format!("warm-start/{id}"), 1.0, 1.0, 1.0, Source::WarmStart, base, steps)
             })
             .collect();
         st.rollouts.demo += demos.len() as u64;
@@ -681,9 +708,8 @@ impl Job<'_> {
             rescued_by.push((sib.clone(), ok));
         }
         let w = cfg.distill.weight;
-        let distilled = |steps, harness: &str, adv| {
-            TrainSequence::new(&task.id, &task.family, group_id, 1.0, adv, w, Source::RescueDistilled, harness, steps)
-        };
+        let distilled =
+            |steps, harness: &str, adv| TrainSequence::new(&task.id, &task.family, group_id, 1.0, adv, w, Source::RescueDistilled, harness, steps);
         if cfg.distill.objective == "sft" {
             examples.extend(rescues.into_iter().map(|(steps, harness)| distilled(steps, &harness, 1.0)));
         } else if !rescues.is_empty() {
@@ -778,7 +804,13 @@ impl Job<'_> {
         }
         let mut v = vec![("train", train)];
         if !self.su.heldout.is_empty() {
-            v.push(("heldout", self.su.heldout.clone()));
+            let mut heldout = self.su.heldout.clone();
+            if cfg.eval.heldout_tasks > 0 && cfg.eval.heldout_tasks < heldout.len() {
+                shuffle(&mut heldout, mix(&[0xe7a2]));
+                heldout.truncate(cfg.eval.heldout_tasks);
+                heldout.sort();
+            }
+            v.push(("heldout", heldout));
         }
         v
     }
@@ -997,7 +1029,135 @@ fn summarise(cfg: &ExperimentConfig, run_id: i64, resumed: bool, finished: bool,
 
 #[cfg(test)]
 mod tests {
-    use super::group_advantages;
+    use super::*;
+    use crate::experiment::batch::{flatten, lines, BatchLine};
+    use crate::message::{Origin, Role};
+
+    struct Bench {
+        suite: Box<dyn Suite>,
+        tasks: Vec<Task>,
+        lib: HarnessLibrary,
+        policy: BuiltinPolicy,
+    }
+
+    fn bench() -> Bench {
+        let suite = crate::suite::by_name("dbbench").unwrap();
+        let tasks = suite.bundled_tasks().unwrap();
+        let policy = BuiltinPolicy::new(suite.grammar().unwrap());
+        let lib = HarnessLibrary::builtin().unwrap();
+        // warm-started as the runner does, so that groups have spread
+        let base = lib.get("dbbench", "base").unwrap().spec.clone();
+        let demos: Vec<crate::policy::builtin::TrainExample> = tasks
+            .iter()
+            .step_by(7)
+            .take(30)
+            .filter_map(|t| crate::search::solve_with(suite.as_ref(), &base, t, 1500, false).0)
+            .flatten()
+            .map(|(context, target)| crate::policy::builtin::TrainExample { context, target, weight: 1.0 })
+            .collect();
+        for _ in 0..20 {
+            policy.train_decayed(&demos, 2.0, crate::policy::builtin::WEIGHT_DECAY);
+        }
+        Bench { suite, tasks, lib, policy }
+    }
+
+    fn episode(b: &Bench, task: &Task, harness: &HarnessSpec, seed: u64) -> Episode {
+        run_episode(&EpisodeRequest { suite: b.suite.as_ref(), harness, task, policy: &b.policy, sample: 0, seed, temperature: 1.0, cancel: None })
+    }
+
+    fn meta() -> BatchMeta {
+        BatchMeta { arm: "harness-s".into(), seed: 1, iteration: 3, policy_version: 2 }
+    }
+
+    #[test]
+    fn batch_lines_carry_the_advantages_the_built_in_learner_trains_with() {
+        let b = bench();
+        let base = b.lib.get("dbbench", "base").unwrap().spec.clone();
+        // groups of real rollouts, some with spread
+        let mut checked = 0;
+        for task in b.tasks.iter().take(40) {
+            let group: Vec<Episode> = (0..4).map(|k| episode(&b, task, &base, 100 + k)).collect();
+            let mut batch = Vec::new();
+            grpo(&group, task, "g", &mut batch);
+            let rewards: Vec<f64> = group.iter().map(|e| e.reward()).collect();
+            let adv = group_advantages(&rewards);
+            // one sequence per episode with a non-zero advantage, in the group's order
+            let expected: Vec<f32> = adv
+                .iter()
+                .zip(&group)
+                .filter(|(a, e)| **a != 0.0 && e.steps.iter().any(|s| !s.output.tool_calls.is_empty()))
+                .map(|(a, _)| *a)
+                .collect();
+            let got: Vec<f32> = batch.iter().map(|s| s.advantage).collect();
+            assert_eq!(got, expected, "{}", task.id);
+            // the built-in learner's example weights are the lines' weight × advantage
+            let examples = flatten(&batch);
+            let ls: Vec<BatchLine> = lines(&batch, &meta());
+            let mut k = 0;
+            for l in &ls {
+                let targets = l.messages.iter().filter(|m| m["role"] == "assistant" && m["weight"] == 1).count();
+                for _ in 0..targets {
+                    assert_eq!(examples[k].weight, l.weight * l.advantage);
+                    k += 1;
+                }
+                assert_eq!(l.messages.last().unwrap()["weight"], 1, "a line ends with a target");
+                assert_eq!(l.source, Source::Rollout);
+                assert_eq!((l.arm.as_str(), l.seed, l.iteration, l.policy_version), ("harness-s", 1, 3, 2));
+            }
+            assert_eq!(k, examples.len(), "every trained step is a target in exactly one line");
+            checked += ls.len();
+        }
+        assert!(checked > 0, "some groups had spread");
+    }
+
+    #[test]
+    fn a_strip_mode_sequence_holds_no_text_only_the_sibling_added() {
+        let b = bench();
+        let base = b.lib.get("dbbench", "base").unwrap().spec.clone();
+        let mut compared = 0;
+        for sib in b.lib.siblings("dbbench", "base") {
+            for task in b.tasks.iter().take(12) {
+                let rescue = episode(&b, task, &sib.spec, 7);
+                let under_base = episode(&b, task, &base, 7);
+                // text a sibling hook put into the policy's context, and that the base harness never shows
+                let base_text: String = under_base.steps.iter().flat_map(|s| s.context.messages.iter().map(|m| m.content.clone())).collect();
+                let sibling_only: Vec<String> = rescue
+                    .steps
+                    .iter()
+                    .flat_map(|s| s.context.messages.iter())
+                    .filter(|m| matches!(m.origin, Origin::Hook { .. }) && m.role != Role::Assistant && m.content.len() > 12)
+                    .map(|m| m.content.clone())
+                    .filter(|c| !base_text.contains(c.as_str()))
+                    .collect();
+                if sibling_only.is_empty() {
+                    continue;
+                }
+                let d = crate::distil::distil(DistillMode::Strip, &rescue, &base, b.suite.as_ref(), task, 1.0).unwrap();
+                assert_eq!(d.to_harness, "base");
+                let seq = TrainSequence::new(
+                    &task.id,
+                    &task.family,
+                    "g",
+                    1.0,
+                    1.0,
+                    1.0,
+                    Source::RescueDistilled,
+                    &d.to_harness,
+                    d.examples.iter().map(|x| (x.context.clone(), x.target.clone())),
+                );
+                for l in lines(&[seq], &meta()) {
+                    assert_eq!(l.harness, "base");
+                    let text = serde_json::to_string(&l.messages).unwrap();
+                    for s in &sibling_only {
+                        let s_json = serde_json::to_string(s).unwrap();
+                        assert!(!text.contains(s_json.trim_matches('"')), "{} under {}: the line keeps sibling text {s:?}", task.id, sib.spec.name);
+                    }
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 0, "some sibling added text of its own");
+    }
 
     #[test]
     fn a_rescue_joined_to_a_failed_group_is_pushed_up_and_the_failures_down() {

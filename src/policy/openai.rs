@@ -211,6 +211,7 @@ impl Shared {
 
 /// A [`Policy`] backed by an OpenAI-compatible chat-completions endpoint. Cheap to share across
 /// threads (`&self` everywhere); see the module docs for URLs, keys, threads and errors.
+#[derive(Clone)]
 pub struct OpenAiPolicy {
     config: OpenAiConfig,
     base: String,
@@ -306,6 +307,29 @@ impl OpenAiPolicy {
     pub fn unload_lora_adapter(&self, lora_name: &str) -> Result<(), PolicyError> {
         let req = self.http(Method::POST, format!("{}/v1/unload_lora_adapter", self.root()), Some(json!({"lora_name": lora_name})));
         self.run_admin(req, self.config.max_retries).map(|_| ())
+    }
+
+    /// SGLang runtime LoRA loading: `POST {root}/load_lora_adapter {lora_name, lora_path}` (no
+    /// `/v1`). A reply saying the adapter is already loaded counts as success.
+    pub fn load_lora_adapter_sglang(&self, lora_name: &str, lora_path: &str) -> Result<(), PolicyError> {
+        let req =
+            self.http(Method::POST, format!("{}/load_lora_adapter", self.root()), Some(json!({"lora_name": lora_name, "lora_path": lora_path})));
+        match self.run_admin(req, self.config.max_retries) {
+            Ok(_) => Ok(()),
+            Err(PolicyError::Server { status: 400, message }) if message.contains("already") => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// SGLang runtime LoRA unloading: `POST {root}/unload_lora_adapter {lora_name}`.
+    pub fn unload_lora_adapter_sglang(&self, lora_name: &str) -> Result<(), PolicyError> {
+        let req = self.http(Method::POST, format!("{}/unload_lora_adapter", self.root()), Some(json!({"lora_name": lora_name})));
+        self.run_admin(req, self.config.max_retries).map(|_| ())
+    }
+
+    /// The endpoint this policy talks to (`base_url` without a trailing `/`).
+    pub fn base_url(&self) -> &str {
+        &self.base
     }
 
     fn root(&self) -> &str {

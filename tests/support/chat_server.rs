@@ -76,6 +76,10 @@ pub struct Script {
     always: Option<ReplyFn>,
     delay: Duration,
     models: Vec<String>,
+    /// Answer `load_lora_adapter` / `unload_lora_adapter` (with or without `/v1`) as vLLM does,
+    /// adding and removing the adapter in the model list (`Some(false)`: answer 200 but never
+    /// list it, a server that loses its adapters).
+    lora: Option<bool>,
 }
 
 impl Default for Script {
@@ -86,7 +90,7 @@ impl Default for Script {
 
 impl Script {
     pub fn new() -> Self {
-        Script { queue: VecDeque::new(), always: None, delay: Duration::ZERO, models: vec!["test-model".into()] }
+        Script { queue: VecDeque::new(), always: None, delay: Duration::ZERO, models: vec!["test-model".into()], lora: None }
     }
     /// Queue a fixed reply (used once).
     pub fn reply(self, status: u16, body: impl Into<String>) -> Self {
@@ -110,6 +114,16 @@ impl Script {
     /// A delay before every answer (on top of a reply's own delay).
     pub fn delay(mut self, d: Duration) -> Self {
         self.delay = d;
+        self
+    }
+    /// Serve runtime LoRA loading like vLLM: loaded adapters are listed by `GET /v1/models`.
+    pub fn lora(mut self) -> Self {
+        self.lora = Some(true);
+        self
+    }
+    /// Accept LoRA loading but never list the adapter.
+    pub fn lora_never_listed(mut self) -> Self {
+        self.lora = Some(false);
         self
     }
     /// The ids `GET /v1/models` lists.
@@ -256,6 +270,24 @@ async fn handle(State(st): State<Arc<ServerState>>, method: Method, uri: Uri, he
         let models = st.script.lock().unwrap().models.clone();
         let data: Vec<Value> = models.iter().map(|m| json!({"id": m, "object": "model", "owned_by": "test"})).collect();
         return json_response(Reply::new(200, json!({"object": "list", "data": data}).to_string()));
+    }
+
+    if method == Method::POST && uri.path().ends_with("load_lora_adapter") {
+        let mut script = st.script.lock().unwrap();
+        if let Some(listed) = script.lora {
+            let name = body_json.get("lora_name").and_then(Value::as_str).unwrap_or_default().to_string();
+            if uri.path().ends_with("unload_lora_adapter") {
+                script.models.retain(|m| m != &name);
+                return json_response(Reply::new(200, format!("Success: LoRA adapter '{name}' removed successfully.")));
+            }
+            if script.models.contains(&name) {
+                return json_response(Reply::new(400, format!("The lora adapter '{name}' has already been loaded.")));
+            }
+            if listed {
+                script.models.push(name.clone());
+            }
+            return json_response(Reply::new(200, format!("Success: LoRA adapter '{name}' added successfully.")));
+        }
     }
 
     let (reply, global_delay) = {

@@ -1,0 +1,466 @@
+//! The external learner: a served model (vLLM, SGLang, or any OpenAI-compatible endpoint) trained
+//! by the user's trainer, one update per iteration, under the protocol of
+//! `docs/trainer-protocol.md`:
+//!
+//! 1. the batch goes to `<dir>/batch.jsonl` ([`super::batch`]), the request to
+//!    `<dir>/request.json`;
+//! 2. the trainer command runs (its output to `<dir>/trainer.log`, live progress, and the tail to
+//!    the store) and writes `<dir>/result.json` naming the new checkpoint;
+//! 3. the checkpoint reaches the endpoint ([`ServingConfig`]): loaded as a LoRA adapter under a
+//!    name that carries run, suite, arm, seed and iteration (so every arm of an experiment can
+//!    share one server), listed by `GET /v1/models`, answered in one smoke request;
+//! 4. the next rollouts sample from it.
+//!
+//! Any failure is a [`LearnerError`] (infrastructure, never a task failure); the job's checkpoint
+//! stays at the last completed update, and a resumed run replays the interrupted iteration.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::batch::{write_jsonl, BatchMeta, TrainSequence};
+use super::config::{ServingConfig, TrainerConfig};
+use super::learner::{Learner, LearnerError};
+use crate::events::{Event, EventSink};
+use crate::message::{Context, Message, Origin};
+use crate::policy::openai::OpenAiPolicy;
+use crate::policy::{AssistantTurn, CallKind, CallOptions, Policy, PolicyError};
+use crate::records::JobState;
+use crate::store::BlockingStore;
+
+/// The version of the request/result files.
+pub const PROTOCOL: u32 = 1;
+
+/// Lines of the trainer's output kept in the store.
+const LOG_TAIL: usize = 40;
+
+/// Which job an external learner trains, and where it may write.
+#[derive(Clone, Debug)]
+pub struct JobIdentity {
+    pub run_id: i64,
+    pub suite: String,
+    pub arm: String,
+    pub seed: u64,
+    pub seed_index: usize,
+}
+
+/// What the learner keeps in the job's checkpoint.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ExternalState {
+    /// Completed updates (0 = the base model).
+    pub version: u64,
+    /// The newest checkpoint the trainer wrote.
+    pub checkpoint: Option<String>,
+    /// The model name rollouts are sampled from (`policy.model` until the first update).
+    pub served: Option<String>,
+    /// The adapter served before it (unloaded at the next update).
+    pub previous: Option<String>,
+}
+
+/// The request file (`request.json`) of one update.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TrainRequest {
+    pub protocol: u32,
+    /// The batch (JSONL, one line per sequence; see `docs/trainer-batch.schema.json`).
+    pub batch: String,
+    pub lines: usize,
+    /// The checkpoint to continue from (null: start from `base_model`).
+    pub previous_checkpoint: Option<String>,
+    /// Where the trainer writes the new checkpoint.
+    pub output_dir: String,
+    /// Where the trainer writes `result.json`.
+    pub result: String,
+    pub base_model: String,
+    /// `group` (advantage-weighted policy gradient) or `sft` (weighted SFT on positive sequences).
+    pub objective: String,
+    /// `[trainer] params`, passed through.
+    pub params: Value,
+    pub run_id: i64,
+    pub suite: String,
+    pub arm: String,
+    pub seed: u64,
+    pub iteration: usize,
+    /// The version the batch's rollouts were sampled from; the checkpoint becomes version + 1.
+    pub policy_version: u64,
+}
+
+/// The result file (`result.json`) the trainer writes.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TrainResult {
+    /// The new checkpoint (a directory a server can load); relative paths are relative to the
+    /// request's folder.
+    pub checkpoint: String,
+    /// Free-form figures (`loss`, `sequences`, `seconds`, ...), shown and stored as they are.
+    #[serde(default)]
+    pub metrics: serde_json::Map<String, Value>,
+}
+
+/// The endpoint's policy under its current model name; switched after each update.
+struct ServedPolicy(RwLock<OpenAiPolicy>);
+
+impl Policy for ServedPolicy {
+    fn name(&self) -> String {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).name()
+    }
+
+    fn act(&self, ctx: &Context, opts: &CallOptions) -> Result<AssistantTurn, PolicyError> {
+        // a handle (sharing the runtime and pool), so that a switch never waits for requests
+        let p = self.0.read().unwrap_or_else(|p| p.into_inner()).clone();
+        p.act(ctx, opts)
+    }
+}
+
+/// An OpenAI-compatible policy trained by an external trainer.
+pub struct ExternalLearner<'a> {
+    trainer: TrainerConfig,
+    serving: ServingConfig,
+    /// The endpoint under the base model's name (admin calls go through it).
+    base: OpenAiPolicy,
+    served: ServedPolicy,
+    state: Mutex<ExternalState>,
+    job: JobIdentity,
+    workdir: PathBuf,
+    store: &'a BlockingStore,
+    sink: &'a dyn EventSink,
+}
+
+fn io_err(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> LearnerError {
+    let path = path.display().to_string();
+    move |source| LearnerError::Io { what, path, source }
+}
+
+impl<'a> ExternalLearner<'a> {
+    pub fn new(
+        policy: OpenAiPolicy,
+        trainer: TrainerConfig,
+        serving: ServingConfig,
+        job: JobIdentity,
+        store: &'a BlockingStore,
+        sink: &'a dyn EventSink,
+    ) -> Self {
+        let workdir = PathBuf::from(trainer.workdir.clone().unwrap_or_else(|| "artifacts/trainer".into()));
+        let served = ServedPolicy(RwLock::new(policy.clone()));
+        ExternalLearner { trainer, serving, base: policy, served, state: Mutex::new(ExternalState::default()), job, workdir, store, sink }
+    }
+
+    /// The adapter name of the checkpoint an update at `iteration` produces.
+    pub fn adapter_name(&self, iteration: usize) -> String {
+        let clean = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect::<String>();
+        format!("hs-r{}-{}-{}-s{}-it{}", self.job.run_id, clean(&self.job.suite), clean(&self.job.arm), self.job.seed, iteration)
+    }
+
+    /// The folder of one update's files.
+    pub fn update_dir(&self, iteration: usize) -> PathBuf {
+        self.workdir
+            .join(format!("run-{}", self.job.run_id))
+            .join(&self.job.suite)
+            .join(&self.job.arm)
+            .join(format!("seed-{}", self.job.seed))
+            .join(format!("iter-{iteration:04}"))
+    }
+
+    fn say(&self, text: String) {
+        self.sink.emit(Event::Message { run_id: self.job.run_id, text });
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, ExternalState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Write the batch and request, run the trainer, read its result; then serve the checkpoint.
+    fn train(&self, batch: &[TrainSequence], meta: &BatchMeta, objective: &str) -> Result<(), LearnerError> {
+        let dir = self.update_dir(meta.iteration);
+        std::fs::create_dir_all(&dir).map_err(io_err("creating the update folder", &dir))?;
+        let dir = dir.canonicalize().map_err(io_err("resolving the update folder", &dir))?;
+        let batch_path = dir.join("batch.jsonl");
+        let lines = write_jsonl(&batch_path, batch, meta).map_err(io_err("writing the batch", &batch_path))?;
+        let result_path = dir.join("result.json");
+        // a result left by an interrupted earlier attempt must not be taken for this one's
+        let _ = std::fs::remove_file(&result_path);
+        let previous = self.state().checkpoint.clone();
+        let request = TrainRequest {
+            protocol: PROTOCOL,
+            batch: batch_path.display().to_string(),
+            lines,
+            previous_checkpoint: previous,
+            output_dir: dir.join("checkpoint").display().to_string(),
+            result: result_path.display().to_string(),
+            base_model: self.trainer.base_model.clone().unwrap_or_else(|| self.base.model().to_string()),
+            objective: objective.to_string(),
+            params: serde_json::to_value(&self.trainer.params).unwrap_or(Value::Null),
+            run_id: self.job.run_id,
+            suite: self.job.suite.clone(),
+            arm: self.job.arm.clone(),
+            seed: self.job.seed,
+            iteration: meta.iteration,
+            policy_version: meta.policy_version,
+        };
+        let request_path = dir.join("request.json");
+        let text = serde_json::to_string_pretty(&request).unwrap_or_default();
+        std::fs::write(&request_path, text).map_err(io_err("writing the request", &request_path))?;
+        self.say(format!(
+            "{} seed {} iteration {}: training on {lines} sequences ({objective}) with {}",
+            self.job.arm, self.job.seed, meta.iteration, self.trainer.command[0]
+        ));
+        let started = Instant::now();
+        let run = run_command(
+            &self.trainer.command,
+            &[("{request}", &request_path.display().to_string())],
+            &dir,
+            Duration::from_secs(self.trainer.timeout_s),
+            &[("HARNESS_S_REQUEST", request_path.display().to_string())],
+            "trainer.log",
+            |line| self.say(format!("trainer [{} seed {} it {}] {line}", self.job.arm, self.job.seed, meta.iteration)),
+        );
+        let seconds = started.elapsed().as_secs_f64();
+        let (status, tail) = run.map_err(LearnerError::Trainer)?;
+        let record = |result: Option<&TrainResult>, error: Option<&str>| {
+            let body = json!({
+                "arm": self.job.arm, "seed_index": self.job.seed_index, "iteration": meta.iteration,
+                "policy_version": meta.policy_version, "batch": request.batch, "lines": lines, "objective": objective,
+                "exit": status, "seconds": seconds, "log_tail": tail,
+                "checkpoint": result.map(|r| r.checkpoint.clone()), "metrics": result.map(|r| r.metrics.clone()), "error": error,
+            });
+            let key = format!("{}/{}/{}/{}", self.job.suite, self.job.arm, self.job.seed_index, meta.iteration);
+            let _ = self.store.put_record(self.job.run_id, "trainer", &key, &body);
+        };
+        let fail = |msg: String| {
+            record(None, Some(&msg));
+            Err(LearnerError::Trainer(msg))
+        };
+        match status {
+            Some(0) => {}
+            Some(code) => {
+                return fail(format!(
+                    "`{}` exited with status {code} after {seconds:.1} s; its log: {}",
+                    self.trainer.command.join(" "),
+                    dir.join("trainer.log").display()
+                ))
+            }
+            None => {
+                return fail(format!(
+                    "`{}` was stopped after {} s (trainer.timeout_s); its log: {}",
+                    self.trainer.command.join(" "),
+                    self.trainer.timeout_s,
+                    dir.join("trainer.log").display()
+                ))
+            }
+        }
+        let result: TrainResult = match std::fs::read_to_string(&result_path) {
+            Err(e) => return fail(format!("the trainer exited 0 but wrote no {} ({e})", result_path.display())),
+            Ok(text) => match serde_json::from_str(&text) {
+                Ok(r) => r,
+                Err(e) => return fail(format!("{}: {e} (expected {{\"checkpoint\": \"<path>\", \"metrics\": {{...}}}})", result_path.display())),
+            },
+        };
+        let checkpoint = if Path::new(&result.checkpoint).is_absolute() { PathBuf::from(&result.checkpoint) } else { dir.join(&result.checkpoint) };
+        if result.checkpoint.trim().is_empty() || !checkpoint.exists() {
+            return fail(format!("{}: checkpoint `{}` does not exist", result_path.display(), checkpoint.display()));
+        }
+        record(Some(&result), None);
+        let figures: Vec<String> = result.metrics.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        self.say(format!(
+            "{} seed {} iteration {}: update done in {seconds:.1} s ({})",
+            self.job.arm,
+            self.job.seed,
+            meta.iteration,
+            figures.join(", ")
+        ));
+        let name = self.adapter_name(meta.iteration);
+        self.serve(&checkpoint.display().to_string(), &name)?;
+        let mut st = self.state();
+        st.version += 1;
+        st.checkpoint = Some(checkpoint.display().to_string());
+        if self.serving.kind != "none" {
+            st.previous = st.served.replace(name.clone());
+            *self.served.0.write().unwrap_or_else(|p| p.into_inner()) = self.base.with_model(&name);
+        }
+        Ok(())
+    }
+
+    /// Make the endpoint serve `checkpoint` as `name`, wait until it lists it, ask it once, and
+    /// unload the adapter served before the current one.
+    fn serve(&self, checkpoint: &str, name: &str) -> Result<(), LearnerError> {
+        let serving_err = |e: PolicyError| LearnerError::Serving(format!("{} at {}: {e}", self.serving.kind, self.base.base_url()));
+        match self.serving.kind.as_str() {
+            "none" => return Ok(()),
+            "vllm-lora" => self.base.load_lora_adapter(name, checkpoint).map_err(serving_err)?,
+            "sglang-lora" => self.base.load_lora_adapter_sglang(name, checkpoint).map_err(serving_err)?,
+            _ => {
+                let dir = PathBuf::from(checkpoint);
+                let cwd = dir.parent().unwrap_or(Path::new("."));
+                let (status, _) = run_command(
+                    &self.serving.command,
+                    &[("{checkpoint}", checkpoint), ("{name}", name)],
+                    cwd,
+                    Duration::from_secs(self.serving.ready_timeout_s),
+                    &[("HARNESS_S_CHECKPOINT", checkpoint.to_string()), ("HARNESS_S_ADAPTER", name.to_string())],
+                    "serving.log",
+                    |line| self.say(format!("serving [{}] {line}", self.job.arm)),
+                )
+                .map_err(LearnerError::Serving)?;
+                if status != Some(0) {
+                    return Err(LearnerError::Serving(format!("`{}` ended with {status:?}", self.serving.command.join(" "))));
+                }
+            }
+        }
+        self.wait_listed(name)?;
+        let smoke = Context { messages: vec![Message::user("Reply with OK.", Origin::Frame)], tools: Vec::new() };
+        self.base
+            .with_model(name)
+            .act(&smoke, &CallOptions { kind: CallKind::Act, seed: 0, temperature: 0.0 })
+            .map_err(|e| LearnerError::Serving(format!("{} lists `{name}` but a request to it failed: {e}", self.base.base_url())))?;
+        let previous = self.state().previous.clone();
+        if let Some(old) = previous {
+            // the version before last: nothing samples from it any more
+            let r = match self.serving.kind.as_str() {
+                "vllm-lora" => self.base.unload_lora_adapter(&old),
+                "sglang-lora" => self.base.unload_lora_adapter_sglang(&old),
+                _ => Ok(()),
+            };
+            if let Err(e) = r {
+                tracing::warn!(adapter = %old, error = %e, "unloading an old adapter failed");
+            }
+        }
+        self.say(format!("{} serves `{name}`", self.base.base_url()));
+        Ok(())
+    }
+
+    /// Poll `GET /v1/models` until it lists `name`, for at most `serving.ready_timeout_s`.
+    fn wait_listed(&self, name: &str) -> Result<(), LearnerError> {
+        let deadline = Instant::now() + Duration::from_secs(self.serving.ready_timeout_s);
+        loop {
+            let last = match self.base.list_models() {
+                Ok(ids) if ids.iter().any(|m| m == name) => return Ok(()),
+                Ok(ids) => format!("it lists {}", if ids.is_empty() { "nothing".to_string() } else { ids.join(", ") }),
+                Err(e) => e.to_string(),
+            };
+            if Instant::now() >= deadline {
+                return Err(LearnerError::Serving(format!(
+                    "{}/models did not list the new adapter `{name}` within {} s (serving.ready_timeout_s); {last}",
+                    self.base.base_url(),
+                    self.serving.ready_timeout_s
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+impl Learner for ExternalLearner<'_> {
+    fn policy(&self) -> &dyn Policy {
+        &self.served
+    }
+
+    fn version(&self) -> u64 {
+        self.state().version
+    }
+
+    fn warm_start(&self, demonstrations: &[TrainSequence], meta: &BatchMeta) -> Result<(), LearnerError> {
+        if demonstrations.is_empty() {
+            return Ok(());
+        }
+        self.train(demonstrations, meta, "sft")
+    }
+
+    fn update(&self, batch: &[TrainSequence], meta: &BatchMeta) -> Result<(), LearnerError> {
+        self.train(batch, meta, &self.trainer.objective)
+    }
+
+    fn save(&self, st: &mut JobState) {
+        st.learner = serde_json::to_value(&*self.state()).ok();
+    }
+
+    fn load(&self, st: &JobState) -> Result<(), LearnerError> {
+        let Some(v) = &st.learner else { return Ok(()) };
+        let saved: ExternalState = serde_json::from_value(v.clone())
+            .map_err(|e| LearnerError::Trainer(format!("the job checkpoint's learner state does not read back: {e}")))?;
+        if let (Some(name), Some(ckpt)) = (&saved.served, &saved.checkpoint) {
+            // a resumed run: the server may have restarted since; serve the checkpoint again
+            if !st.finished {
+                *self.state() = ExternalState { previous: None, ..saved.clone() };
+                self.serve(ckpt, name)?;
+            }
+            *self.served.0.write().unwrap_or_else(|p| p.into_inner()) = self.base.with_model(name);
+        }
+        *self.state() = saved;
+        Ok(())
+    }
+}
+
+/// Run `argv` (with `{placeholders}` replaced) in `cwd` with extra environment, its output
+/// appended to `cwd/<log>` and passed line by line to `on_line`; stop it (and its process group)
+/// after `timeout`. Returns the exit code (`None` when stopped) and the output's last lines.
+fn run_command(
+    argv: &[String],
+    placeholders: &[(&str, &str)],
+    cwd: &Path,
+    timeout: Duration,
+    env: &[(&str, String)],
+    log: &str,
+    on_line: impl Fn(&str) + Sync,
+) -> Result<(Option<i32>, Vec<String>), String> {
+    let args: Vec<String> = argv.iter().map(|a| placeholders.iter().fold(a.clone(), |a, (k, v)| a.replace(k, v))).collect();
+    let log_path = cwd.join(log);
+    let log_file = std::fs::OpenOptions::new().create(true).append(true).open(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let log_file = Mutex::new(log_file);
+    let mut cmd = Command::new(&args[0]);
+    cmd.args(&args[1..]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    // dies with the workbench, leads its own process group (a timeout kills all of it)
+    crate::sandbox::contain(&mut cmd, None, None);
+    let mut child = cmd.spawn().map_err(|e| format!("cannot start `{}`: {e}", args[0]))?;
+    let pid = child.id() as i32;
+    let tail: Arc<Mutex<VecDeque<String>>> = Arc::new(Mutex::new(VecDeque::new()));
+    let (out, err) = (child.stdout.take(), child.stderr.take());
+    let status = std::thread::scope(|scope| {
+        for stream in [out.map(|s| Box::new(s) as Box<dyn std::io::Read + Send>), err.map(|s| Box::new(s) as Box<dyn std::io::Read + Send>)]
+            .into_iter()
+            .flatten()
+        {
+            let (tail, log_file, on_line) = (tail.clone(), &log_file, &on_line);
+            scope.spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    {
+                        use std::io::Write;
+                        let mut f = log_file.lock().unwrap_or_else(|p| p.into_inner());
+                        let _ = writeln!(f, "{line}");
+                    }
+                    on_line(&line);
+                    let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
+                    t.push_back(line);
+                    if t.len() > LOG_TAIL {
+                        t.pop_front();
+                    }
+                }
+            });
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            match child.try_wait() {
+                Ok(Some(s)) => return Ok(s.code()),
+                Ok(None) if Instant::now() >= deadline => {
+                    // SAFETY: kill(2) on the child's own process group; no memory is touched.
+                    unsafe {
+                        libc::kill(-pid, libc::SIGKILL);
+                    }
+                    let _ = child.wait();
+                    return Ok(None);
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+                Err(e) => return Err(format!("waiting for `{}`: {e}", args[0])),
+            }
+        }
+    })?;
+    let tail = tail.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect();
+    Ok((status, tail))
+}

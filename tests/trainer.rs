@@ -1,0 +1,238 @@
+//! An endpoint's policy trained by an external trainer, on loopback: the runner writes each
+//! update's batch and request, runs the trainer command, loads the checkpoint into the server as a
+//! LoRA adapter (vLLM's API), waits for `/v1/models` to list it, and samples the next rollouts
+//! from it. Failures (a trainer that exits non-zero or hangs, a server that never lists the
+//! adapter) stop the run with a clear error, and the run resumes.
+//!
+//! The trainer here is a small Python program (the real one, `trainers/trl/train_step.py`, runs in
+//! `scripts/check-real-lm`): it checks the request and the batch and writes a checkpoint whose
+//! content depends on the batch.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use harness_s::events::NullSink;
+use harness_s::experiment::{run_experiment, ExperimentConfig};
+use harness_s::store::{BlockingStore, EpisodeFilter};
+use serde_json::Value;
+
+#[path = "support/chat_server.rs"]
+mod chat_server;
+use chat_server::{ChatServer, Script};
+
+const TRAINER: &str = r#"
+import hashlib, json, os, sys, time
+req = json.load(open(sys.argv[1]))
+p = req["params"]
+assert req["protocol"] == 1
+if p.get("sleep"):
+    time.sleep(float(p["sleep"]))
+print("training on", req["lines"], "lines")
+if p.get("fail_flag") and os.path.exists(p["fail_flag"]):
+    print("out of memory (pretend)", file=sys.stderr)
+    sys.exit(int(open(p["fail_flag"]).read()))
+lines = [json.loads(l) for l in open(req["batch"])]
+assert len(lines) == req["lines"], (len(lines), req["lines"])
+for l in lines:
+    for k in ["messages", "tools", "task_id", "family", "group_id", "reward", "advantage", "weight", "source", "harness", "arm", "seed", "iteration", "policy_version"]:
+        assert k in l, k
+    assert l["messages"][-1]["role"] == "assistant" and l["messages"][-1]["weight"] == 1
+os.makedirs(req["output_dir"], exist_ok=True)
+digest = hashlib.sha256(open(req["batch"], "rb").read() + (req["previous_checkpoint"] or "").encode()).hexdigest()
+open(os.path.join(req["output_dir"], "adapter_model.bin"), "w").write(digest)
+result = {"checkpoint": req["output_dir"], "metrics": {"loss": 0.5, "sequences": len(lines)}}
+if p.get("no_checkpoint"):
+    result["checkpoint"] = os.path.join(req["output_dir"], "missing")
+json.dump(result, open(req["result"], "w"))
+print("loss 0.5")
+"#;
+
+fn config(dir: &Path, server: &ChatServer, params: &str, extra: &str) -> ExperimentConfig {
+    let trainer = dir.join("trainer.py");
+    std::fs::write(&trainer, TRAINER).unwrap();
+    let text = format!(
+        r#"
+name = "endpoint"
+suites = ["dbbench"]
+heldout_families = ["DELETE"]
+arms = ["policy-only", "harness-s"]
+seeds = [1]
+iterations = 2
+eval_every = 2
+reanchor_every = 2
+workers = 1
+
+[policy]
+backend = "openai"
+base_url = "{url}"
+model = "test-model"
+warm_start_demos = 3
+temperature = 0.7
+
+[budget]
+batch_tasks = 3
+base_tries = 2
+rescue_siblings = 1
+rescue_tries = 1
+probe_tasks = 2
+
+[harness]
+siblings = ["inspect-first"]
+
+[eval]
+train_tasks = 2
+heldout_tasks = 2
+
+[trainer]
+command = ["python3", "{trainer}", "{{request}}"]
+timeout_s = 60
+workdir = "{work}"
+params = {{ {params} }}
+{extra}
+"#,
+        url = server.url(),
+        trainer = trainer.display(),
+        work = dir.join("work").display(),
+    );
+    ExperimentConfig::parse("endpoint.toml", &text).expect("valid config")
+}
+
+fn lora_server() -> ChatServer {
+    ChatServer::start(Script::new().lora().always(|_| (200, chat_server::text_reply("I cannot tell."))))
+}
+
+#[test]
+fn an_endpoint_policy_is_trained_and_served_round_by_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = lora_server();
+    let cfg = config(dir.path(), &server, "lora_r = 8", "");
+    let store = BlockingStore::open(dir.path().join("e.db").to_str().unwrap()).unwrap();
+    let out = run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).expect("runs");
+    assert!(out.finished);
+    let run = out.run_id;
+    for arm in ["policy-only", "harness-s"] {
+        // the warm start's batch: demonstrations under the base harness
+        let it0 = dir.path().join(format!("work/run-{run}/dbbench/{arm}/seed-1/iter-0000"));
+        let lines: Vec<Value> = std::fs::read_to_string(it0.join("batch.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert!(!lines.is_empty(), "{arm}: warm-start batch");
+        for l in &lines {
+            assert_eq!(l["source"], "warm-start");
+            assert_eq!(l["harness"], "base");
+            assert_eq!(l["arm"], arm);
+            assert_eq!(l["iteration"], 0);
+            assert_eq!(l["policy_version"], 0);
+            assert!(l["tools"].as_array().is_some_and(|t| !t.is_empty()));
+            let calls = l["messages"].as_array().unwrap().iter().filter(|m| m["tool_calls"].is_array()).count();
+            assert!(calls > 0, "a demonstration calls tools: {l}");
+        }
+        let req: Value = serde_json::from_str(&std::fs::read_to_string(it0.join("request.json")).unwrap()).unwrap();
+        assert_eq!(req["objective"], "sft", "a warm start is SFT");
+        assert_eq!(req["base_model"], "test-model");
+        assert_eq!(req["params"]["lora_r"], 8);
+        assert_eq!(req["previous_checkpoint"], Value::Null);
+        assert_eq!(req["lines"], lines.len());
+        assert!(std::fs::read_to_string(it0.join("trainer.log")).unwrap().contains("loss 0.5"));
+        // the adapter was loaded under a name carrying run, suite, arm, seed and iteration ...
+        let name = format!("hs-r{run}-dbbench-{arm}-s1-it0");
+        let reqs = server.requests();
+        let load = reqs.iter().position(|r| r.path == "/v1/load_lora_adapter" && r.body["lora_name"] == name.as_str()).expect("adapter loaded");
+        assert_eq!(reqs[load].body["lora_path"], it0.join("checkpoint").canonicalize().unwrap_or(it0.join("checkpoint")).display().to_string());
+        // ... listed, then asked, and every later chat request of this arm samples from it
+        assert!(reqs[load..].iter().any(|r| r.method == "GET" && r.path == "/v1/models"));
+        let chats_after: Vec<_> = reqs[load + 1..].iter().filter(|r| r.path == "/v1/chat/completions").collect();
+        assert!(!chats_after.is_empty());
+        // the stored rollouts name the model they were sampled from
+        let eps = store.episodes(&EpisodeFilter { run_id: Some(run), arm: Some(arm.into()), ..Default::default() }).unwrap();
+        assert!(!eps.is_empty());
+        for (_, e) in &eps {
+            assert_eq!(e.policy, format!("openai:{name}"), "{arm}: every rollout after the warm start samples from the adapter");
+        }
+    }
+    // one trainer record per update, with its metrics and log tail
+    let recs = store.records(run, "trainer").unwrap();
+    assert!(recs.len() >= 2, "{recs:?}");
+    for (_, r) in &recs {
+        assert_eq!(r["exit"], 0);
+        assert_eq!(r["metrics"]["loss"], 0.5);
+        assert!(r["log_tail"].as_array().unwrap().iter().any(|l| l == "loss 0.5"));
+    }
+    // the policy-only adapter was unloaded once a newer one of the same job was served, or is the
+    // newest; the harness-s job's adapter stays listed
+    let models: Vec<String> =
+        server.requests().iter().filter(|r| r.path.ends_with("unload_lora_adapter")).map(|r| r.body["lora_name"].to_string()).collect();
+    assert!(models.iter().all(|m| m.contains("-it")), "{models:?}");
+}
+
+#[test]
+fn a_trainer_that_fails_stops_the_run_clearly_and_the_run_resumes_without_duplicates() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = lora_server();
+    let db = dir.path().join("e.db");
+    let store = BlockingStore::open(db.to_str().unwrap()).unwrap();
+    let flag = dir.path().join("fail");
+    std::fs::write(&flag, "3").unwrap();
+    let cfg = config(dir.path(), &server, &format!("fail_flag = {:?}", flag.display().to_string()), "");
+    let err = run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).expect_err("the trainer fails").to_string();
+    assert!(err.contains("exited with status 3") && err.contains("trainer.log"), "{err}");
+    let rec = store.records(1, "trainer").unwrap();
+    assert!(rec.iter().any(|(_, r)| r["log_tail"].as_array().unwrap().iter().any(|l| l == "out of memory (pretend)")), "{rec:?}");
+    // the trainer works again: the same experiment resumes the failed run and finishes it
+    std::fs::remove_file(&flag).unwrap();
+    let out = run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).expect("runs");
+    assert!(out.resumed && out.finished);
+    // a clean run of the fixed configuration stores the same number of episodes
+    let clean_dir = tempfile::tempdir().unwrap();
+    let clean_server = lora_server();
+    let clean_cfg = config(clean_dir.path(), &clean_server, &format!("fail_flag = {:?}", flag.display().to_string()), "");
+    let clean = BlockingStore::open(clean_dir.path().join("c.db").to_str().unwrap()).unwrap();
+    let c = run_experiment(&clean_cfg, &clean, &NullSink, &AtomicBool::new(false)).expect("runs");
+    let count = |s: &BlockingStore, run| s.count_episodes(&EpisodeFilter { run_id: Some(run), ..Default::default() }).unwrap();
+    assert_eq!(count(&store, out.run_id), count(&clean, c.run_id), "no episode lost or duplicated by the failure");
+}
+
+#[test]
+fn a_trainer_past_its_timeout_is_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = lora_server();
+    let mut cfg = config(dir.path(), &server, "sleep = 30", "");
+    cfg.trainer.as_mut().unwrap().timeout_s = 1;
+    let store = BlockingStore::open(dir.path().join("e.db").to_str().unwrap()).unwrap();
+    let t = std::time::Instant::now();
+    let err = run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).expect_err("times out").to_string();
+    assert!(err.contains("was stopped after 1 s (trainer.timeout_s)"), "{err}");
+    assert!(t.elapsed().as_secs() < 25, "the trainer was killed, not waited for");
+}
+
+#[test]
+fn a_missing_checkpoint_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = lora_server();
+    let cfg = config(dir.path(), &server, "no_checkpoint = true", "");
+    let store = BlockingStore::open(dir.path().join("e.db").to_str().unwrap()).unwrap();
+    let err = run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).expect_err("no checkpoint").to_string();
+    assert!(err.contains("checkpoint") && err.contains("does not exist"), "{err}");
+}
+
+#[test]
+fn a_server_that_never_lists_the_adapter_times_out_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ChatServer::start(Script::new().lora_never_listed().always(|_| (200, chat_server::text_reply("no"))));
+    let cfg = config(dir.path(), &server, "", "[serving]\nkind = \"vllm-lora\"\nready_timeout_s = 1");
+    let store = BlockingStore::open(dir.path().join("e.db").to_str().unwrap()).unwrap();
+    let err = run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).expect_err("never listed").to_string();
+    assert!(err.contains("did not list the new adapter `hs-r1-dbbench-policy-only-s1-it0` within 1 s"), "{err}");
+    assert!(err.contains("it lists test-model"), "{err}");
+}
+
+#[test]
+fn an_endpoint_policy_without_a_trainer_is_a_config_error_naming_the_table() {
+    let text = "name = \"x\"\n[policy]\nbackend = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n";
+    let err = ExperimentConfig::parse("x.toml", text).expect_err("needs a trainer").to_string();
+    assert!(err.contains("trainer") && err.contains("[trainer]"), "{err}");
+    let text = "name = \"x\"\n[trainer]\ncommand = [\"true\"]\n";
+    let err = ExperimentConfig::parse("x.toml", text).expect_err("builtin has no trainer").to_string();
+    assert!(err.contains("trainer"), "{err}");
+    let text = "name = \"x\"\n[policy]\nbackend = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n[trainer]\ncommand = [\"true\"]\n[serving]\nkind = \"triton\"\n";
+    let err = ExperimentConfig::parse("x.toml", text).expect_err("unknown serving kind").to_string();
+    assert!(err.contains("serving.kind") && err.contains("vllm-lora"), "{err}");
+}
