@@ -109,6 +109,32 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Write an experiment's training examples (every update's batch) and evaluation trajectories
+    /// for training elsewhere: openai-chat (JSONL; TRL, OpenAI fine-tuning), sharegpt
+    /// (LLaMA-Factory, axolotl), verl-sft (parquet with a `messages` column; needs pyarrow).
+    Export {
+        /// The experiment run id, or `latest`.
+        run: String,
+        #[arg(long, value_parser = ["openai-chat", "sharegpt", "verl-sft"])]
+        format: String,
+        /// Output directory (created if missing).
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long)]
+        arm: Option<String>,
+        /// A seed of the experiment (its value, as in the experiment file).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// train: training examples and training-family evaluations; heldout: held-out evaluations.
+        #[arg(long, value_parser = ["train", "heldout"])]
+        split: Option<String>,
+        /// Comma-separated sources: rollout, rescue-distilled, warm-start, evaluation.
+        #[arg(long)]
+        source: Option<String>,
+        /// The run store (SQLite file path, or a postgres:// URL).
+        #[arg(long, env = "HARNESS_S_DB", default_value = "harness-s.db")]
+        db: String,
+    },
     /// Serve the workbench UI and its command set over HTTP on 127.0.0.1 (for a workbench on a
     /// remote GPU box: reach it through an SSH tunnel). Prints the URL with its access token.
     Serve {
@@ -222,6 +248,9 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Coverage { suite, file, family, max_paths, json } => cmd_coverage(&suite, file.as_deref(), family.as_deref(), max_paths, json),
         Command::Experiment { command: ExperimentCommand::Run { config, db, json } } => cmd_experiment_run(&config, &db, json),
         Command::Report { experiment, db, compare, out } => cmd_report(&experiment, &db, compare.as_deref(), &out),
+        Command::Export { run, format, out, arm, seed, split, source, db } => {
+            cmd_export(&run, &format, out, arm, seed, split, source.as_deref(), &db)
+        }
         Command::Serve { port, db, ui } => serve::serve(port, &db, ui.as_deref(), cancel_on_ctrl_c()),
     }
 }
@@ -597,6 +626,50 @@ fn cmd_report(experiment: &str, db: &str, compare: Option<&str>, out: &std::path
     }
     eprintln!("wrote report.html, report.json, {} CSV files and {} charts in {}", paths.csv.len(), paths.charts.len(), paths.dir.display());
     println!("{}", paths.html.display());
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cmd_export(
+    run: &str,
+    format: &str,
+    out: PathBuf,
+    arm: Option<String>,
+    seed: Option<u64>,
+    split: Option<String>,
+    source: Option<&str>,
+    db: &str,
+) -> Result<()> {
+    use harness_s::experiment::batch::Source;
+    use harness_s::experiment::export::{export, ExportFormat, ExportRequest};
+    if !db.contains("://") && !db.starts_with("sqlite:") && !std::path::Path::new(db).exists() {
+        bail!("no run store at {db} (pass --db FILE or set HARNESS_S_DB)");
+    }
+    let store = BlockingStore::open(db).with_context(|| format!("opening the store {db}"))?;
+    let run_id = match run {
+        "latest" => store.latest_run(Some("experiment"))?.map(|r| r.id).ok_or_else(|| anyhow!("no experiment run in {db}"))?,
+        id => id.parse::<i64>().map_err(|_| anyhow!("RUN: `{id}` is not a run id or `latest`"))?,
+    };
+    let sources = match source {
+        None => None,
+        Some(list) => Some(
+            list.split(',')
+                .map(|s| {
+                    let s = s.trim();
+                    Source::parse(s).ok_or_else(|| {
+                        anyhow!("--source: `{s}` (allowed: {})", Source::ALL.iter().map(|x| x.as_str()).collect::<Vec<_>>().join(", "))
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?,
+        ),
+    };
+    let format = ExportFormat::parse(format).ok_or_else(|| anyhow!("--format: `{format}` (allowed: {})", ExportFormat::NAMES.join(", ")))?;
+    let summary = export(&store, &ExportRequest { run_id, format, out, arm, seed, split, sources })?;
+    let counts: Vec<String> = summary.conversations.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    eprintln!("exported run {run_id}: {} conversations ({})", summary.conversations.values().sum::<usize>(), counts.join(", "));
+    for f in &summary.files {
+        println!("{f}");
+    }
     Ok(())
 }
 

@@ -570,3 +570,59 @@ fn act_from_inside_an_async_context_does_not_panic() {
     });
     assert_eq!(content, "ok");
 }
+
+#[test]
+fn a_pool_of_replicas_routes_around_one_that_is_down_and_tries_it_again_later() {
+    // replica A fails its first 3 requests (a restart), replica B is fine
+    let a = ChatServer::start(
+        Script::new().lora().reply(503, "restarting").reply(503, "restarting").reply(503, "restarting").always(|_| (200, text_reply("from A"))),
+    );
+    let b = ChatServer::start(Script::new().lora().always(|_| (200, text_reply("from B"))));
+    let mut c = config(a.url());
+    c.base_urls = vec![b.url()];
+    c.replica_cooldown = Duration::from_millis(300);
+    c.max_retries = 3;
+    let p = policy(c);
+    // every request succeeds while A is down; A is taken out after its failure
+    for _ in 0..6 {
+        let t = p.act(&ctx(), &opts()).expect("served by a healthy replica");
+        assert!(t.content == "from B" || t.content == "from A");
+    }
+    let stats = p.replica_stats();
+    assert_eq!(stats.len(), 2);
+    assert!(stats[0].failures >= 1, "{stats:?}");
+    assert!(!stats[0].healthy || stats[0].failures == 3, "{stats:?}");
+    assert!(b.request_count() >= 5, "B took A's share while A was down: {}", b.request_count());
+    // after the cool-down A is tried again, and once it answers it takes requests
+    let mut from_a = 0;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while from_a == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(350));
+        for _ in 0..2 {
+            if p.act(&ctx(), &opts()).unwrap().content == "from A" {
+                from_a += 1;
+            }
+        }
+    }
+    assert!(from_a > 0, "A came back into the pool: {:?}", p.replica_stats());
+    assert!(p.replica_stats().iter().all(|r| r.healthy));
+    // an adapter is loaded on every replica, and listed only when every replica lists it
+    p.load_lora_adapter("ad-1", "/ckpt/1").unwrap();
+    for s in [&a, &b] {
+        assert!(s.requests().iter().any(|r| r.path == "/v1/load_lora_adapter" && r.body["lora_name"] == "ad-1"));
+    }
+    assert!(p.list_models().unwrap().contains(&"ad-1".to_string()));
+}
+
+#[test]
+fn a_pool_with_every_replica_down_fails_with_the_last_error() {
+    let a = ChatServer::start(Script::new().always(|_| (500, "boom A".into())));
+    let b = ChatServer::start(Script::new().always(|_| (500, "boom B".into())));
+    let mut c = config(a.url());
+    c.base_urls = vec![b.url()];
+    c.max_retries = 2;
+    c.retry_base_delay = Duration::from_millis(10);
+    let err = policy(c).act(&ctx(), &opts()).expect_err("all down");
+    assert!(matches!(err, PolicyError::Server { status: 500, .. }), "{err:?}");
+    assert_eq!(a.request_count() + b.request_count(), 3, "max_retries + 1 attempts in all");
+}

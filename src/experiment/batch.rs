@@ -26,6 +26,8 @@ pub enum Source {
     RescueDistilled,
     /// A solving demonstration found by the grammar search, before the first iteration.
     WarmStart,
+    /// An evaluation trajectory (in exports only; never trained on).
+    Evaluation,
 }
 
 impl Source {
@@ -34,12 +36,57 @@ impl Source {
             Source::Rollout => "rollout",
             Source::RescueDistilled => "rescue-distilled",
             Source::WarmStart => "warm-start",
+            Source::Evaluation => "evaluation",
         }
     }
 
+    pub const ALL: [Source; 4] = [Source::Rollout, Source::RescueDistilled, Source::WarmStart, Source::Evaluation];
+
     pub fn parse(s: &str) -> Option<Source> {
-        [Source::Rollout, Source::RescueDistilled, Source::WarmStart].into_iter().find(|x| x.as_str() == s)
+        Source::ALL.into_iter().find(|x| x.as_str() == s)
     }
+}
+
+/// Where a sequence's steps are kept in the run store, so that an export can rebuild the batch.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum StepsRef {
+    /// The tool-calling steps of a stored episode.
+    Episode { id: i64 },
+    /// An episode of the iteration not yet stored: its position in the iteration's save list
+    /// (replaced by [`StepsRef::Episode`] once stored; never written).
+    Unsaved { index: usize },
+    /// The examples of a `distilled` record.
+    Distilled { key: String },
+    /// Demonstration `index` of the run-state entry `key`.
+    Demonstration { key: String, index: usize },
+}
+
+/// A sequence without its steps: one entry of a stored batch manifest (`batch` record).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SequenceRef {
+    pub task_id: String,
+    pub family: String,
+    pub group_id: String,
+    pub reward: f64,
+    pub advantage: f32,
+    pub weight: f32,
+    pub source: Source,
+    pub harness: String,
+    pub steps: StepsRef,
+}
+
+/// A stored batch (`batch` record): which sequences one update learned from.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct BatchManifest {
+    pub suite: String,
+    pub seed_index: usize,
+    #[serde(flatten)]
+    pub meta: BatchMeta,
+    pub sequences: Vec<SequenceRef>,
+    /// The base harness's tool specs, for demonstrations (the search's contexts leave them out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub base_tools: Vec<ToolSpec>,
 }
 
 /// One episode's training steps with the numbers the update weighs them by.
@@ -59,6 +106,8 @@ pub struct TrainSequence {
     pub harness: String,
     /// The steps, each with weight `weight × advantage`.
     pub steps: Vec<TrainExample>,
+    /// Where the steps are stored.
+    pub steps_ref: Option<StepsRef>,
 }
 
 impl TrainSequence {
@@ -86,7 +135,34 @@ impl TrainSequence {
             source,
             harness: harness.into(),
             steps: steps.into_iter().map(|(context, target)| TrainExample { context, target, weight: w }).collect(),
+            steps_ref: None,
         }
+    }
+
+    pub fn stored_at(mut self, r: StepsRef) -> Self {
+        self.steps_ref = Some(r);
+        self
+    }
+
+    /// The manifest entry (`None` if the steps' place is unknown).
+    pub fn reference(&self) -> Option<SequenceRef> {
+        Some(SequenceRef {
+            task_id: self.task_id.clone(),
+            family: self.family.clone(),
+            group_id: self.group_id.clone(),
+            reward: self.reward,
+            advantage: self.advantage,
+            weight: self.weight,
+            source: self.source,
+            harness: self.harness.clone(),
+            steps: self.steps_ref.clone()?,
+        })
+    }
+
+    /// A sequence rebuilt from its manifest entry and its steps.
+    pub fn from_reference(r: &SequenceRef, steps: impl IntoIterator<Item = (Context, AssistantTurn)>) -> Self {
+        TrainSequence::new(&r.task_id, &r.family, &r.group_id, r.reward, r.advantage, r.weight, r.source, &r.harness, steps)
+            .stored_at(r.steps.clone())
     }
 }
 

@@ -182,6 +182,10 @@ pub struct PolicyConfig {
     /// `openai` back-end: the environment variable holding the API key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
+    /// `openai` back-end: more replicas of the endpoint (API roots); requests are spread over
+    /// them and a failing one is taken out for a while.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub base_urls: Vec<String>,
     /// `openai` back-end: the most tokens one reply may have.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
@@ -394,6 +398,7 @@ impl Default for PolicyConfig {
             base_url: None,
             model: None,
             api_key_env: None,
+            base_urls: Vec::new(),
             max_tokens: None,
             timeout_s: None,
         }

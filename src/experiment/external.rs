@@ -371,6 +371,14 @@ impl Learner for ExternalLearner<'_> {
     }
 
     fn update(&self, batch: &[TrainSequence], meta: &BatchMeta) -> Result<(), LearnerError> {
+        let replicas = self.base.replica_stats();
+        if !replicas.is_empty() {
+            let each: Vec<String> = replicas
+                .iter()
+                .map(|r| format!("{} {} ({} requests, {} failed)", r.base_url, if r.healthy { "up" } else { "DOWN" }, r.requests, r.failures))
+                .collect();
+            self.say(format!("endpoint replicas: {}", each.join("; ")));
+        }
         self.train(batch, meta, &self.trainer.objective)
     }
 

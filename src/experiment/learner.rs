@@ -41,6 +41,11 @@ pub trait Learner: Send + Sync {
     fn save(&self, st: &mut JobState);
     /// Take the learner's state back from a job checkpoint.
     fn load(&self, st: &JobState) -> Result<(), LearnerError>;
+    /// Whether the reply text of a demonstration (the grammar search's decision trace) means
+    /// something to this learner; others learn the calls alone.
+    fn reads_decision_traces(&self) -> bool {
+        false
+    }
 }
 
 /// Full-batch passes over the demonstrations in the built-in policy's warm start.
@@ -91,5 +96,9 @@ impl Learner for BuiltinLearner {
             self.policy.restore(m);
         }
         Ok(())
+    }
+
+    fn reads_decision_traces(&self) -> bool {
+        true
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod batch;
 pub mod config;
+pub mod export;
 pub mod external;
 pub mod learner;
 pub mod runner;

@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::batch::{BatchMeta, Source, TrainSequence};
+use super::batch::{BatchManifest, BatchMeta, Source, StepsRef, TrainSequence};
 use super::config::ExperimentConfig;
 use super::external::{ExternalLearner, JobIdentity};
 use super::learner::{BuiltinLearner, Learner, LearnerError};
@@ -29,6 +29,7 @@ use crate::distil::{distil, DistillMode};
 use crate::episode::Episode;
 use crate::events::{Event, EventSink, ProgressUnit};
 use crate::harness::{run_episode, EpisodeRequest, HarnessLibrary, HarnessSpec};
+use crate::message::{AssistantTurn, Context, ToolSpec};
 use crate::policy::builtin::BuiltinPolicy;
 use crate::policy::openai::{OpenAiConfig, OpenAiPolicy};
 use crate::records::{job_key, profile_key, task_record_key, Arm, Phase, ProfileRecord, RouteRecord, TRAIN_SPLIT};
@@ -90,9 +91,9 @@ struct Shared<'a> {
 
 /// A solving action sequence for one training task, from the grammar search.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct Demonstration {
-    task_id: String,
-    steps: crate::suite::Solution,
+pub(crate) struct Demonstration {
+    pub task_id: String,
+    pub steps: crate::suite::Solution,
 }
 
 struct SuiteSetup {
@@ -329,6 +330,7 @@ pub fn run_experiment(
 fn endpoint_policy(p: &super::config::PolicyConfig) -> Result<OpenAiPolicy, String> {
     let mut c = OpenAiConfig::new(p.base_url.clone().unwrap_or_default(), p.model.clone().unwrap_or_default());
     c.api_key_env = p.api_key_env.clone();
+    c.base_urls = p.base_urls.clone();
     c.max_tokens = p.max_tokens;
     if let Some(t) = p.timeout_s {
         c.timeout = std::time::Duration::from_secs(t);
@@ -504,26 +506,49 @@ impl Job<'_> {
         // a search may leave the tool specs out of its contexts (a grammar reads messages only);
         // a trained model sees them, as it does in its rollouts
         let tools = self.su.base.offered_tools(self.su.suite.tools());
+        let traces = self.learner.reads_decision_traces();
+        let key = self.demos_key();
         let sequences: Vec<TrainSequence> = demos
             .iter()
-            .map(|d| {
+            .enumerate()
+            .map(|(index, d)| {
                 let (id, family) = (&d.task_id, self.family_of(&d.task_id));
-                let steps = d.steps.iter().cloned().map(|(mut c, t)| {
-                    if c.tools.is_empty() {
-                        c.tools = tools.clone();
-                    }
-                    (c, t)
-                });
+                let steps = demonstration_steps(d, &tools, traces);
                 TrainSequence::new(id, family, &format!("warm-start/{id}"), 1.0, 1.0, 1.0, Source::WarmStart, base, steps)
+                    .stored_at(StepsRef::Demonstration { key: key.clone(), index })
             })
             .collect();
         st.rollouts.demo += demos.len() as u64;
+        self.record_batch(0, &sequences)?;
         self.learner.warm_start(&sequences, &self.meta(0)).map_err(JobError::Learner)?;
         Ok(())
     }
 
+    fn demos_key(&self) -> String {
+        format!("demos/{}/{}", self.suite_name, self.seed)
+    }
+
+    /// Store which sequences the update of iteration `it` learns from (a `batch` record), so
+    /// that `harness-s export` can write the batch again.
+    fn record_batch(&self, it: usize, batch: &[TrainSequence]) -> Result<(), JobError> {
+        let manifest = BatchManifest {
+            suite: self.suite_name.clone(),
+            seed_index: self.seed_index,
+            meta: self.meta(it),
+            sequences: batch.iter().filter_map(TrainSequence::reference).collect(),
+            base_tools: if batch.iter().any(|s| s.source == Source::WarmStart) {
+                self.su.base.offered_tools(self.su.suite.tools())
+            } else {
+                Vec::new()
+            },
+        };
+        let body = encode("a batch manifest", &manifest)?;
+        let key = format!("{}/{}/{}/{it}", self.suite_name, self.arm, self.seed_index);
+        Ok(self.sh.store.put_record(self.sh.run_id, "batch", &key, &body)?)
+    }
+
     fn demonstrations(&self, want: usize) -> Result<Vec<Demonstration>, JobError> {
-        let key = format!("demos/{}/{}", self.suite_name, self.seed);
+        let key = self.demos_key();
         // one search per seed, whichever arm gets there first
         let _guard = self.sh.demo_locks[self.seed_index].lock().unwrap_or_else(|p| p.into_inner());
         if let Some(v) = self.sh.store.state(self.sh.run_id, &key)? {
@@ -577,7 +602,7 @@ impl Job<'_> {
             let any = group.iter().any(|e| e.success());
             let group_id = task_record_key(&self.suite_name, self.arm, self.seed_index, it, &task.id);
             if any {
-                grpo(&group, task, &group_id, &mut examples);
+                grpo(&group, task, &group_id, to_save.len(), &mut examples);
                 for e in group {
                     to_save.push((e, self.ctx(it, Phase::Train, TRAIN_SPLIT)));
                 }
@@ -600,14 +625,14 @@ impl Job<'_> {
                     let mut all = std::mem::take(&mut group);
                     let first_extra = all.len();
                     all.extend(more);
-                    grpo(&all, task, &group_id, &mut examples);
+                    grpo(&all, task, &group_id, to_save.len(), &mut examples);
                     for (i, e) in all.into_iter().enumerate() {
                         to_save.push((e, self.ctx(it, if i < first_extra { Phase::Train } else { Phase::Resample }, TRAIN_SPLIT)));
                     }
                     continue;
                 }
                 _ => {
-                    let rescued = self.rescue(it, task, &group_id, &group, st, &mut examples)?;
+                    let rescued = self.rescue(it, task, &group_id, (&group, to_save.len()), st, &mut examples)?;
                     if rescued {
                         st.rescued_tasks += 1;
                     }
@@ -617,8 +642,14 @@ impl Job<'_> {
                 to_save.push((e, self.ctx(it, Phase::Train, TRAIN_SPLIT)));
             }
         }
-        self.save(&to_save)?;
+        let ids = self.save(&to_save)?;
+        for seq in &mut examples {
+            if let Some(StepsRef::Unsaved { index }) = seq.steps_ref {
+                seq.steps_ref = ids.get(index).map(|&id| StepsRef::Episode { id });
+            }
+        }
         if !examples.is_empty() {
+            self.record_batch(it, &examples)?;
             self.learner.update(&examples, &self.meta(it)).map_err(JobError::Learner)?;
             crate::fault::point("update");
         }
@@ -633,7 +664,8 @@ impl Job<'_> {
         it: usize,
         task: &Task,
         group_id: &str,
-        failed: &[Episode],
+        // the failed base tries, and where the first of them will be in the iteration's save list
+        (failed, first): (&[Episode], usize),
         st: &mut JobState,
         examples: &mut Vec<TrainSequence>,
     ) -> Result<bool, JobError> {
@@ -679,7 +711,7 @@ impl Job<'_> {
         let mut any = false;
         let mut rescued_by: Vec<(String, bool)> = Vec::new();
         // each successful try's distilled steps, in the context of the harness they were distilled to
-        let mut rescues: Vec<(Vec<(crate::message::Context, crate::message::AssistantTurn)>, String)> = Vec::new();
+        let mut rescues: Vec<(crate::suite::Solution, String, StepsRef)> = Vec::new();
         let mut k = 0u64;
         for (sib, tries) in &plan {
             let Some(spec) = self.su.siblings.iter().find(|s| &s.name == sib) else { continue };
@@ -694,13 +726,14 @@ impl Job<'_> {
                     ok = true;
                     let d = distil(mode, &ep, &self.su.base, self.su.suite.as_ref(), task, cfg.distill.weight)
                         .map_err(|source| JobError::Distil { task: task.id.clone(), source })?;
-                    rescues.push((d.examples.iter().map(|x| (x.context.clone(), x.target.clone())).collect(), d.to_harness.clone()));
-                    distilled = Some(d);
+                    let key = format!("{}/{k}", task_record_key(&self.suite_name, self.arm, self.seed_index, it, &task.id));
+                    let steps = d.examples.iter().map(|x| (x.context.clone(), x.target.clone())).collect();
+                    rescues.push((steps, d.to_harness.clone(), StepsRef::Distilled { key: key.clone() }));
+                    distilled = Some((d, key));
                 }
                 let ids = self.save(&[(ep, self.ctx(it, Phase::Rescue, TRAIN_SPLIT))])?;
-                if let (Some(d), Some(id)) = (distilled, ids.first()) {
+                if let (Some((d, key)), Some(id)) = (distilled, ids.first()) {
                     let body = serde_json::json!({"rescue_episode": id, "task_id": task.id, "arm": self.arm, "seed_index": self.seed_index, "iteration": it, "sibling": sib, "distilled": d});
-                    let key = format!("{}/{k}", task_record_key(&self.suite_name, self.arm, self.seed_index, it, &task.id));
                     self.sh.store.put_record(self.sh.run_id, "distilled", &key, &body)?;
                 }
             }
@@ -708,20 +741,21 @@ impl Job<'_> {
             rescued_by.push((sib.clone(), ok));
         }
         let w = cfg.distill.weight;
-        let distilled =
-            |steps, harness: &str, adv| TrainSequence::new(&task.id, &task.family, group_id, 1.0, adv, w, Source::RescueDistilled, harness, steps);
+        let distilled = |steps, harness: &str, adv, at| {
+            TrainSequence::new(&task.id, &task.family, group_id, 1.0, adv, w, Source::RescueDistilled, harness, steps).stored_at(at)
+        };
         if cfg.distill.objective == "sft" {
-            examples.extend(rescues.into_iter().map(|(steps, harness)| distilled(steps, &harness, 1.0)));
+            examples.extend(rescues.into_iter().map(|(steps, harness, at)| distilled(steps, &harness, 1.0, at)));
         } else if !rescues.is_empty() {
             // LUFFY-style: the rescues join the failed group as off-policy successes
-            let failed: Vec<&Episode> = failed.iter().filter(|e| e.infra_error.is_none()).collect();
+            let failed: Vec<(usize, &Episode)> = failed.iter().enumerate().filter(|(_, e)| e.infra_error.is_none()).collect();
             let rewards: Vec<f64> = failed.iter().map(|_| 0.0).chain(rescues.iter().map(|_| 1.0)).collect();
             let adv = group_advantages(&rewards);
-            for (e, a) in failed.iter().zip(&adv) {
-                push_episode(e, task, group_id, *a, examples);
+            for ((i, e), a) in failed.iter().zip(&adv) {
+                push_episode(e, task, group_id, *a, first + i, examples);
             }
-            for ((steps, harness), a) in rescues.into_iter().zip(&adv[failed.len()..]) {
-                examples.push(distilled(steps, &harness, *a));
+            for ((steps, harness, at), a) in rescues.into_iter().zip(&adv[failed.len()..]) {
+                examples.push(distilled(steps, &harness, *a, at));
             }
         }
         let decision = match decision {
@@ -910,23 +944,50 @@ fn group_advantages(r: &[f64]) -> Vec<f32> {
     r.iter().map(|x| ((x - m) / sd) as f32).collect()
 }
 
-/// Every step of `e` that made a call, as a rollout sequence of advantage `adv` (none when the
-/// advantage is zero: it would teach nothing).
-fn push_episode(e: &Episode, task: &Task, group_id: &str, adv: f32, out: &mut Vec<TrainSequence>) {
+/// The steps of `e` the update trains on: those that made a call.
+pub(crate) fn episode_steps(e: &Episode) -> Vec<(Context, AssistantTurn)> {
+    e.steps.iter().filter(|s| !s.output.tool_calls.is_empty()).map(|s| (s.context.clone(), s.output.clone())).collect()
+}
+
+/// A demonstration's steps as a learner sees them: with the base harness's tool specs where the
+/// search left them out (a grammar reads messages only; a model sees the tools, as in its
+/// rollouts), and without the grammar's decision trace unless the learner reads it (the next
+/// step's context shows the call without it).
+pub(crate) fn demonstration_steps(d: &Demonstration, tools: &[ToolSpec], traces: bool) -> Vec<(Context, AssistantTurn)> {
+    d.steps
+        .iter()
+        .cloned()
+        .map(|(mut c, mut t)| {
+            if c.tools.is_empty() {
+                c.tools = tools.to_vec();
+            }
+            if !traces {
+                t.content.clear();
+                t.raw.clear();
+            }
+            (c, t)
+        })
+        .collect()
+}
+
+/// The steps of `e` that made a call, as a rollout sequence of advantage `adv` (none when the
+/// advantage is zero: it would teach nothing); `index` is the episode's place in the iteration's
+/// save list.
+fn push_episode(e: &Episode, task: &Task, group_id: &str, adv: f32, index: usize, out: &mut Vec<TrainSequence>) {
     if adv == 0.0 {
         return;
     }
-    let steps = e.steps.iter().filter(|s| !s.output.tool_calls.is_empty()).map(|s| (s.context.clone(), s.output.clone()));
-    out.push(TrainSequence::new(&task.id, &task.family, group_id, e.reward(), adv, 1.0, Source::Rollout, &e.harness, steps));
+    let seq = TrainSequence::new(&task.id, &task.family, group_id, e.reward(), adv, 1.0, Source::Rollout, &e.harness, episode_steps(e));
+    out.push(seq.stored_at(StepsRef::Unsaved { index }));
 }
 
 /// GRPO: group-relative advantages for every step of every episode (infrastructure failures
-/// excluded).
-fn grpo(group: &[Episode], task: &Task, group_id: &str, out: &mut Vec<TrainSequence>) {
-    let group: Vec<&Episode> = group.iter().filter(|e| e.infra_error.is_none()).collect();
-    let r: Vec<f64> = group.iter().map(|e| e.reward()).collect();
-    for (e, a) in group.iter().zip(group_advantages(&r)) {
-        push_episode(e, task, group_id, a, out);
+/// excluded); the group is saved from position `first` of the iteration's save list.
+fn grpo(group: &[Episode], task: &Task, group_id: &str, first: usize, out: &mut Vec<TrainSequence>) {
+    let group: Vec<(usize, &Episode)> = group.iter().enumerate().filter(|(_, e)| e.infra_error.is_none()).collect();
+    let r: Vec<f64> = group.iter().map(|(_, e)| e.reward()).collect();
+    for ((i, e), a) in group.iter().zip(group_advantages(&r)) {
+        push_episode(e, task, group_id, a, first + i, out);
     }
 }
 
@@ -1078,7 +1139,7 @@ mod tests {
         for task in b.tasks.iter().take(40) {
             let group: Vec<Episode> = (0..4).map(|k| episode(&b, task, &base, 100 + k)).collect();
             let mut batch = Vec::new();
-            grpo(&group, task, "g", &mut batch);
+            grpo(&group, task, "g", 0, &mut batch);
             let rewards: Vec<f64> = group.iter().map(|e| e.reward()).collect();
             let adv = group_advantages(&rewards);
             // one sequence per episode with a non-zero advantage, in the group's order

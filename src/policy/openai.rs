@@ -43,7 +43,8 @@ use tokio::sync::Semaphore;
 
 use super::{CallOptions, Policy, PolicyError};
 use crate::message::{AssistantTurn, Context};
-use transport::{HttpRequest, Retry};
+pub use transport::ReplicaStats;
+use transport::{HttpRequest, Pool, Retry};
 use wire::{RequestParams, WireMode};
 
 /// How tools are offered to the model.
@@ -103,6 +104,14 @@ pub struct OpenAiConfig {
     /// `{"top_p": 0.95, "chat_template_kwargs": {"enable_thinking": false}}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra_body: Option<Value>,
+    /// More replicas of the same endpoint (API roots). With them, chat requests are spread over
+    /// `base_url` and these (fewest in flight first), a failing replica sits out
+    /// `replica_cooldown` while its requests go elsewhere, and LoRA adapters are loaded on all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub base_urls: Vec<String>,
+    /// How long a failed replica sits out, in seconds in TOML. Default 30 s.
+    #[serde(default = "defaults::replica_cooldown", with = "secs")]
+    pub replica_cooldown: Duration,
     /// First retry delay (doubled each retry, with jitter), in seconds in TOML. Default 0.5 s.
     #[serde(default = "defaults::retry_base_delay", with = "secs")]
     pub retry_base_delay: Duration,
@@ -126,6 +135,9 @@ mod defaults {
         Duration::from_millis(500)
     }
     pub fn retry_max_delay() -> Duration {
+        Duration::from_secs(30)
+    }
+    pub fn replica_cooldown() -> Duration {
         Duration::from_secs(30)
     }
 }
@@ -158,6 +170,8 @@ impl OpenAiConfig {
             tool_mode: ToolMode::default(),
             logprobs: false,
             extra_body: None,
+            base_urls: Vec::new(),
+            replica_cooldown: defaults::replica_cooldown(),
             retry_base_delay: defaults::retry_base_delay(),
             retry_max_delay: defaults::retry_max_delay(),
         }
@@ -201,6 +215,8 @@ struct Shared {
     rt: RuntimeHolder,
     client: reqwest::Client,
     limit: Arc<Semaphore>,
+    /// Set when the endpoint has more than one replica.
+    pool: Option<Pool>,
 }
 
 impl Shared {
@@ -254,7 +270,18 @@ impl OpenAiPolicy {
             .connect_timeout(config.timeout.min(Duration::from_secs(30)))
             .build()
             .map_err(|e| OpenAiSetupError::Client(e.to_string()))?;
-        let shared = Shared { rt: RuntimeHolder(Some(rt)), client, limit: Arc::new(Semaphore::new(config.concurrency.max(1))) };
+        let mut bases = vec![base.clone()];
+        for u in &config.base_urls {
+            let u = u.trim().trim_end_matches('/').to_string();
+            if !(u.starts_with("http://") || u.starts_with("https://")) {
+                return Err(OpenAiSetupError::InvalidConfig(format!("base_urls must start with http:// or https://, got {u:?}")));
+            }
+            if !bases.contains(&u) {
+                bases.push(u);
+            }
+        }
+        let pool = (bases.len() > 1).then(|| Pool::new(bases, config.replica_cooldown));
+        let shared = Shared { rt: RuntimeHolder(Some(rt)), client, limit: Arc::new(Semaphore::new(config.concurrency.max(1))), pool };
         Ok(OpenAiPolicy { config, base, shared: Arc::new(shared), text_fallback: Arc::new(AtomicBool::new(false)) })
     }
 
@@ -281,12 +308,52 @@ impl OpenAiPolicy {
     }
 
     /// `GET {base_url}/models` → the model ids (a connection test; one attempt, no retries).
+    /// With replicas: the ids every replica lists.
     pub fn list_models(&self) -> Result<Vec<String>, PolicyError> {
-        let req = self.http(Method::GET, format!("{}/models", self.base), None);
-        let body = self.run_admin(req, 0)?;
-        let v: Value = serde_json::from_str(&body).map_err(|e| self.scrub(PolicyError::Protocol(format!("models reply is not JSON: {e}"))))?;
-        let data = v.get("data").and_then(Value::as_array).ok_or_else(|| PolicyError::Protocol("models reply has no `data` array".into()))?;
-        Ok(data.iter().filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string)).collect())
+        let mut common: Option<Vec<String>> = None;
+        for base in self.bases() {
+            let req = self.http(Method::GET, format!("{base}/models"), None);
+            let body = self.run_admin(req, 0)?;
+            let v: Value = serde_json::from_str(&body).map_err(|e| self.scrub(PolicyError::Protocol(format!("models reply is not JSON: {e}"))))?;
+            let data = v.get("data").and_then(Value::as_array).ok_or_else(|| PolicyError::Protocol("models reply has no `data` array".into()))?;
+            let ids: Vec<String> = data.iter().filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string)).collect();
+            common = Some(match common {
+                None => ids,
+                Some(c) => c.into_iter().filter(|m| ids.contains(m)).collect(),
+            });
+        }
+        Ok(common.unwrap_or_default())
+    }
+
+    /// Every replica's API root (just `base_url` without replicas).
+    fn bases(&self) -> Vec<String> {
+        match &self.shared.pool {
+            Some(p) => p.replicas.iter().map(|r| r.base.clone()).collect(),
+            None => vec![self.base.clone()],
+        }
+    }
+
+    /// Each replica's health and request counts (empty without replicas).
+    pub fn replica_stats(&self) -> Vec<ReplicaStats> {
+        match &self.shared.pool {
+            Some(p) => p.stats(),
+            None => Vec::new(),
+        }
+    }
+
+    /// `POST {root}{path} body` on every replica (an adapter must be loaded everywhere); a 400
+    /// whose message contains `ok_if` counts as success.
+    fn admin_everywhere(&self, path: &str, body: Value, ok_if: Option<&str>) -> Result<(), PolicyError> {
+        for base in self.bases() {
+            let root = base.strip_suffix("/v1").unwrap_or(&base).to_string();
+            let req = self.http(Method::POST, format!("{root}{path}"), Some(body.clone()));
+            match self.run_admin(req, self.config.max_retries) {
+                Ok(_) => {}
+                Err(PolicyError::Server { status: 400, message }) if ok_if.is_some_and(|t| message.contains(t)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     /// vLLM runtime LoRA loading: `POST {root}/v1/load_lora_adapter {lora_name, lora_path}`
@@ -294,46 +361,28 @@ impl OpenAiPolicy {
     /// `VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`. A 400 saying the adapter is already loaded counts
     /// as success. Afterwards, `with_model(lora_name)` talks to the adapter.
     pub fn load_lora_adapter(&self, lora_name: &str, lora_path: &str) -> Result<(), PolicyError> {
-        let req =
-            self.http(Method::POST, format!("{}/v1/load_lora_adapter", self.root()), Some(json!({"lora_name": lora_name, "lora_path": lora_path})));
-        match self.run_admin(req, self.config.max_retries) {
-            Ok(_) => Ok(()),
-            Err(PolicyError::Server { status: 400, message }) if message.contains("already been loaded") => Ok(()),
-            Err(e) => Err(e),
-        }
+        self.admin_everywhere("/v1/load_lora_adapter", json!({"lora_name": lora_name, "lora_path": lora_path}), Some("already been loaded"))
     }
 
     /// vLLM runtime LoRA unloading: `POST {root}/v1/unload_lora_adapter {lora_name}`.
     pub fn unload_lora_adapter(&self, lora_name: &str) -> Result<(), PolicyError> {
-        let req = self.http(Method::POST, format!("{}/v1/unload_lora_adapter", self.root()), Some(json!({"lora_name": lora_name})));
-        self.run_admin(req, self.config.max_retries).map(|_| ())
+        self.admin_everywhere("/v1/unload_lora_adapter", json!({"lora_name": lora_name}), None)
     }
 
     /// SGLang runtime LoRA loading: `POST {root}/load_lora_adapter {lora_name, lora_path}` (no
     /// `/v1`). A reply saying the adapter is already loaded counts as success.
     pub fn load_lora_adapter_sglang(&self, lora_name: &str, lora_path: &str) -> Result<(), PolicyError> {
-        let req =
-            self.http(Method::POST, format!("{}/load_lora_adapter", self.root()), Some(json!({"lora_name": lora_name, "lora_path": lora_path})));
-        match self.run_admin(req, self.config.max_retries) {
-            Ok(_) => Ok(()),
-            Err(PolicyError::Server { status: 400, message }) if message.contains("already") => Ok(()),
-            Err(e) => Err(e),
-        }
+        self.admin_everywhere("/load_lora_adapter", json!({"lora_name": lora_name, "lora_path": lora_path}), Some("already"))
     }
 
     /// SGLang runtime LoRA unloading: `POST {root}/unload_lora_adapter {lora_name}`.
     pub fn unload_lora_adapter_sglang(&self, lora_name: &str) -> Result<(), PolicyError> {
-        let req = self.http(Method::POST, format!("{}/unload_lora_adapter", self.root()), Some(json!({"lora_name": lora_name})));
-        self.run_admin(req, self.config.max_retries).map(|_| ())
+        self.admin_everywhere("/unload_lora_adapter", json!({"lora_name": lora_name}), None)
     }
 
     /// The endpoint this policy talks to (`base_url` without a trailing `/`).
     pub fn base_url(&self) -> &str {
         &self.base
-    }
-
-    fn root(&self) -> &str {
-        self.base.strip_suffix("/v1").unwrap_or(&self.base)
     }
 
     fn key(&self) -> Option<String> {
@@ -376,10 +425,19 @@ impl OpenAiPolicy {
         self.block(async move { transport::send(&shared.client, &req, &retry, None).await }).map_err(|e| self.scrub(e))
     }
 
-    /// A chat request inside the concurrency limit.
+    /// A chat request inside the concurrency limit (spread over the replicas, if any).
     fn run_chat(&self, body: Value) -> Result<String, PolicyError> {
         let shared = self.shared.clone();
         let retry = self.retry(self.config.max_retries);
+        if shared.pool.is_some() {
+            let req = self.http(Method::POST, "/chat/completions".into(), Some(body));
+            return self
+                .block(async move {
+                    let pool = shared.pool.as_ref().expect("checked above");
+                    transport::send_pooled(&shared.client, pool, &req, &retry, Some(&shared.limit)).await
+                })
+                .map_err(|e| self.scrub(e));
+        }
         let req = self.http(Method::POST, format!("{}/chat/completions", self.base), Some(body));
         self.block(async move { transport::send(&shared.client, &req, &retry, Some(&shared.limit)).await }).map_err(|e| self.scrub(e))
     }

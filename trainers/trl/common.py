@@ -12,11 +12,14 @@ with "weight": 0 (OpenAI's per-message weight) is rendered outside the markers.
 import json
 import os
 import re
+import warnings
 
 # progress bars from every library would flood the workbench's trainer log
 os.environ.setdefault("TQDM_DISABLE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+warnings.filterwarnings("ignore", category=FutureWarning)
+warnings.filterwarnings("ignore", category=UserWarning)
 
 CHAT_TEMPLATE = r"""
 {%- macro tool_block(tools) -%}

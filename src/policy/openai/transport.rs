@@ -148,3 +148,136 @@ fn shorten(s: &str) -> String {
     }
     format!("{}...", &s[..end])
 }
+
+/// Replicas of one endpoint that chat requests are spread over: each request goes to the healthy
+/// replica with the fewest requests in flight; a replica whose attempt fails with a retryable
+/// error (connect, timeout, 429, 5xx) sits out `cooldown` and the request moves on to another.
+pub(crate) struct Pool {
+    pub replicas: Vec<Replica>,
+    pub cooldown: Duration,
+}
+
+pub(crate) struct Replica {
+    /// The API root (`…/v1`), without a trailing `/`.
+    pub base: String,
+    pub outstanding: std::sync::atomic::AtomicUsize,
+    pub requests: std::sync::atomic::AtomicU64,
+    pub failures: std::sync::atomic::AtomicU64,
+    pub down_until: std::sync::Mutex<Option<Instant>>,
+}
+
+/// A replica's figures, for live progress.
+#[derive(Clone, Debug, serde::Serialize, PartialEq)]
+pub struct ReplicaStats {
+    pub base_url: String,
+    pub healthy: bool,
+    pub in_flight: usize,
+    pub requests: u64,
+    pub failures: u64,
+}
+
+impl Pool {
+    pub fn new(bases: Vec<String>, cooldown: Duration) -> Pool {
+        use std::sync::atomic::{AtomicU64, AtomicUsize};
+        let replicas = bases
+            .into_iter()
+            .map(|base| Replica {
+                base,
+                outstanding: AtomicUsize::new(0),
+                requests: AtomicU64::new(0),
+                failures: AtomicU64::new(0),
+                down_until: Default::default(),
+            })
+            .collect();
+        Pool { replicas, cooldown }
+    }
+
+    fn down_until(&self, i: usize) -> Option<Instant> {
+        *self.replicas[i].down_until.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The replica to try next: healthy with the fewest in flight (ties: the least used), else
+    /// the one back soonest.
+    fn pick(&self) -> usize {
+        use std::sync::atomic::Ordering::Relaxed;
+        let now = Instant::now();
+        let healthy = (0..self.replicas.len()).filter(|&i| self.down_until(i).is_none_or(|t| t <= now));
+        healthy
+            .min_by_key(|&i| (self.replicas[i].outstanding.load(Relaxed), self.replicas[i].requests.load(Relaxed)))
+            .unwrap_or_else(|| (0..self.replicas.len()).min_by_key(|&i| self.down_until(i)).unwrap_or(0))
+    }
+
+    pub fn stats(&self) -> Vec<ReplicaStats> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let now = Instant::now();
+        (0..self.replicas.len())
+            .map(|i| {
+                let r = &self.replicas[i];
+                ReplicaStats {
+                    base_url: r.base.clone(),
+                    healthy: self.down_until(i).is_none_or(|t| t <= now),
+                    in_flight: r.outstanding.load(Relaxed),
+                    requests: r.requests.load(Relaxed),
+                    failures: r.failures.load(Relaxed),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Sends `req` (its `url` a path below the API root, e.g. `/chat/completions`) to the pool's
+/// replicas: up to `retry.max_retries + 1` attempts, each on the replica [`Pool::pick`] chooses;
+/// a backoff sleep only when the next replica is one that just failed.
+pub(crate) async fn send_pooled(
+    client: &reqwest::Client,
+    pool: &Pool,
+    req: &HttpRequest,
+    retry: &Retry,
+    limit: Option<&Arc<Semaphore>>,
+) -> Result<String, PolicyError> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut attempt: u32 = 0;
+    let mut last_failed: Option<usize> = None;
+    loop {
+        let i = pool.pick();
+        let r = &pool.replicas[i];
+        let one = HttpRequest {
+            method: req.method.clone(),
+            url: format!("{}{}", r.base, req.url),
+            body: req.body.clone(),
+            key: req.key.clone(),
+            timeout: req.timeout,
+        };
+        let outcome = {
+            let _permit = match limit {
+                Some(sem) => Some(sem.acquire().await.map_err(|_| PolicyError::Cancelled)?),
+                None => None,
+            };
+            r.outstanding.fetch_add(1, Relaxed);
+            r.requests.fetch_add(1, Relaxed);
+            let o = attempt_once(client, &one).await;
+            r.outstanding.fetch_sub(1, Relaxed);
+            o
+        };
+        let (err, retry_after) = match outcome {
+            Attempt::Ok(body) => {
+                *r.down_until.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                return Ok(body);
+            }
+            Attempt::Fatal(e) => return Err(e),
+            Attempt::Retryable(e, after) => (e, after),
+        };
+        r.failures.fetch_add(1, Relaxed);
+        *r.down_until.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + pool.cooldown);
+        tracing::warn!(replica = %r.base, error = %err, "replica failed; it sits out {:?}", pool.cooldown);
+        if attempt >= retry.max_retries {
+            return Err(err);
+        }
+        let next = pool.pick();
+        if next == i || Some(next) == last_failed {
+            tokio::time::sleep(backoff(retry, attempt, retry_after)).await;
+        }
+        last_failed = Some(i);
+        attempt += 1;
+    }
+}
