@@ -293,3 +293,30 @@ fn the_connection_test_lists_an_endpoints_models() {
     assert_eq!(r["ok"], false);
     assert!(r["error"].as_str().unwrap().contains("gpt-9"), "{r}");
 }
+
+#[test]
+fn test_trainer_runs_the_command_once_on_a_one_line_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = open(&dir);
+    let script = dir.path().join("t.py");
+    std::fs::write(
+        &script,
+        "import json,os,sys\nr=json.load(open(sys.argv[1]))\nlines=[json.loads(l) for l in open(r['batch'])]\nassert len(lines)==1 and lines[0]['messages'][-1]['tool_calls']\nos.makedirs(r['output_dir'])\njson.dump({'checkpoint':r['output_dir'],'metrics':{'loss':0.25,'model':r['base_model']}},open(r['result'],'w'))\n",
+    )
+    .unwrap();
+    let ok = w
+        .call(
+            "test_trainer",
+            json!({"trainer": {"command": ["python3", script.display().to_string(), "{request}"], "timeout_s": 30}, "base_model": "m"}),
+        )
+        .unwrap();
+    assert_eq!(ok["ok"], true, "{ok}");
+    assert_eq!(ok["metrics"]["loss"], 0.25);
+    assert_eq!(ok["metrics"]["model"], "m");
+    let bad = w.call("test_trainer", json!({"trainer": {"command": ["sh", "-c", "echo no GPU >&2; exit 4"], "timeout_s": 30}})).unwrap();
+    assert_eq!(bad["ok"], false);
+    assert!(bad["error"].as_str().unwrap().contains("exited with status 4"), "{bad}");
+    assert_eq!(bad["log_tail"][0], "no GPU");
+    let err = w.call("test_trainer", json!({"trainer": {"timeout_s": 3}})).unwrap_err();
+    assert!(err.to_string().contains("trainer"), "{err}");
+}

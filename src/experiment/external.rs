@@ -202,68 +202,31 @@ impl<'a> ExternalLearner<'a> {
             iteration: meta.iteration,
             policy_version: meta.policy_version,
         };
-        let request_path = dir.join("request.json");
-        let text = serde_json::to_string_pretty(&request).unwrap_or_default();
-        std::fs::write(&request_path, text).map_err(io_err("writing the request", &request_path))?;
         self.say(format!(
-            "{} seed {} iteration {}: training on {lines} sequences ({objective}) with {}",
+            "phase: training {} seed {} iteration {} on {lines} sequences ({objective}) with {}",
             self.job.arm, self.job.seed, meta.iteration, self.trainer.command[0]
         ));
-        let started = Instant::now();
-        let run = run_command(
-            &self.trainer.command,
-            &[("{request}", &request_path.display().to_string())],
-            &dir,
-            Duration::from_secs(self.trainer.timeout_s),
-            &[("HARNESS_S_REQUEST", request_path.display().to_string())],
-            "trainer.log",
-            |line| self.say(format!("trainer [{} seed {} it {}] {line}", self.job.arm, self.job.seed, meta.iteration)),
-        );
-        let seconds = started.elapsed().as_secs_f64();
-        let (status, tail) = run.map_err(LearnerError::Trainer)?;
+        let run = run_trainer(&self.trainer, &request, &dir, |line| {
+            self.say(format!("trainer [{} seed {} it {}] {line}", self.job.arm, self.job.seed, meta.iteration))
+        })?;
+        let seconds = run.seconds;
         let record = |result: Option<&TrainResult>, error: Option<&str>| {
             let body = json!({
                 "arm": self.job.arm, "seed_index": self.job.seed_index, "iteration": meta.iteration,
                 "policy_version": meta.policy_version, "batch": request.batch, "lines": lines, "objective": objective,
-                "exit": status, "seconds": seconds, "log_tail": tail,
+                "exit": run.status, "seconds": seconds, "log_tail": run.tail,
                 "checkpoint": result.map(|r| r.checkpoint.clone()), "metrics": result.map(|r| r.metrics.clone()), "error": error,
             });
             let key = format!("{}/{}/{}/{}", self.job.suite, self.job.arm, self.job.seed_index, meta.iteration);
             let _ = self.store.put_record(self.job.run_id, "trainer", &key, &body);
         };
-        let fail = |msg: String| {
-            record(None, Some(&msg));
-            Err(LearnerError::Trainer(msg))
-        };
-        match status {
-            Some(0) => {}
-            Some(code) => {
-                return fail(format!(
-                    "`{}` exited with status {code} after {seconds:.1} s; its log: {}",
-                    self.trainer.command.join(" "),
-                    dir.join("trainer.log").display()
-                ))
+        let (result, checkpoint) = match run.result {
+            Ok(r) => r,
+            Err(msg) => {
+                record(None, Some(&msg));
+                return Err(LearnerError::Trainer(msg));
             }
-            None => {
-                return fail(format!(
-                    "`{}` was stopped after {} s (trainer.timeout_s); its log: {}",
-                    self.trainer.command.join(" "),
-                    self.trainer.timeout_s,
-                    dir.join("trainer.log").display()
-                ))
-            }
-        }
-        let result: TrainResult = match std::fs::read_to_string(&result_path) {
-            Err(e) => return fail(format!("the trainer exited 0 but wrote no {} ({e})", result_path.display())),
-            Ok(text) => match serde_json::from_str(&text) {
-                Ok(r) => r,
-                Err(e) => return fail(format!("{}: {e} (expected {{\"checkpoint\": \"<path>\", \"metrics\": {{...}}}})", result_path.display())),
-            },
         };
-        let checkpoint = if Path::new(&result.checkpoint).is_absolute() { PathBuf::from(&result.checkpoint) } else { dir.join(&result.checkpoint) };
-        if result.checkpoint.trim().is_empty() || !checkpoint.exists() {
-            return fail(format!("{}: checkpoint `{}` does not exist", result_path.display(), checkpoint.display()));
-        }
         record(Some(&result), None);
         let figures: Vec<String> = result.metrics.iter().map(|(k, v)| format!("{k} {v}")).collect();
         self.say(format!(
@@ -274,7 +237,9 @@ impl<'a> ExternalLearner<'a> {
             figures.join(", ")
         ));
         let name = self.adapter_name(meta.iteration);
+        self.say(format!("phase: reloading {} as `{name}` ({})", checkpoint.display(), self.serving.kind));
         self.serve(&checkpoint.display().to_string(), &name)?;
+        self.say(format!("phase: sampling {} seed {} from `{name}`", self.job.arm, self.job.seed));
         let mut st = self.state();
         st.version += 1;
         st.checkpoint = Some(checkpoint.display().to_string());
@@ -401,6 +366,117 @@ impl Learner for ExternalLearner<'_> {
         *self.state() = saved;
         Ok(())
     }
+}
+
+/// What one trainer run produced.
+pub struct TrainerRun {
+    /// Exit code (`None`: stopped at the timeout).
+    pub status: Option<i32>,
+    pub tail: Vec<String>,
+    pub seconds: f64,
+    /// The result and the checkpoint it names (resolved), or why there is none.
+    pub result: Result<(TrainResult, PathBuf), String>,
+}
+
+/// Write `request` into `dir`, run the trainer on it, and read and check its result.
+pub fn run_trainer(trainer: &TrainerConfig, request: &TrainRequest, dir: &Path, on_line: impl Fn(&str) + Sync) -> Result<TrainerRun, LearnerError> {
+    let request_path = dir.join("request.json");
+    let text = serde_json::to_string_pretty(request).unwrap_or_default();
+    std::fs::write(&request_path, text).map_err(io_err("writing the request", &request_path))?;
+    let result_path = PathBuf::from(&request.result);
+    // a result left by an interrupted earlier attempt must not be taken for this one's
+    let _ = std::fs::remove_file(&result_path);
+    let started = Instant::now();
+    let (status, tail) = run_command(
+        &trainer.command,
+        &[("{request}", &request_path.display().to_string())],
+        dir,
+        Duration::from_secs(trainer.timeout_s),
+        &[("HARNESS_S_REQUEST", request_path.display().to_string())],
+        "trainer.log",
+        on_line,
+    )
+    .map_err(LearnerError::Trainer)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let log = dir.join("trainer.log");
+    let command = trainer.command.join(" ");
+    let result = match status {
+        Some(0) => match std::fs::read_to_string(&result_path) {
+            Err(e) => Err(format!("the trainer exited 0 but wrote no {} ({e})", result_path.display())),
+            Ok(text) => match serde_json::from_str::<TrainResult>(&text) {
+                Err(e) => Err(format!("{}: {e} (expected {{\"checkpoint\": \"<path>\", \"metrics\": {{...}}}})", result_path.display())),
+                Ok(r) => {
+                    let c = if Path::new(&r.checkpoint).is_absolute() { PathBuf::from(&r.checkpoint) } else { dir.join(&r.checkpoint) };
+                    if r.checkpoint.trim().is_empty() || !c.exists() {
+                        Err(format!("{}: checkpoint `{}` does not exist", result_path.display(), c.display()))
+                    } else {
+                        Ok((r, c))
+                    }
+                }
+            },
+        },
+        Some(code) => Err(format!("`{command}` exited with status {code} after {seconds:.1} s; its log: {}", log.display())),
+        None => Err(format!("`{command}` was stopped after {} s (trainer.timeout_s); its log: {}", trainer.timeout_s, log.display())),
+    };
+    Ok(TrainerRun { status, tail, seconds, result })
+}
+
+/// The outcome of [`test_trainer`].
+#[derive(Clone, Debug, Serialize, Deserialize, ts_rs::TS)]
+pub struct TrainerCheck {
+    pub ok: bool,
+    pub seconds: f64,
+    #[ts(type = "Record<string, unknown>")]
+    pub metrics: serde_json::Map<String, Value>,
+    pub log_tail: Vec<String>,
+    pub error: Option<String>,
+}
+
+/// Run the trainer once on a one-line batch in a scratch folder (the app's "Test trainer"): the
+/// command starts, reads the request and the batch, and writes a checkpoint and its result.
+pub fn test_trainer(trainer: &TrainerConfig, base_model: &str) -> Result<TrainerCheck, LearnerError> {
+    use crate::message::{Role, ToolCall, ToolSpec};
+    let scratch = crate::sandbox::scratch::ScratchDir::new("trainer-test").map_err(io_err("making a scratch folder", Path::new("(scratch)")))?;
+    let dir = scratch.path().to_path_buf();
+    let tool = ToolSpec {
+        name: "execute_sql".into(),
+        description: "Run one SQL statement.".into(),
+        parameters: json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}),
+    };
+    let ctx = Context {
+        messages: vec![Message::system("Answer with SQL."), Message::new(Role::User, "How many rows does table `t` have?", Origin::Frame)],
+        tools: vec![tool],
+    };
+    let turn = AssistantTurn {
+        tool_calls: vec![ToolCall { id: "call_0".into(), name: "execute_sql".into(), arguments: json!({"query": "SELECT COUNT(*) FROM `t`"}) }],
+        ..Default::default()
+    };
+    let seq = TrainSequence::new("check", "check", "check", 1.0, 1.0, 1.0, super::batch::Source::WarmStart, "base", [(ctx, turn)]);
+    let meta = BatchMeta { arm: "check".into(), seed: 0, iteration: 0, policy_version: 0 };
+    let batch = dir.join("batch.jsonl");
+    let lines = write_jsonl(&batch, &[seq], &meta).map_err(io_err("writing the batch", &batch))?;
+    let request = TrainRequest {
+        protocol: PROTOCOL,
+        batch: batch.display().to_string(),
+        lines,
+        previous_checkpoint: None,
+        output_dir: dir.join("checkpoint").display().to_string(),
+        result: dir.join("result.json").display().to_string(),
+        base_model: trainer.base_model.clone().unwrap_or_else(|| base_model.to_string()),
+        objective: "sft".into(),
+        params: serde_json::to_value(&trainer.params).unwrap_or(Value::Null),
+        run_id: 0,
+        suite: "check".into(),
+        arm: "check".into(),
+        seed: 0,
+        iteration: 0,
+        policy_version: 0,
+    };
+    let run = run_trainer(trainer, &request, &dir, |_| {})?;
+    Ok(match run.result {
+        Ok((r, _)) => TrainerCheck { ok: true, seconds: run.seconds, metrics: r.metrics, log_tail: run.tail, error: None },
+        Err(e) => TrainerCheck { ok: false, seconds: run.seconds, metrics: Default::default(), log_tail: run.tail, error: Some(e) },
+    })
 }
 
 /// Run `argv` (with `{placeholders}` replaced) in `cwd` with extra environment, its output

@@ -20,6 +20,7 @@ pub const RESPONSES: &[(&str, &str)] = &[
     ("config_render", "ConfigText"),
     ("config_save", "SavedFile"),
     ("test_connection", "ConnectionCheck"),
+    ("test_trainer", "TrainerCheck"),
     ("experiment_start", "StartedRun"),
     ("experiment_cancel", "Acknowledged"),
     ("experiment_resume", "StartedRun"),
@@ -224,6 +225,9 @@ pub struct SavedFile {
     pub path: String,
 }
 
+/// `test_trainer`: the trainer command run once on a one-line batch.
+pub use crate::experiment::external::TrainerCheck;
+
 #[derive(Clone, Debug, Serialize, Deserialize, TS)]
 pub struct ConnectionCheck {
     pub ok: bool,
@@ -401,6 +405,7 @@ pub fn typescript() -> String {
         ConfigCheck::decl(&cfg),
         SavedFile::decl(&cfg),
         ConnectionCheck::decl(&cfg),
+        TrainerCheck::decl(&cfg),
         StartedRun::decl(&cfg),
         Acknowledged::decl(&cfg),
         Unit::decl(&cfg),

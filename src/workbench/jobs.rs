@@ -338,6 +338,22 @@ pub(super) fn test_connection(a: &Args) -> CommandResult {
     }
 }
 
+/// Run the trainer of an experiment file's `[trainer]` (given as JSON) once on a one-line batch.
+pub(super) fn test_trainer(a: &Args) -> CommandResult {
+    let trainer: crate::experiment::config::TrainerConfig = serde_json::from_value(a.value("trainer")?.clone())
+        .map_err(|e| CommandError::BadArguments(format!("trainer: {e} (expected the [trainer] table: command = [...], timeout_s, ...)")))?;
+    if trainer.command.is_empty() {
+        return Err(CommandError::BadArguments("trainer.command: the program to run and its arguments".into()));
+    }
+    let base_model = a.opt_str("base_model")?.unwrap_or("");
+    match crate::experiment::external::test_trainer(&trainer, base_model) {
+        Ok(check) => api::reply(check),
+        Err(e) => {
+            api::reply(api::TrainerCheck { ok: false, seconds: 0.0, metrics: Default::default(), log_tail: Vec::new(), error: Some(e.to_string()) })
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

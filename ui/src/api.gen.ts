@@ -80,6 +80,8 @@ export type SavedFile = { path: string, };
 
 export type ConnectionCheck = { ok: boolean, models: Array<string>, error: string | null, };
 
+export type TrainerCheck = { ok: boolean, seconds: number, metrics: Record<string, unknown>, log_tail: Array<string>, error: string | null, };
+
 export type StartedRun = { run_id: number, 
 /**
  * Set when an unfinished run of the same configuration was resumed instead.

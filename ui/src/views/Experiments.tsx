@@ -4,7 +4,7 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { call } from "../client";
 import { navigate, refreshJobs, runs, showError, Store, useLoad, useStore, type RunProgress } from "../store";
-import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, Suite } from "../types";
+import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, Suite, TrainerCheck } from "../types";
 import { ArmName, duration, Loading, pct, Progress, StatusTag, when } from "../ui";
 import { toToml } from "../toml";
 
@@ -299,15 +299,41 @@ function Builder() {
           <legend>Policy</legend>
           <div class="form-row">
             <label class="check">
-              <input type="radio" name="backend" value="builtin" checked={!openai} onChange={() => edit((c) => (c.policy = { ...c.policy, backend: "builtin", base_url: undefined, model: undefined, api_key_env: undefined }))} />
+              <input
+                type="radio"
+                name="backend"
+                value="builtin"
+                checked={!openai}
+                onChange={() =>
+                  edit((c) => {
+                    c.policy = { ...c.policy, backend: "builtin", base_url: undefined, model: undefined, api_key_env: undefined };
+                    // the built-in policy trains in process
+                    delete c.trainer;
+                    delete c.serving;
+                  })
+                }
+              />
               built-in (CPU, offline)
             </label>
             <label class="check">
-              <input type="radio" name="backend" value="openai" checked={openai} onChange={() => edit((c) => (c.policy = { ...c.policy, backend: "openai", base_url: c.policy.base_url ?? "http://127.0.0.1:8000/v1", model: c.policy.model ?? "" }))} />
+              <input
+                type="radio"
+                name="backend"
+                value="openai"
+                checked={openai}
+                onChange={() =>
+                  edit((c) => {
+                    c.policy = { ...c.policy, backend: "openai", base_url: c.policy.base_url ?? "http://127.0.0.1:8000/v1", model: c.policy.model ?? "" };
+                    c.trainer = c.trainer ?? { kind: "command", command: [...REFERENCE_TRAINER], timeout_s: 3600, objective: "group" };
+                    c.serving = c.serving ?? { kind: "vllm-lora", ready_timeout_s: 120 };
+                  })
+                }
+              />
               OpenAI-compatible endpoint
             </label>
           </div>
           {openai && <Endpoint config={config} edit={edit} />}
+          {openai && <TrainerServing config={config} edit={edit} />}
           <div class="form-row">
             <NumField name="temperature" label="temperature" step={0.1} value={p.temperature} onChange={(v) => edit((c) => (c.policy.temperature = v))} />
             {!openai && <NumField name="learning_rate" label="learning rate" step={0.1} value={p.learning_rate} onChange={(v) => edit((c) => (c.policy.learning_rate = v))} />}
@@ -426,6 +452,98 @@ function Builder() {
         )}
       </div>
     </section>
+  );
+}
+
+/** The reference trainer (trainers/trl), run from the workspace with its virtualenv. */
+const REFERENCE_TRAINER = [".cache/trainer-venv/bin/python", "trainers/trl/train_step.py", "{request}"];
+const SERVING_KINDS: [string, string][] = [
+  ["vllm-lora", "vLLM: load each checkpoint as a LoRA adapter"],
+  ["sglang-lora", "SGLang: load each checkpoint as a LoRA adapter"],
+  ["command", "a command of yours reloads the endpoint"],
+  ["none", "the trainer updates the served model itself"],
+];
+
+/** `[trainer]` and `[serving]` of an endpoint's policy (docs/trainer-protocol.md). */
+function TrainerServing({ config, edit }: { config: ExperimentConfig; edit: (f: (c: ExperimentConfig) => void) => void }) {
+  const [check, setCheck] = useState<TrainerCheck | null>(null);
+  const [busy, setBusy] = useState(false);
+  const t = config.trainer ?? { command: [] };
+  const sv = config.serving ?? {};
+  const setTrainer = (f: (t: NonNullable<ExperimentConfig["trainer"]>) => void) =>
+    edit((c) => {
+      c.trainer = { kind: "command", command: [], ...(c.trainer ?? {}) };
+      f(c.trainer);
+    });
+  const setServing = (f: (s: NonNullable<ExperimentConfig["serving"]>) => void) =>
+    edit((c) => {
+      c.serving = { ...(c.serving ?? {}) };
+      f(c.serving);
+    });
+  async function test() {
+    setBusy(true);
+    setCheck(null);
+    try {
+      setCheck(await call("test_trainer", { trainer: config.trainer, base_model: config.policy.model ?? "" }));
+    } catch (e) {
+      showError(e);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <div class="trainer">
+      <div class="form-row">
+        <label class="field grow" title="the program and its arguments, separated by spaces; {request} becomes the request file's path">
+          <span>trainer command</span>
+          <input
+            name="trainer_command"
+            value={(t.command ?? []).join(" ")}
+            onChange={(e) => setTrainer((x) => (x.command = (e.target as HTMLInputElement).value.split(/\s+/).filter(Boolean)))}
+          />
+        </label>
+        <label class="field">
+          <span>objective</span>
+          <select name="trainer_objective" value={t.objective ?? "group"} onChange={(e) => setTrainer((x) => (x.objective = (e.target as HTMLSelectElement).value))}>
+            <option value="group">group (advantage-weighted)</option>
+            <option value="sft">sft (positive examples)</option>
+          </select>
+        </label>
+        <NumField name="trainer_timeout" label="timeout s" min={1} value={t.timeout_s ?? 3600} onChange={(v) => setTrainer((x) => (x.timeout_s = v))} />
+        <button onClick={test} disabled={busy || !(t.command ?? []).length} id="test-trainer" title="run the command once on a one-line batch">
+          {busy ? "Training…" : "Test trainer"}
+        </button>
+      </div>
+      <div class="form-row">
+        <label class="field grow" title="what the trainer loads (default: the policy's model)">
+          <span>base model</span>
+          <input name="trainer_base_model" value={t.base_model ?? ""} placeholder={config.policy.model ?? ""} onInput={(e) => setTrainer((x) => (x.base_model = (e.target as HTMLInputElement).value || undefined))} />
+        </label>
+        <label class="field">
+          <span>serving</span>
+          <select name="serving_kind" value={sv.kind ?? "vllm-lora"} onChange={(e) => setServing((x) => (x.kind = (e.target as HTMLSelectElement).value))}>
+            {SERVING_KINDS.map(([k, what]) => (
+              <option key={k} value={k} title={what}>
+                {k}
+              </option>
+            ))}
+          </select>
+        </label>
+        <NumField name="serving_ready_timeout" label="ready within s" min={1} value={sv.ready_timeout_s ?? 120} onChange={(v) => setServing((x) => (x.ready_timeout_s = v))} />
+      </div>
+      {check && check.ok && (
+        <div class="note ok" id="trainer-check">
+          The trainer ran in {check.seconds.toFixed(1)} s and wrote a checkpoint
+          {Object.keys(check.metrics).length > 0 && <>: {Object.entries(check.metrics).map(([k, v]) => `${k} ${typeof v === "number" ? +v.toFixed(4) : String(v)}`).join(", ")}</>}.
+        </div>
+      )}
+      {check && !check.ok && (
+        <div class="error-text" id="trainer-check">
+          Trainer failed: {check.error}
+          {check.log_tail.length > 0 && <pre class="log-tail">{check.log_tail.slice(-8).join("\n")}</pre>}
+        </div>
+      )}
+    </div>
   );
 }
 
