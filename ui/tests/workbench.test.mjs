@@ -155,9 +155,19 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     await page.waitForSelector(".endpoint .error-text, .endpoint .note.ok");
     const said = await page.locator(".endpoint .error-text, .endpoint .note.ok").innerText();
     assert.ok(said.length > 10, said);
+    // the trainer section: the TOML gains [trainer] and [serving]; a trainer that fails says why
+    await page.waitForFunction(() => document.querySelector("#toml")?.value.includes("[trainer]"));
+    assert.match(await page.inputValue("#toml"), /\[serving\][\s\S]*kind = "vllm-lora"/);
+    await page.fill("input[name=trainer_command]", "false");
+    await page.locator("input[name=trainer_command]").dispatchEvent("change");
+    await page.waitForFunction(() => document.querySelector("#toml")?.value.includes('command = ["false"]'));
+    await page.click("#test-trainer");
+    await page.waitForSelector("#trainer-check");
+    assert.match(await page.locator("#trainer-check").innerText(), /exited with status 1/);
     await shot("4-builder-endpoint");
     await page.click("input[name=backend][value=builtin]");
     await page.waitForFunction(() => !document.querySelector("#toml")?.value.includes("base_url"));
+    assert.ok(!(await page.inputValue("#toml")).includes("[trainer]"), "the built-in policy has no trainer");
   });
 
   test("builder: builds, saves and runs two small experiments to completion with live progress", async () => {
