@@ -236,3 +236,54 @@ fn an_endpoint_policy_without_a_trainer_is_a_config_error_naming_the_table() {
     let err = ExperimentConfig::parse("x.toml", text).expect_err("unknown serving kind").to_string();
     assert!(err.contains("serving.kind") && err.contains("vllm-lora"), "{err}");
 }
+
+#[test]
+fn sglang_lora_serving_loads_without_the_v1_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = lora_server();
+    let cfg = config(dir.path(), &server, "", "[serving]\nkind = \"sglang-lora\"");
+    let store = BlockingStore::open(dir.path().join("e.db").to_str().unwrap()).unwrap();
+    let out = run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).expect("runs");
+    let loads: Vec<_> = server.requests().into_iter().filter(|r| r.path.ends_with("load_lora_adapter")).collect();
+    assert!(!loads.is_empty());
+    assert!(loads.iter().all(|r| r.path == "/load_lora_adapter"), "{:?}", loads.iter().map(|r| &r.path).collect::<Vec<_>>());
+    let eps = store.episodes(&EpisodeFilter { run_id: Some(out.run_id), arm: Some("harness-s".into()), ..Default::default() }).unwrap();
+    assert!(eps.iter().all(|(_, e)| e.policy == format!("openai:hs-r{}-dbbench-harness-s-s1-it0", out.run_id)));
+}
+
+#[test]
+fn command_serving_runs_the_users_reload_script_then_waits_for_the_name() {
+    let dir = tempfile::tempdir().unwrap();
+    // the user's script "reloads" the server: here, the names it will serve are listed from the start
+    let server = ChatServer::start(
+        Script::new()
+            .models(&["test-model", "hs-r1-dbbench-policy-only-s1-it0", "hs-r1-dbbench-harness-s-s1-it0"])
+            .always(|_| (200, chat_server::text_reply("no"))),
+    );
+    let log = dir.path().join("reloads.txt");
+    let serving = format!(
+        "[serving]\nkind = \"command\"\ncommand = [\"sh\", \"-c\", \"echo $HARNESS_S_ADAPTER {{checkpoint}} >> {}\"]\nready_timeout_s = 5",
+        log.display()
+    );
+    let cfg = config(dir.path(), &server, "", &serving);
+    let store = BlockingStore::open(dir.path().join("e.db").to_str().unwrap()).unwrap();
+    run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).expect("runs");
+    let reloads = std::fs::read_to_string(&log).unwrap();
+    assert!(reloads.contains("hs-r1-dbbench-policy-only-s1-it0 /") && reloads.contains("hs-r1-dbbench-harness-s-s1-it0 /"), "{reloads}");
+    assert!(reloads.contains("iter-0000/checkpoint"), "{reloads}");
+}
+
+#[test]
+fn none_serving_keeps_sampling_the_served_model_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = lora_server();
+    let cfg = config(dir.path(), &server, "", "[serving]\nkind = \"none\"");
+    let store = BlockingStore::open(dir.path().join("e.db").to_str().unwrap()).unwrap();
+    let out = run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).expect("runs");
+    assert!(server.requests().iter().all(|r| !r.path.ends_with("load_lora_adapter")));
+    let eps = store.episodes(&EpisodeFilter { run_id: Some(out.run_id), ..Default::default() }).unwrap();
+    assert!(eps.iter().all(|(_, e)| e.policy == "openai:test-model"));
+    // the trainer still ran: the job's learner state counts its update
+    let recs = store.records(out.run_id, "trainer").unwrap();
+    assert_eq!(recs.len(), 2, "one warm start per arm");
+}

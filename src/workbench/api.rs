@@ -35,6 +35,8 @@ pub const RESPONSES: &[(&str, &str)] = &[
     ("rescue", "Rescue"),
     ("export_report", "ReportPaths"),
     ("report_file", "ReportFile"),
+    ("export_training", "ExportedFiles"),
+    ("policy_versions", "PolicyVersion[]"),
 ];
 
 /// What a failed command returns (HTTP body, or the desktop app's rejection): the message and
@@ -357,6 +359,31 @@ pub struct Rescue {
     pub route: Option<Value>,
 }
 
+/// `export_training`: the files of a training-data export.
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct ExportedFiles {
+    pub dir: String,
+    pub files: Vec<String>,
+    /// Conversations written, per source.
+    pub conversations: std::collections::BTreeMap<String, usize>,
+}
+
+/// One update of an external trainer: the version it turned `trained_from` into.
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct PolicyVersion {
+    pub key: String,
+    pub arm: String,
+    pub seed_index: u64,
+    pub iteration: u64,
+    pub trained_from: u64,
+    pub ok: bool,
+    pub loss: Option<f64>,
+    pub sequences: Option<u64>,
+    pub seconds: f64,
+    pub checkpoint: Option<String>,
+    pub error: Option<String>,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, TS)]
 pub struct ReportPaths {
     pub dir: String,
@@ -405,6 +432,8 @@ pub fn typescript() -> String {
         ConfigCheck::decl(&cfg),
         SavedFile::decl(&cfg),
         ConnectionCheck::decl(&cfg),
+        ExportedFiles::decl(&cfg),
+        PolicyVersion::decl(&cfg),
         TrainerCheck::decl(&cfg),
         StartedRun::decl(&cfg),
         Acknowledged::decl(&cfg),

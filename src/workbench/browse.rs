@@ -424,6 +424,48 @@ impl Workbench {
         })
     }
 
+    /// A run's training batches and evaluation trajectories in a trainer's format, written to
+    /// `exports/run-<id>-<format>/` in the workspace (`harness-s export` from the app).
+    pub(super) fn export_training(&self, a: &Args) -> CommandResult {
+        use crate::experiment::export::{export, ExportError, ExportFormat, ExportRequest};
+        let id = a.i64("id")?;
+        let name = a.str("format")?;
+        let format = ExportFormat::parse(name)
+            .ok_or_else(|| CommandError::BadArguments(format!("format: `{name}` (allowed: {})", ExportFormat::NAMES.join(", "))))?;
+        let out = self.workspace.join("exports").join(format!("run-{id}-{name}"));
+        let req = ExportRequest { run_id: id, format, out: out.clone(), arm: None, seed: None, split: None, sources: None };
+        match export(&self.store, &req) {
+            Ok(s) => api::reply(api::ExportedFiles { dir: out.display().to_string(), files: s.files, conversations: s.conversations }),
+            Err(ExportError::Store(e)) => Err(e.into()),
+            Err(ExportError::Input(m)) => Err(CommandError::BadArguments(m)),
+            Err(e @ ExportError::Io { .. }) => Err(CommandError::Internal(e.to_string())),
+        }
+    }
+
+    /// The policy versions an external trainer made, per arm, seed and update (`trainer` records).
+    pub(super) fn policy_versions(&self, a: &Args) -> CommandResult {
+        let id = a.i64("id")?;
+        let mut rows: Vec<api::PolicyVersion> = Vec::new();
+        for (key, r) in self.store.records(id, "trainer")? {
+            let num = |k: &str| r[k].as_u64().unwrap_or_default();
+            rows.push(api::PolicyVersion {
+                key,
+                arm: r["arm"].as_str().unwrap_or_default().to_string(),
+                seed_index: num("seed_index"),
+                iteration: num("iteration"),
+                trained_from: num("policy_version"),
+                ok: r["error"].is_null() && r["exit"] == 0,
+                loss: r["metrics"]["loss"].as_f64(),
+                sequences: r["lines"].as_u64(),
+                seconds: r["seconds"].as_f64().unwrap_or_default(),
+                checkpoint: r["checkpoint"].as_str().map(String::from),
+                error: r["error"].as_str().map(String::from),
+            });
+        }
+        rows.sort_by(|x, y| (&x.arm, x.seed_index, x.iteration).cmp(&(&y.arm, y.seed_index, y.iteration)));
+        api::reply(rows)
+    }
+
     pub(super) fn export_report(&self, a: &Args) -> CommandResult {
         let b = self.bundle(a.i64("id")?, a.opt_i64("compare")?)?;
         let out = Path::new(a.str("out_dir")?);

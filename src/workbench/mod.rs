@@ -177,6 +177,8 @@ impl Workbench {
         "rescue",
         "export_report",
         "report_file",
+        "export_training",
+        "policy_versions",
     ];
 
     /// Run one command. Blocking: adapters on an async runtime call it from a blocking thread.
@@ -209,6 +211,8 @@ impl Workbench {
             "rescue" => self.rescue(&a),
             "export_report" => self.export_report(&a),
             "report_file" => self.report_file(&a),
+            "export_training" => self.export_training(&a),
+            "policy_versions" => self.policy_versions(&a),
             other => Err(CommandError::NotFound(format!("no command `{other}` (commands: {})", Self::COMMANDS.join(", ")))),
         }
     }

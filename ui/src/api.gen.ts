@@ -80,6 +80,14 @@ export type SavedFile = { path: string, };
 
 export type ConnectionCheck = { ok: boolean, models: Array<string>, error: string | null, };
 
+export type ExportedFiles = { dir: string, files: Array<string>, 
+/**
+ * Conversations written, per source.
+ */
+conversations: { [key in string]: number }, };
+
+export type PolicyVersion = { key: string, arm: string, seed_index: number, iteration: number, trained_from: number, ok: boolean, loss: number | null, sequences: number | null, seconds: number, checkpoint: string | null, error: string | null, };
+
 export type TrainerCheck = { ok: boolean, seconds: number, metrics: Record<string, unknown>, log_tail: Array<string>, error: string | null, };
 
 export type StartedRun = { run_id: number, 

@@ -218,6 +218,10 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     const against = await page.locator(".routed-vs tbody tr td:nth-child(3)").allInnerTexts();
     assert.ok(against.length >= 1 && against.every((a) => !a.includes("harness-s")), JSON.stringify(against));
     await shot("5-results");
+    // the run's training data for training elsewhere, written in the workspace
+    await page.click("button[data-format=openai-chat]");
+    await page.waitForSelector("#training-export");
+    assert.match(await page.locator("#training-export").innerText(), /warm-start.*examples\.jsonl/s);
     await page.selectOption("#compare-run", String(runs.b));
     await page.waitForSelector(".compare-table tbody tr", { timeout: 30_000 });
     assert.match(await page.locator(".comparison h3").innerText(), new RegExp(`#${runs.b}`));

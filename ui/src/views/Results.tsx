@@ -4,7 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { call, inTauri, saveReport, type ReportFormat } from "../client";
 import { finished, navigate, showError, useLoad, useStore } from "../store";
-import type { ExperimentRow, FinalRow, PairedDelta, Report, RoutedDelta } from "../types";
+import type { ExperimentRow, ExportedFiles, FinalRow, PairedDelta, PolicyVersion, Report, RoutedDelta } from "../types";
 import { ArmName, ci, Empty, Loading, pct, signedPts, StatusTag, when } from "../ui";
 
 const SPLIT_LABEL: Record<string, string> = { train: "training families", heldout: "held-out families" };
@@ -131,6 +131,7 @@ function ReportView({ r }: { r: Report }) {
       {(r.final_table.routed_vs ?? []).length > 0 && <RoutedVs rows={r.final_table.routed_vs!} />}
       <h3>Charts</h3>
       <Charts charts={r.charts} />
+      <TrainingData id={r.run.id} />
       {r.notes.length > 0 && (
         <>
           <h3>Notes</h3>
@@ -140,6 +141,86 @@ function ReportView({ r }: { r: Report }) {
             ))}
           </ul>
         </>
+      )}
+    </div>
+  );
+}
+
+const TRAINING_FORMATS: [string, string][] = [
+  ["openai-chat", "JSONL (TRL, OpenAI fine-tuning)"],
+  ["sharegpt", "ShareGPT (LLaMA-Factory, axolotl)"],
+  ["verl-sft", "parquet (verl multi-turn SFT)"],
+];
+
+/** The policy versions an external trainer made, and the run's training data for training elsewhere. */
+function TrainingData({ id }: { id: number }) {
+  const versions = useLoad(() => call<PolicyVersion[]>("policy_versions", { id }), [id]);
+  const [done, setDone] = useState<ExportedFiles | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  async function go(format: string) {
+    setBusy(format);
+    setDone(null);
+    try {
+      setDone(await call<ExportedFiles>("export_training", { id, format }));
+    } catch (e) {
+      showError(e);
+    } finally {
+      setBusy(null);
+    }
+  }
+  const rows = versions.data ?? [];
+  return (
+    <div class="training-data">
+      {rows.length > 0 && (
+        <>
+          <h3>Policy versions</h3>
+          <table class="table compact" id="policy-versions">
+            <thead>
+              <tr>
+                <th>arm</th>
+                <th class="num">seed</th>
+                <th class="num">iteration</th>
+                <th>version</th>
+                <th class="num">sequences</th>
+                <th class="num">loss</th>
+                <th class="num">seconds</th>
+                <th>checkpoint</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((v) => (
+                <tr key={v.key} class={v.ok ? "" : "failed"}>
+                  <td>
+                    <ArmName arm={v.arm} />
+                  </td>
+                  <td class="num">{v.seed_index}</td>
+                  <td class="num">{v.iteration}</td>
+                  <td>{v.ok ? `v${v.trained_from} → v${v.trained_from + 1}` : `failed: ${v.error ?? ""}`}</td>
+                  <td class="num">{v.sequences ?? "–"}</td>
+                  <td class="num">{v.loss == null ? "–" : v.loss.toFixed(4)}</td>
+                  <td class="num">{v.seconds.toFixed(1)}</td>
+                  <td class="small">
+                    <code>{v.checkpoint ?? ""}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+      <h3>Training data</h3>
+      <div class="row">
+        <span class="muted small">every update's batch and the evaluation trajectories, for training elsewhere:</span>
+        {TRAINING_FORMATS.map(([f, what]) => (
+          <button key={f} title={what} onClick={() => void go(f)} disabled={busy != null} data-format={f}>
+            {busy === f ? "Writing…" : f}
+          </button>
+        ))}
+      </div>
+      {done && (
+        <div class="note ok" id="training-export">
+          Wrote {Object.entries(done.conversations).map(([k, n]) => `${n} ${k}`).join(", ")} conversations to <code>{done.files.join(", ")}</code>
+        </div>
       )}
     </div>
   );
