@@ -287,3 +287,122 @@ fn none_serving_keeps_sampling_the_served_model_name() {
     let recs = store.records(out.run_id, "trainer").unwrap();
     assert_eq!(recs.len(), 2, "one warm start per arm");
 }
+
+/// A trainer that records its pid and, while `hold` exists, sleeps (a long training step).
+const SLOW_TRAINER: &str = r#"
+import json, os, sys, time
+req = json.load(open(sys.argv[1]))
+p = req["params"]
+open(p["pid_file"], "a").write(f"{os.getpid()}\n")
+while os.path.exists(p["hold"]):
+    time.sleep(0.1)
+os.makedirs(req["output_dir"], exist_ok=True)
+open(os.path.join(req["output_dir"], "adapter_model.bin"), "w").write(open(req["batch"]).read())
+json.dump({"checkpoint": req["output_dir"], "metrics": {"loss": 0.5}}, open(req["result"], "w"))
+"#;
+
+fn alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+#[test]
+fn killing_the_workbench_during_a_training_step_stops_the_trainer_and_the_run_resumes() {
+    use std::process::Command;
+    let dir = tempfile::tempdir().unwrap();
+    let server = lora_server();
+    let (pid_file, hold) = (dir.path().join("pids"), dir.path().join("hold"));
+    std::fs::write(&hold, "").unwrap();
+    let cfg_text = |work: &Path| {
+        let trainer = work.join("slow.py");
+        std::fs::create_dir_all(work).unwrap();
+        std::fs::write(&trainer, SLOW_TRAINER).unwrap();
+        format!(
+            "name = \"kill\"\nheldout_families = [\"DELETE\"]\narms = [\"policy-only\"]\niterations = 1\nworkers = 1\n[policy]\nbackend = \"openai\"\nbase_url = \"{}\"\nmodel = \"test-model\"\nwarm_start_demos = 3\n[budget]\nbatch_tasks = 2\nbase_tries = 2\n[eval]\ntrain_tasks = 2\nheldout_tasks = 1\n[trainer]\ncommand = [\"python3\", \"{}\", \"{{request}}\"]\nworkdir = \"{}\"\nparams = {{ pid_file = {:?}, hold = {:?} }}\n",
+            server.url(),
+            trainer.display(),
+            work.join("trainer").display(),
+            pid_file.display().to_string(),
+            hold.display().to_string()
+        )
+    };
+    let cfg = dir.path().join("kill.toml");
+    std::fs::write(&cfg, cfg_text(&dir.path().join("w"))).unwrap();
+    let db = dir.path().join("k.db");
+    let run = |db: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_harness-s"))
+            .args(["experiment", "run", cfg.to_str().unwrap(), "--db", db.to_str().unwrap(), "--json"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut child = run(&db);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let trainer_pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file).ok().and_then(|s| s.lines().next().and_then(|l| l.trim().parse::<i32>().ok())) {
+            break pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "the trainer never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(alive(trainer_pid));
+    child.kill().unwrap(); // SIGKILL, mid training step
+    child.wait().unwrap();
+    let gone = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while alive(trainer_pid) && std::time::Instant::now() < gone {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!alive(trainer_pid), "the trainer outlived the workbench");
+    // resume: the training step runs again and the run finishes
+    std::fs::remove_file(&hold).unwrap();
+    let out = run(&db).wait_with_output().unwrap();
+    assert!(out.status.success());
+    let store = BlockingStore::open(db.to_str().unwrap()).unwrap();
+    let runs = store.runs().unwrap();
+    assert_eq!(runs.len(), 1, "the kill's run was resumed, not restarted");
+    assert_eq!(runs[0].status.as_str(), "finished");
+    // the same experiment uninterrupted stores as many episodes: none lost or duplicated
+    let clean_db = dir.path().join("c.db");
+    assert!(run(&clean_db).wait_with_output().unwrap().status.success());
+    let clean = BlockingStore::open(clean_db.to_str().unwrap()).unwrap();
+    let count = |s: &BlockingStore| s.count_episodes(&EpisodeFilter { run_id: Some(1), ..Default::default() }).unwrap();
+    assert_eq!(count(&store), count(&clean));
+}
+
+struct Messages(std::sync::Mutex<Vec<String>>);
+
+impl harness_s::events::EventSink for Messages {
+    fn emit(&self, e: harness_s::events::Event) {
+        if let harness_s::events::Event::Message { text, .. } = e {
+            self.0.lock().unwrap().push(text);
+        }
+    }
+}
+
+#[test]
+fn live_progress_names_the_phases_and_each_replicas_request_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (lora_server(), lora_server());
+    let mut cfg = config(dir.path(), &a, "", "");
+    cfg.policy.base_urls = vec![b.url()];
+    let store = BlockingStore::open(dir.path().join("e.db").to_str().unwrap()).unwrap();
+    let sink = Messages(Default::default());
+    run_experiment(&cfg, &store, &sink, &AtomicBool::new(false)).expect("runs");
+    let said = sink.0.lock().unwrap().clone();
+    for phase in [
+        "phase: training policy-only seed 1 iteration 0",
+        "phase: reloading",
+        "phase: sampling harness-s seed 1 from `hs-r1-dbbench-harness-s-s1-it0`",
+    ] {
+        assert!(said.iter().any(|m| m.starts_with(phase)), "{phase}: {said:#?}");
+    }
+    assert!(said.iter().any(|m| m.starts_with("trainer [policy-only seed 1 it 0] loss 0.5")), "the trainer's log lines: {said:#?}");
+    let replicas = said.iter().filter(|m| m.starts_with("endpoint replicas:")).last().expect("replica figures");
+    assert!(replicas.contains(&a.url()) && replicas.contains(&b.url()) && replicas.contains("req/s"), "{replicas}");
+    // both replicas served the rollouts, and both loaded every adapter
+    assert!(a.request_count() > 3 && b.request_count() > 3);
+    for s in [&a, &b] {
+        assert_eq!(s.requests().iter().filter(|r| r.path == "/v1/load_lora_adapter").count(), 2);
+    }
+}

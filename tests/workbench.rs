@@ -272,10 +272,12 @@ fn an_experiment_that_cannot_start_says_why() {
     let e = wb.call("experiment_start", json!({"toml": "name = \"x\"\nsuites = [\"nosuch\"]\n"})).unwrap_err();
     assert!(e.to_string().contains("nosuch"), "{e}");
     let openai = "name = \"x\"\n[policy]\nbackend = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n";
+    // an endpoint's policy is trained by an external trainer: the file must name one
     let c = wb.call("config_check", json!({"toml": openai})).unwrap();
-    assert_eq!(c["ok"], true, "{c}");
+    assert_eq!(c["ok"], false, "{c}");
+    assert_eq!(c["key"], "trainer", "{c}");
     let e = wb.call("experiment_start", json!({"toml": openai})).unwrap_err();
-    assert!(e.to_string().contains("cannot be trained"), "{e}");
+    assert!(e.to_string().contains("[trainer]"), "{e}");
     let r = wb.call("test_connection", json!({"base_url": "http://127.0.0.1:9/v1", "model": "m"})).unwrap();
     assert_eq!(r["ok"], false);
     assert!(!r["error"].as_str().unwrap().is_empty());

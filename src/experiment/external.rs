@@ -129,6 +129,8 @@ pub struct ExternalLearner<'a> {
     workdir: PathBuf,
     store: &'a BlockingStore,
     sink: &'a dyn EventSink,
+    /// Each replica's request count at the previous update (for the request rate).
+    replica_marks: Mutex<Vec<(Instant, u64)>>,
 }
 
 fn io_err(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> LearnerError {
@@ -147,7 +149,19 @@ impl<'a> ExternalLearner<'a> {
     ) -> Self {
         let workdir = PathBuf::from(trainer.workdir.clone().unwrap_or_else(|| "artifacts/trainer".into()));
         let served = ServedPolicy(RwLock::new(policy.clone()));
-        ExternalLearner { trainer, serving, base: policy, served, state: Mutex::new(ExternalState::default()), job, workdir, store, sink }
+        let replica_marks = Mutex::new(policy.replica_stats().iter().map(|r| (Instant::now(), r.requests)).collect());
+        ExternalLearner {
+            trainer,
+            serving,
+            base: policy,
+            served,
+            state: Mutex::new(ExternalState::default()),
+            job,
+            workdir,
+            store,
+            sink,
+            replica_marks,
+        }
     }
 
     /// The adapter name of the checkpoint an update at `iteration` produces.
@@ -176,6 +190,31 @@ impl<'a> ExternalLearner<'a> {
 
     /// Write the batch and request, run the trainer, read its result; then serve the checkpoint.
     fn train(&self, batch: &[TrainSequence], meta: &BatchMeta, objective: &str) -> Result<(), LearnerError> {
+        let replicas = self.base.replica_stats();
+        if !replicas.is_empty() {
+            // requests per second since the previous update, per replica
+            let mut last = self.replica_marks.lock().unwrap_or_else(|p| p.into_inner());
+            let now = Instant::now();
+            let each: Vec<String> = replicas
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let rate = match last.get(i) {
+                        Some((t, n)) if now > *t => (r.requests.saturating_sub(*n)) as f64 / (now - *t).as_secs_f64(),
+                        _ => 0.0,
+                    };
+                    format!(
+                        "{} {} ({rate:.1} req/s, {} requests, {} failed)",
+                        r.base_url,
+                        if r.healthy { "up" } else { "DOWN" },
+                        r.requests,
+                        r.failures
+                    )
+                })
+                .collect();
+            *last = replicas.iter().map(|r| (now, r.requests)).collect();
+            self.say(format!("endpoint replicas: {}", each.join("; ")));
+        }
         let dir = self.update_dir(meta.iteration);
         std::fs::create_dir_all(&dir).map_err(io_err("creating the update folder", &dir))?;
         let dir = dir.canonicalize().map_err(io_err("resolving the update folder", &dir))?;
@@ -336,14 +375,6 @@ impl Learner for ExternalLearner<'_> {
     }
 
     fn update(&self, batch: &[TrainSequence], meta: &BatchMeta) -> Result<(), LearnerError> {
-        let replicas = self.base.replica_stats();
-        if !replicas.is_empty() {
-            let each: Vec<String> = replicas
-                .iter()
-                .map(|r| format!("{} {} ({} requests, {} failed)", r.base_url, if r.healthy { "up" } else { "DOWN" }, r.requests, r.failures))
-                .collect();
-            self.say(format!("endpoint replicas: {}", each.join("; ")));
-        }
         self.train(batch, meta, &self.trainer.objective)
     }
 
