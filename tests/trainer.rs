@@ -398,7 +398,7 @@ fn live_progress_names_the_phases_and_each_replicas_request_rate() {
         assert!(said.iter().any(|m| m.starts_with(phase)), "{phase}: {said:#?}");
     }
     assert!(said.iter().any(|m| m.starts_with("trainer [policy-only seed 1 it 0] loss 0.5")), "the trainer's log lines: {said:#?}");
-    let replicas = said.iter().filter(|m| m.starts_with("endpoint replicas:")).last().expect("replica figures");
+    let replicas = said.iter().rfind(|m| m.starts_with("endpoint replicas:")).expect("replica figures");
     assert!(replicas.contains(&a.url()) && replicas.contains(&b.url()) && replicas.contains("req/s"), "{replicas}");
     // both replicas served the rollouts, and both loaded every adapter
     assert!(a.request_count() > 3 && b.request_count() > 3);
