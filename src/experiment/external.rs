@@ -251,7 +251,7 @@ impl<'a> ExternalLearner<'a> {
         let seconds = run.seconds;
         let record = |result: Option<&TrainResult>, error: Option<&str>| {
             let body = json!({
-                "arm": self.job.arm, "seed_index": self.job.seed_index, "iteration": meta.iteration,
+                "arm": self.job.arm, "seed": self.job.seed, "seed_index": self.job.seed_index, "iteration": meta.iteration,
                 "policy_version": meta.policy_version, "batch": request.batch, "lines": lines, "objective": objective,
                 "exit": run.status, "seconds": seconds, "log_tail": run.tail,
                 "checkpoint": result.map(|r| r.checkpoint.clone()), "metrics": result.map(|r| r.metrics.clone()), "error": error,
@@ -506,7 +506,11 @@ pub fn test_trainer(trainer: &TrainerConfig, base_model: &str) -> Result<Trainer
     let run = run_trainer(trainer, &request, &dir, |_| {})?;
     Ok(match run.result {
         Ok((r, _)) => TrainerCheck { ok: true, seconds: run.seconds, metrics: r.metrics, log_tail: run.tail, error: None },
-        Err(e) => TrainerCheck { ok: false, seconds: run.seconds, metrics: Default::default(), log_tail: run.tail, error: Some(e) },
+        // the scratch folder goes with this call: its log is in `log_tail`, not at the path named
+        Err(e) => {
+            let error = e.split("; its log:").next().unwrap_or(&e).to_string();
+            TrainerCheck { ok: false, seconds: run.seconds, metrics: Default::default(), log_tail: run.tail, error: Some(error) }
+        }
     })
 }
 

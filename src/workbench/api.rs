@@ -373,6 +373,8 @@ pub struct ExportedFiles {
 pub struct PolicyVersion {
     pub key: String,
     pub arm: String,
+    /// The experiment's seed (its value, as in the experiment file).
+    pub seed: u64,
     pub seed_index: u64,
     pub iteration: u64,
     pub trained_from: u64,

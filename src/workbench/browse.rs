@@ -451,6 +451,7 @@ impl Workbench {
             rows.push(api::PolicyVersion {
                 key,
                 arm: r["arm"].as_str().unwrap_or_default().to_string(),
+                seed: r["seed"].as_u64().unwrap_or_else(|| num("seed_index")),
                 seed_index: num("seed_index"),
                 iteration: num("iteration"),
                 trained_from: num("policy_version"),

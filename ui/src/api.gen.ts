@@ -86,7 +86,11 @@ export type ExportedFiles = { dir: string, files: Array<string>,
  */
 conversations: { [key in string]: number }, };
 
-export type PolicyVersion = { key: string, arm: string, seed_index: number, iteration: number, trained_from: number, ok: boolean, loss: number | null, sequences: number | null, seconds: number, checkpoint: string | null, error: string | null, };
+export type PolicyVersion = { key: string, arm: string, 
+/**
+ * The experiment's seed (its value, as in the experiment file).
+ */
+seed: number, seed_index: number, iteration: number, trained_from: number, ok: boolean, loss: number | null, sequences: number | null, seconds: number, checkpoint: string | null, error: string | null, };
 
 export type TrainerCheck = { ok: boolean, seconds: number, metrics: Record<string, unknown>, log_tail: Array<string>, error: string | null, };
 

@@ -193,7 +193,7 @@ function TrainingData({ id }: { id: number }) {
                   <td>
                     <ArmName arm={v.arm} />
                   </td>
-                  <td class="num">{v.seed_index}</td>
+                  <td class="num">{v.seed}</td>
                   <td class="num">{v.iteration}</td>
                   <td>{v.ok ? `v${v.trained_from} → v${v.trained_from + 1}` : `failed: ${v.error ?? ""}`}</td>
                   <td class="num">{v.sequences ?? "–"}</td>
