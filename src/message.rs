@@ -47,6 +47,18 @@ pub enum Role {
     Tool,
 }
 
+impl Role {
+    /// The role's name on the wire (`system`, `user`, `assistant`, `tool`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
 /// Who put a message into the context.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(tag = "by", rename_all = "snake_case")]

@@ -65,14 +65,8 @@ pub enum StepsRef {
 /// A sequence without its steps: one entry of a stored batch manifest (`batch` record).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SequenceRef {
-    pub task_id: String,
-    pub family: String,
-    pub group_id: String,
-    pub reward: f64,
-    pub advantage: f32,
-    pub weight: f32,
-    pub source: Source,
-    pub harness: String,
+    #[serde(flatten)]
+    pub info: SequenceInfo,
     pub steps: StepsRef,
 }
 
@@ -89,9 +83,10 @@ pub struct BatchManifest {
     pub base_tools: Vec<ToolSpec>,
 }
 
-/// One episode's training steps with the numbers the update weighs them by.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct TrainSequence {
+/// What a sequence is and how the update weighs it: shared by the loop's [`TrainSequence`], the
+/// stored [`SequenceRef`] and the trainer's [`BatchLine`].
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SequenceInfo {
     pub task_id: String,
     pub family: String,
     /// The GRPO group the advantage is relative to (a rescue joins its task's failed group).
@@ -104,6 +99,13 @@ pub struct TrainSequence {
     pub source: Source,
     /// The harness whose context the steps are in.
     pub harness: String,
+}
+
+/// One episode's training steps with the numbers the update weighs them by.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TrainSequence {
+    #[serde(flatten)]
+    pub info: SequenceInfo,
     /// The steps, each with weight `weight × advantage`.
     pub steps: Vec<TrainExample>,
     /// Where the steps are stored.
@@ -125,7 +127,7 @@ impl TrainSequence {
         steps: impl IntoIterator<Item = (Context, AssistantTurn)>,
     ) -> Self {
         let w = weight * advantage;
-        TrainSequence {
+        let info = SequenceInfo {
             task_id: task_id.into(),
             family: family.into(),
             group_id: group_id.into(),
@@ -134,6 +136,9 @@ impl TrainSequence {
             weight,
             source,
             harness: harness.into(),
+        };
+        TrainSequence {
+            info,
             steps: steps.into_iter().map(|(context, target)| TrainExample { context, target, weight: w }).collect(),
             steps_ref: None,
         }
@@ -146,22 +151,13 @@ impl TrainSequence {
 
     /// The manifest entry (`None` if the steps' place is unknown).
     pub fn reference(&self) -> Option<SequenceRef> {
-        Some(SequenceRef {
-            task_id: self.task_id.clone(),
-            family: self.family.clone(),
-            group_id: self.group_id.clone(),
-            reward: self.reward,
-            advantage: self.advantage,
-            weight: self.weight,
-            source: self.source,
-            harness: self.harness.clone(),
-            steps: self.steps_ref.clone()?,
-        })
+        Some(SequenceRef { info: self.info.clone(), steps: self.steps_ref.clone()? })
     }
 
     /// A sequence rebuilt from its manifest entry and its steps.
     pub fn from_reference(r: &SequenceRef, steps: impl IntoIterator<Item = (Context, AssistantTurn)>) -> Self {
-        TrainSequence::new(&r.task_id, &r.family, &r.group_id, r.reward, r.advantage, r.weight, r.source, &r.harness, steps)
+        let i = &r.info;
+        TrainSequence::new(&i.task_id, &i.family, &i.group_id, i.reward, i.advantage, i.weight, i.source, &i.harness, steps)
             .stored_at(r.steps.clone())
     }
 }
@@ -186,27 +182,10 @@ pub struct BatchMeta {
 pub struct BatchLine {
     pub messages: Vec<Value>,
     pub tools: Vec<Value>,
-    pub task_id: String,
-    pub family: String,
-    pub group_id: String,
-    pub reward: f64,
-    pub advantage: f32,
-    pub weight: f32,
-    pub source: Source,
-    pub harness: String,
-    pub arm: String,
-    pub seed: u64,
-    pub iteration: usize,
-    pub policy_version: u64,
-}
-
-fn role_str(r: Role) -> &'static str {
-    match r {
-        Role::System => "system",
-        Role::User => "user",
-        Role::Assistant => "assistant",
-        Role::Tool => "tool",
-    }
+    #[serde(flatten)]
+    pub info: SequenceInfo,
+    #[serde(flatten)]
+    pub meta: BatchMeta,
 }
 
 /// A tool call in conversational form. `arguments` stays a JSON object, as the chat templates of
@@ -218,7 +197,7 @@ fn call_json(c: &ToolCall) -> Value {
 /// A context message in conversational form; `origin` (the workbench's bookkeeping) is dropped.
 pub fn message_json(m: &Message) -> Value {
     let mut o = Map::new();
-    o.insert("role".into(), json!(role_str(m.role)));
+    o.insert("role".into(), json!(m.role.as_str()));
     o.insert("content".into(), json!(m.content));
     if !m.tool_calls.is_empty() {
         o.insert("tool_calls".into(), Value::Array(m.tool_calls.iter().map(call_json).collect()));
@@ -291,22 +270,7 @@ pub fn lines(batch: &[TrainSequence], meta: &BatchMeta) -> Vec<BatchLine> {
     let mut out = Vec::new();
     for seq in batch {
         for (messages, tools) in conversations(seq) {
-            out.push(BatchLine {
-                messages,
-                tools: tools.iter().map(tool_json).collect(),
-                task_id: seq.task_id.clone(),
-                family: seq.family.clone(),
-                group_id: seq.group_id.clone(),
-                reward: seq.reward,
-                advantage: seq.advantage,
-                weight: seq.weight,
-                source: seq.source,
-                harness: seq.harness.clone(),
-                arm: meta.arm.clone(),
-                seed: meta.seed,
-                iteration: meta.iteration,
-                policy_version: meta.policy_version,
-            });
+            out.push(BatchLine { messages, tools: tools.iter().map(tool_json).collect(), info: seq.info.clone(), meta: meta.clone() });
         }
     }
     out

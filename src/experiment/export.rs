@@ -114,7 +114,7 @@ fn training(store: &BlockingStore, req: &ExportRequest) -> Result<Vec<(BatchMeta
             continue;
         }
         for r in &m.sequences {
-            if req.sources.as_ref().is_some_and(|s| !s.contains(&r.source)) {
+            if req.sources.as_ref().is_some_and(|s| !s.contains(&r.info.source)) {
                 continue;
             }
             let steps: Vec<(Context, AssistantTurn)> = match &r.steps {
@@ -214,8 +214,8 @@ fn sharegpt(l: &BatchLine) -> Value {
     let tools: Vec<Value> = l.tools.iter().map(|t| t["function"].clone()).collect();
     json!({
         "conversations": conv, "system": system, "tools": Value::Array(tools).to_string(),
-        "task_id": l.task_id, "source": l.source, "reward": l.reward, "advantage": l.advantage, "weight": l.weight,
-        "arm": l.arm, "seed": l.seed, "iteration": l.iteration,
+        "task_id": l.info.task_id, "source": l.info.source, "reward": l.info.reward, "advantage": l.info.advantage, "weight": l.info.weight,
+        "arm": l.meta.arm, "seed": l.meta.seed, "iteration": l.meta.iteration,
     })
 }
 
@@ -239,7 +239,7 @@ pub fn export(store: &BlockingStore, req: &ExportRequest) -> Result<ExportSummar
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for (meta, seq) in &seqs {
         for l in lines(std::slice::from_ref(seq), meta) {
-            *counts.entry(l.source.as_str().to_string()).or_default() += 1;
+            *counts.entry(l.info.source.as_str().to_string()).or_default() += 1;
             all.push(l);
         }
     }

@@ -221,8 +221,6 @@ impl<'a> ExternalLearner<'a> {
         let batch_path = dir.join("batch.jsonl");
         let lines = write_jsonl(&batch_path, batch, meta).map_err(io_err("writing the batch", &batch_path))?;
         let result_path = dir.join("result.json");
-        // a result left by an interrupted earlier attempt must not be taken for this one's
-        let _ = std::fs::remove_file(&result_path);
         let previous = self.state().checkpoint.clone();
         let request = TrainRequest {
             protocol: PROTOCOL,

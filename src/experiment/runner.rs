@@ -536,7 +536,7 @@ impl Job<'_> {
             seed_index: self.seed_index,
             meta: self.meta(it),
             sequences: batch.iter().filter_map(TrainSequence::reference).collect(),
-            base_tools: if batch.iter().any(|s| s.source == Source::WarmStart) {
+            base_tools: if batch.iter().any(|s| s.info.source == Source::WarmStart) {
                 self.su.base.offered_tools(self.su.suite.tools())
             } else {
                 Vec::new()
@@ -1149,7 +1149,7 @@ mod tests {
                 .filter(|(a, e)| **a != 0.0 && e.steps.iter().any(|s| !s.output.tool_calls.is_empty()))
                 .map(|(a, _)| *a)
                 .collect();
-            let got: Vec<f32> = batch.iter().map(|s| s.advantage).collect();
+            let got: Vec<f32> = batch.iter().map(|s| s.info.advantage).collect();
             assert_eq!(got, expected, "{}", task.id);
             // the built-in learner's example weights are the lines' weight × advantage
             let examples = flatten(&batch);
@@ -1158,12 +1158,12 @@ mod tests {
             for l in &ls {
                 let targets = l.messages.iter().filter(|m| m["role"] == "assistant" && m["weight"] == 1).count();
                 for _ in 0..targets {
-                    assert_eq!(examples[k].weight, l.weight * l.advantage);
+                    assert_eq!(examples[k].weight, l.info.weight * l.info.advantage);
                     k += 1;
                 }
                 assert_eq!(l.messages.last().unwrap()["weight"], 1, "a line ends with a target");
-                assert_eq!(l.source, Source::Rollout);
-                assert_eq!((l.arm.as_str(), l.seed, l.iteration, l.policy_version), ("harness-s", 1, 3, 2));
+                assert_eq!(l.info.source, Source::Rollout);
+                assert_eq!((l.meta.arm.as_str(), l.meta.seed, l.meta.iteration, l.meta.policy_version), ("harness-s", 1, 3, 2));
             }
             assert_eq!(k, examples.len(), "every trained step is a target in exactly one line");
             checked += ls.len();
@@ -1207,7 +1207,7 @@ mod tests {
                     d.examples.iter().map(|x| (x.context.clone(), x.target.clone())),
                 );
                 for l in lines(&[seq], &meta()) {
-                    assert_eq!(l.harness, "base");
+                    assert_eq!(l.info.harness, "base");
                     let text = serde_json::to_string(&l.messages).unwrap();
                     for s in &sibling_only {
                         let s_json = serde_json::to_string(s).unwrap();

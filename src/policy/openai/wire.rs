@@ -26,15 +26,6 @@ fn f32_json(x: f32) -> Value {
     x.to_string().parse::<f64>().ok().and_then(|f| serde_json::Number::from_f64(f).map(Value::Number)).unwrap_or(Value::Null)
 }
 
-fn role_str(r: Role) -> &'static str {
-    match r {
-        Role::System => "system",
-        Role::User => "user",
-        Role::Assistant => "assistant",
-        Role::Tool => "tool",
-    }
-}
-
 /// The arguments of a call as the JSON string the wire carries. Arguments kept as a raw string
 /// (a malformed call) are sent back verbatim rather than double-encoded.
 fn arguments_string(call: &ToolCall) -> String {
@@ -46,7 +37,7 @@ fn arguments_string(call: &ToolCall) -> String {
 
 fn native_message(m: &Message) -> Value {
     let mut o = Map::new();
-    o.insert("role".into(), json!(role_str(m.role)));
+    o.insert("role".into(), json!(m.role.as_str()));
     o.insert("content".into(), json!(m.content));
     if m.role == Role::Assistant && !m.tool_calls.is_empty() {
         let calls: Vec<Value> = m
@@ -106,7 +97,7 @@ fn text_messages(ctx: &Context) -> Vec<Value> {
                 let content = format!("{}\n{}", text_tools::tool_result_prefix(name), m.content);
                 out.push(json!({"role": "user", "content": content}));
             }
-            r => out.push(json!({"role": role_str(r), "content": m.content})),
+            r => out.push(json!({"role": r.as_str(), "content": m.content})),
         }
     }
     out
