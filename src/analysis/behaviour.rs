@@ -28,7 +28,7 @@ pub fn tagger(suite: &str) -> Option<BehaviourTagger> {
     crate::suite::by_name(suite)?.behaviour()
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct BehaviourRow {
     pub suite: String,
     pub arm: String,
@@ -42,7 +42,7 @@ pub struct BehaviourRow {
     pub ci95: [f64; 2],
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct BehaviourPersistence {
     pub suite: String,
     /// The phase the trajectories come from (`eval`, or `train` before any evaluation).

@@ -23,7 +23,7 @@ use super::read::Row;
 use super::{Data, ROUTED_ARM};
 use crate::stats::wilson;
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct CoveragePoint {
     /// Executor rollouts per failed task.
     pub budget: usize,
@@ -32,7 +32,7 @@ pub struct CoveragePoint {
     pub ci95: [f64; 2],
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct CoverageCurve {
     /// `base-resample`, `sibling-union` or `routed`.
     pub strategy: String,
@@ -47,7 +47,7 @@ pub struct CoverageCurve {
     pub not_measured: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct Complementarity {
     pub suite: String,
     /// Probe occasions whose base rollout failed.

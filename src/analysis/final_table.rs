@@ -16,7 +16,7 @@ use super::transfer::split_rank;
 use super::{Data, BASELINE_ARM, ROUTED_ARM};
 use crate::stats::bootstrap;
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct PairedDelta {
     pub arm: String,
     pub baseline: String,
@@ -35,7 +35,7 @@ impl PairedDelta {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct FinalRow {
     pub suite: String,
     pub arm: String,
@@ -52,7 +52,7 @@ pub struct FinalRow {
     pub per_task: BTreeMap<String, f64>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct FinalTable {
     pub baseline: String,
     /// Per suite: the iteration the table is at.
@@ -65,7 +65,7 @@ pub struct FinalTable {
 }
 
 /// [`ROUTED_ARM`] minus one other arm on one suite and split, at the table's iteration.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct RoutedDelta {
     pub suite: String,
     pub split: String,
@@ -73,7 +73,7 @@ pub struct RoutedDelta {
 }
 
 /// The result the report leads with.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct Headline {
     pub suite: String,
     pub split: String,

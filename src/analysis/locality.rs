@@ -10,7 +10,7 @@ use crate::route::Counts;
 
 use super::Data;
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct LocalityCell {
     pub suite: String,
     /// `None` in the totals (summed over every arm and anchor).
@@ -39,7 +39,7 @@ impl LocalityCell {
     }
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct Locality {
     /// Per suite, the sibling pool in its fixed order.
     pub siblings: BTreeMap<String, Vec<String>>,

@@ -81,7 +81,7 @@ pub enum AnalysisError {
 }
 
 /// The run an analysis is of.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct RunInfo {
     pub id: i64,
     pub name: String,
@@ -93,7 +93,7 @@ pub struct RunInfo {
 }
 
 /// Every number of one experiment's report.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct Analysis {
     /// The run's status, repeated at the top so a reader sees at once whether the run is done.
     pub status: String,

@@ -14,7 +14,7 @@ use crate::stats::{mean, spearman, t_interval};
 /// Siblings needed for a rank correlation.
 pub const MIN_SIBLINGS: usize = 3;
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct SiblingUtility {
     pub suite: String,
     pub arm: String,
@@ -28,7 +28,7 @@ pub struct SiblingUtility {
     pub policy_version: u64,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct RankCorrelation {
     pub suite: String,
     pub arm: String,
@@ -44,7 +44,7 @@ pub struct RankCorrelation {
     pub n: usize,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct Nonstationarity {
     pub utilities: Vec<SiblingUtility>,
     pub per_seed: Vec<RankCorrelation>,

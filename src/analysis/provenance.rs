@@ -11,7 +11,7 @@ use super::Data;
 use crate::task::Task;
 
 /// The hash of one suite's dataset.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct DatasetHash {
     pub suite: String,
     /// `bundled`, or the dataset file named in the configuration.
@@ -28,7 +28,7 @@ pub struct DatasetHash {
     pub used_ids_md5: String,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct Provenance {
     pub workbench_version: String,
     pub run_id: i64,
@@ -43,6 +43,7 @@ pub struct Provenance {
     /// Records by kind (`route`, `profile`, `distilled`).
     pub records: BTreeMap<String, usize>,
     /// The experiment configuration as stored (secrets redacted).
+    #[ts(type = "ExperimentConfig")]
     pub config: Value,
     /// When this analysis was made (UTC).
     pub generated_at: String,

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::{AnalysisError, Data};
 use crate::stats::t_interval;
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct RankOneRow {
     pub suite: String,
     pub arm: String,
@@ -38,7 +38,7 @@ pub struct RankOneRow {
     pub sibling_rescues: usize,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct RankOneAnalysis {
     /// Where the rates come from.
     pub source: String,

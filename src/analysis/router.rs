@@ -17,7 +17,7 @@ use super::{Data, ROUTED_ARM};
 use crate::stats::{random_hit_at, wilson};
 
 /// How many routed tasks had their rescuing siblings from each source.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct RouterSource {
     /// From probe rollouts of every sibling at the same anchor.
     pub probe: usize,
@@ -25,7 +25,7 @@ pub struct RouterSource {
     pub record: usize,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct RouterQuality {
     pub suite: String,
     pub arm: String,

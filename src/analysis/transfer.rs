@@ -9,7 +9,7 @@ use super::Data;
 use crate::stats::t_interval;
 
 /// One seed's success at one evaluation.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct SeedValue {
     pub seed_index: u32,
     pub success: f64,
@@ -17,7 +17,7 @@ pub struct SeedValue {
     pub tasks: usize,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct CurvePoint {
     pub iteration: u32,
     /// Mean over seeds of each seed's success rate.
@@ -29,7 +29,7 @@ pub struct CurvePoint {
 }
 
 /// Success under the base harness over training, for one arm on one split.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct TransferCurve {
     pub suite: String,
     pub arm: String,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::final_table::paired_maps;
 use crate::analysis::{Analysis, FinalTable, Headline, PairedDelta, RunInfo};
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct CompareRow {
     pub suite: String,
     pub arm: String,
@@ -22,7 +22,7 @@ pub struct CompareRow {
     pub paired: Option<PairedDelta>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct Comparison {
     pub this_run: i64,
     pub other_run: RunInfo,

@@ -60,24 +60,27 @@ pub enum ReportError {
     Io { path: PathBuf, source: std::io::Error },
 }
 
-/// The report's JSON: the analysis with the comparison beside it.
-#[derive(Serialize)]
-struct ReportJson<'a> {
+/// The report's JSON (`report.json`, and the `results`/`compare` commands' answer): the analysis
+/// with the comparison beside it and the index of the charts drawn.
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+pub struct ReportJson {
     #[serde(flatten)]
-    analysis: &'a Analysis,
-    comparison: Option<&'a Comparison>,
+    pub analysis: Analysis,
+    pub comparison: Option<Comparison>,
     /// The charts drawn: id, title and the series they show.
-    charts: Vec<ChartIndex<'a>>,
+    pub charts: Vec<ChartRef>,
 }
 
-#[derive(Serialize)]
-struct ChartIndex<'a> {
-    id: &'a str,
-    title: &'a str,
-    file: String,
-    series: &'a [String],
+/// One chart of a report: its file under the report folder and, for the app, its SVG inline.
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+pub struct ChartRef {
+    pub id: String,
+    pub title: String,
+    pub file: String,
+    pub series: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    svg: Option<&'a str>,
+    #[ts(optional)]
+    pub svg: Option<String>,
 }
 
 fn describe(runs: &[RunRow]) -> String {
@@ -139,23 +142,22 @@ impl ReportBundle {
 
     /// `report.json`: the analysis, the comparison and the chart index; with `inline_svg` each
     /// chart also carries its SVG (the app shows them without touching files).
-    pub fn json(&self, inline_svg: bool) -> serde_json::Value {
-        let json = ReportJson {
-            analysis: &self.analysis,
-            comparison: self.comparison.as_ref(),
+    pub fn json(&self, inline_svg: bool) -> ReportJson {
+        ReportJson {
+            analysis: self.analysis.clone(),
+            comparison: self.comparison.clone(),
             charts: self
                 .charts
                 .iter()
-                .map(|c| ChartIndex {
-                    id: &c.id,
-                    title: &c.title,
+                .map(|c| ChartRef {
+                    id: c.id.clone(),
+                    title: c.title.clone(),
                     file: format!("charts/{}.svg", c.id),
-                    series: &c.series,
-                    svg: inline_svg.then_some(c.svg.as_str()),
+                    series: c.series.clone(),
+                    svg: inline_svg.then(|| c.svg.clone()),
                 })
                 .collect(),
-        };
-        serde_json::to_value(&json).unwrap_or_default()
+        }
     }
 
     pub fn html(&self) -> String {

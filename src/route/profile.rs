@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::episode::{Episode, EpisodeStatus};
 
-/// Paired outcome counts of sibling versus base on the same task.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+/// Paired outcome counts of sibling versus base on the same task (also the `harnesses` API's
+/// shape, so the UI's type is generated from this one).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct Counts {
     /// Base failed, sibling passed.
     pub fix: u32,

@@ -145,20 +145,8 @@ pub struct HookRef {
     pub kind: String,
 }
 
-/// Paired counts of base and sibling tries on the same tasks.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, TS)]
-pub struct Counts {
-    pub fix: u32,
-    pub regress: u32,
-    pub both_pass: u32,
-    pub both_fail: u32,
-}
-
-impl From<&crate::route::Counts> for Counts {
-    fn from(c: &crate::route::Counts) -> Self {
-        Counts { fix: c.fix, regress: c.regress, both_pass: c.both_pass, both_fail: c.both_fail }
-    }
-}
+/// Paired counts of base and sibling tries on the same tasks: the router's own type.
+pub use crate::route::Counts;
 
 #[derive(Clone, Debug, Serialize, Deserialize, TS)]
 pub struct ProfileBucket {
@@ -386,6 +374,15 @@ pub struct PolicyVersion {
     pub error: Option<String>,
 }
 
+/// `results`/`compare`: the report's JSON (the analysis, the comparison, the charts with their SVG
+/// inline) and, for `compare`, the other run.
+#[derive(Clone, Debug, Serialize, TS)]
+pub struct Report {
+    #[serde(flatten)]
+    pub report: crate::report::ReportJson,
+    pub other: Option<crate::analysis::RunInfo>,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, TS)]
 pub struct ReportPaths {
     pub dir: String,
@@ -413,6 +410,9 @@ pub fn reply<T: Serialize>(response: T) -> Result<Value, super::CommandError> {
 
 /// The TypeScript declarations of every response type, as `ui/src/api.gen.ts` holds them.
 pub fn typescript() -> String {
+    use crate::analysis::*;
+    use crate::report::compare::CompareRow;
+    use crate::report::{ChartRef, Comparison, ReportJson};
     let cfg = ts_rs::Config::new().with_large_int("number");
     let decls = [
         ErrorBody::decl(&cfg),
@@ -448,6 +448,37 @@ pub fn typescript() -> String {
         EpisodeRecord::decl(&cfg),
         Attempt::decl(&cfg),
         Rescue::decl(&cfg),
+        RunInfo::decl(&cfg),
+        DatasetHash::decl(&cfg),
+        Provenance::decl(&cfg),
+        PairedDelta::decl(&cfg),
+        Headline::decl(&cfg),
+        SeedValue::decl(&cfg),
+        CurvePoint::decl(&cfg),
+        TransferCurve::decl(&cfg),
+        FinalRow::decl(&cfg),
+        RoutedDelta::decl(&cfg),
+        FinalTable::decl(&cfg),
+        LocalityCell::decl(&cfg),
+        Locality::decl(&cfg),
+        crate::analysis::complementarity::CoveragePoint::decl(&cfg),
+        CoverageCurve::decl(&cfg),
+        Complementarity::decl(&cfg),
+        RouterSource::decl(&cfg),
+        RouterQuality::decl(&cfg),
+        SiblingUtility::decl(&cfg),
+        RankCorrelation::decl(&cfg),
+        Nonstationarity::decl(&cfg),
+        BehaviourRow::decl(&cfg),
+        BehaviourPersistence::decl(&cfg),
+        RankOneRow::decl(&cfg),
+        RankOneAnalysis::decl(&cfg),
+        Analysis::decl(&cfg),
+        CompareRow::decl(&cfg),
+        Comparison::decl(&cfg),
+        ChartRef::decl(&cfg),
+        ReportJson::decl(&cfg),
+        Report::decl(&cfg),
         ReportPaths::decl(&cfg),
         ReportFile::decl(&cfg),
     ];

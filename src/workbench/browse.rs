@@ -66,10 +66,6 @@ fn experiment_row(r: &RunRow) -> api::ExperimentRow {
     }
 }
 
-fn run_json(r: &RunRow) -> Value {
-    serde_json::to_value(experiment_row(r)).unwrap_or_default()
-}
-
 /// A suite as the `suites` command (and `harness-s suites --json`) lists it.
 pub fn suite_row(s: &dyn Suite, datasets: Vec<api::Dataset>) -> Result<api::Suite, CommandError> {
     let tasks = s.bundled_tasks().map_err(|e| CommandError::Internal(e.to_string()))?;
@@ -274,11 +270,11 @@ impl Workbench {
                         .iter()
                         .map(|(k, c)| {
                             let (family, signature) = k.split_once('|').unwrap_or((k.as_str(), ""));
-                            api::ProfileBucket { family: family.to_string(), signature: signature.to_string(), counts: c.into() }
+                            api::ProfileBucket { family: family.to_string(), signature: signature.to_string(), counts: *c }
                         })
                         .collect();
                     let profile = api::Profile {
-                        counts: (&p.total).into(),
+                        counts: p.total,
                         run_id: r.id,
                         arm: arm.clone(),
                         anchor: p.anchor,
@@ -323,9 +319,9 @@ impl Workbench {
             return Ok((**v).clone());
         }
         let b = self.bundle(id, other)?;
-        let mut v = b.json(true);
-        v["run"] = run_json(&b.run);
-        v["other"] = b.other.as_ref().map(run_json).unwrap_or(Value::Null);
+        let report = b.json(true);
+        let other_run = report.comparison.as_ref().map(|c| c.other_run.clone());
+        let v = api::reply(api::Report { report, other: other_run })?;
         let finished = b.run.status == RunStatus::Finished && b.other.as_ref().is_none_or(|o| o.status == RunStatus::Finished);
         if finished {
             self.reports.lock().unwrap_or_else(|p| p.into_inner()).insert((id, other), Arc::new(v.clone()));

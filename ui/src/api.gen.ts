@@ -52,11 +52,35 @@ op: "+" | "-" | " ", line: string, };
 
 export type HookRef = { id: string, kind: string, };
 
-export type Counts = { fix: number, regress: number, both_pass: number, both_fail: number, };
+export type Counts = { 
+/**
+ * Base failed, sibling passed.
+ */
+fix: number, 
+/**
+ * Base passed, sibling failed.
+ */
+regress: number, both_pass: number, both_fail: number, };
 
-export type ProfileBucket = { family: string, signature: string, fix: number, regress: number, both_pass: number, both_fail: number, };
+export type ProfileBucket = { family: string, signature: string, 
+/**
+ * Base failed, sibling passed.
+ */
+fix: number, 
+/**
+ * Base passed, sibling failed.
+ */
+regress: number, both_pass: number, both_fail: number, };
 
-export type Profile = { run_id: number, arm: string, anchor: number, policy_version: number, buckets: Array<ProfileBucket>, evidence: Array<string>, fix: number, regress: number, both_pass: number, both_fail: number, };
+export type Profile = { run_id: number, arm: string, anchor: number, policy_version: number, buckets: Array<ProfileBucket>, evidence: Array<string>, 
+/**
+ * Base failed, sibling passed.
+ */
+fix: number, 
+/**
+ * Base passed, sibling failed.
+ */
+regress: number, both_pass: number, both_fail: number, };
 
 export type Harness = { name: string, description: string, specialty: string | null, base: boolean, extends: string | null, file: string, 
 /**
@@ -159,6 +183,384 @@ episode: StoredEpisode, };
 export type Attempt = { id: number, harness: string, success: boolean, };
 
 export type Rescue = { task_id: string, suite: string, family: string, arm: string, seed_index: number, iteration: number, sibling: string, base_failures: Array<number>, rescue: number, attempts: Array<Attempt>, distilled: { mode: string; examples: TrainExample[] }, route: RouteDecision | null, };
+
+export type RunInfo = { id: number, name: string, kind: string, 
+/**
+ * `running`, `finished`, `failed` or `cancelled`.
+ */
+status: string, created_at: string, finished_at: string | null, };
+
+export type DatasetHash = { suite: string, 
+/**
+ * `bundled`, or the dataset file named in the configuration.
+ */
+source: string, tasks: number, 
+/**
+ * md5 over the tasks sorted by id: each task's id, a tab, its payload as JSON, a newline.
+ */
+md5: string | null, 
+/**
+ * Why the dataset could not be hashed (it could not be loaded).
+ */
+error: string | null, 
+/**
+ * Distinct task ids the run evaluated (phase `eval`), and the md5 of their sorted,
+ * newline-joined list: what the numbers are about, available even when the dataset cannot
+ * be loaded.
+ */
+used_tasks: number, used_ids_md5: string, };
+
+export type Provenance = { workbench_version: string, run_id: number, run_name: string, status: string, created_at: string, finished_at: string | null, seeds: Array<number>, iterations: number | null, dataset: Array<DatasetHash>, episodes: number, 
+/**
+ * Records by kind (`route`, `profile`, `distilled`).
+ */
+records: { [key in string]: number }, 
+/**
+ * The experiment configuration as stored (secrets redacted).
+ */
+config: ExperimentConfig, 
+/**
+ * When this analysis was made (UTC).
+ */
+generated_at: string, };
+
+export type PairedDelta = { arm: string, baseline: string, 
+/**
+ * Mean over tasks of (arm − baseline), each task's difference averaged over the seeds both
+ * arms evaluated it with.
+ */
+mean: number, 
+/**
+ * Paired percentile bootstrap over tasks.
+ */
+ci95: [number, number], tasks: number, seeds: number, };
+
+export type Headline = { suite: string, split: string, iteration: number, delta: PairedDelta, covers_zero: boolean, 
+/**
+ * Success of the arm and of the baseline on that split (each over its own tasks).
+ */
+arm_success: number, baseline_success: number | null, 
+/**
+ * What it means, in one plain sentence.
+ */
+sentence: string, };
+
+export type SeedValue = { seed_index: number, success: number, 
+/**
+ * Evaluated tasks (episodes that count).
+ */
+tasks: number, };
+
+export type CurvePoint = { iteration: number, 
+/**
+ * Mean over seeds of each seed's success rate.
+ */
+mean: number, 
+/**
+ * 95% t-interval over seeds, clipped to [0, 1]; the point itself with one seed.
+ */
+ci95: [number, number], seeds: number, per_seed: Array<SeedValue>, };
+
+export type TransferCurve = { suite: string, arm: string, 
+/**
+ * `train` (training families) or `heldout` (families never trained on).
+ */
+split: string, points: Array<CurvePoint>, };
+
+export type FinalRow = { suite: string, arm: string, split: string, iteration: number, seeds: Array<number>, tasks: number, 
+/**
+ * Mean over tasks of the per-task success averaged over seeds.
+ */
+success: number, ci95: [number, number], 
+/**
+ * Against [`BASELINE_ARM`] (absent for the baseline itself, or when it is not in the run).
+ */
+delta: PairedDelta | null, 
+/**
+ * Per task id: success averaged over seeds.
+ */
+per_task: { [key in string]: number }, };
+
+export type RoutedDelta = { suite: string, split: string, delta: PairedDelta, };
+
+export type FinalTable = { baseline: string, 
+/**
+ * Per suite: the iteration the table is at.
+ */
+iterations: { [key in string]: number }, rows: Array<FinalRow>, 
+/**
+ * The routed arm against every other arm, paired on the same tasks and seeds: does routing
+ * beat the controls that spend the same budget (random siblings, more base tries, ...)?
+ */
+routed_vs: Array<RoutedDelta>, };
+
+export type LocalityCell = { suite: string, 
+/**
+ * `None` in the totals (summed over every arm and anchor).
+ */
+arm: string | null, anchor: number | null, sibling: string, family: string, fix: number, regress: number, both_pass: number, both_fail: number, 
+/**
+ * Profiles (arm × seed × anchor) summed into this cell.
+ */
+profiles: number, };
+
+export type Locality = { 
+/**
+ * Per suite, the sibling pool in its fixed order.
+ */
+siblings: { [key in string]: Array<string> }, 
+/**
+ * Per suite, the families measured.
+ */
+families: { [key in string]: Array<string> }, 
+/**
+ * Per (arm, anchor, sibling, family), summed over seeds.
+ */
+by_anchor: Array<LocalityCell>, 
+/**
+ * Per (sibling, family), summed over arms, anchors and seeds.
+ */
+total: Array<LocalityCell>, };
+
+export type CoveragePoint = { 
+/**
+ * Executor rollouts per failed task.
+ */
+budget: number, covered: number, share: number, ci95: [number, number], };
+
+export type CoverageCurve = { 
+/**
+ * `base-resample`, `sibling-union` or `routed`.
+ */
+strategy: string, 
+/**
+ * A legend label.
+ */
+label: string, 
+/**
+ * Which failed tasks the curve is measured on.
+ */
+population: string, 
+/**
+ * Failed task occasions in the population.
+ */
+units: number, points: Array<CoveragePoint>, 
+/**
+ * Why the curve could not be measured from this run's data.
+ */
+not_measured: string | null, };
+
+export type Complementarity = { suite: string, 
+/**
+ * Probe occasions whose base rollout failed.
+ */
+base_failed_probe_tasks: number, siblings: Array<string>, curves: Array<CoverageCurve>, };
+
+export type RouterSource = { 
+/**
+ * From probe rollouts of every sibling at the same anchor.
+ */
+probe: number, 
+/**
+ * From the routing record's rescued flags (tried siblings only).
+ */
+record: number, };
+
+export type RouterQuality = { suite: string, arm: string, 
+/**
+ * `None`: every anchor together.
+ */
+anchor: number | null, 
+/**
+ * Routed (all-fail) task occasions.
+ */
+tasks: number, source: RouterSource, 
+/**
+ * The sibling pool size (K: k runs 1..=K).
+ */
+pool: number, 
+/**
+ * hit@k for k = 1..=K.
+ */
+routed: Array<number>, 
+/**
+ * Wilson 95% interval of each routed hit@k.
+ */
+routed_ci95: Array<[number, number]>, random: Array<number>, oracle: Array<number>, };
+
+export type SiblingUtility = { suite: string, arm: string, seed_index: number, anchor: number, iteration: number, sibling: string, 
+/**
+ * Fix rate among base failures; `None` when the probe saw no base failure.
+ */
+utility: number | null, base_failures: number, policy_version: number, };
+
+export type RankCorrelation = { suite: string, arm: string, 
+/**
+ * `None` in the means over seeds.
+ */
+seed_index: number | null, from_anchor: number, to_anchor: number, 
+/**
+ * Spearman's rho (per seed), or the mean over the seeds that have one.
+ */
+rho: number | null, 
+/**
+ * 95% t-interval over seeds (means only).
+ */
+ci95: [number, number] | null, 
+/**
+ * Siblings compared (per seed), or seeds averaged (means).
+ */
+n: number, };
+
+export type Nonstationarity = { utilities: Array<SiblingUtility>, per_seed: Array<RankCorrelation>, 
+/**
+ * Per (suite, arm, anchor pair), the mean over seeds.
+ */
+mean: Array<RankCorrelation>, 
+/**
+ * Per (suite, arm): the mean of every defined per-seed rho over all anchor pairs.
+ */
+overall: Array<RankCorrelation>, };
+
+export type BehaviourRow = { suite: string, arm: string, iteration: number, tag: string, 
+/**
+ * Episodes tagged.
+ */
+episodes: number, with_tag: number, share: number, 
+/**
+ * Wilson 95% interval.
+ */
+ci95: [number, number], };
+
+export type BehaviourPersistence = { suite: string, 
+/**
+ * The phase the trajectories come from (`eval`, or `train` before any evaluation).
+ */
+phase: string, 
+/**
+ * (tag, short label, meaning).
+ */
+tags: Array<[string, string, string]>, rows: Array<BehaviourRow>, 
+/**
+ * Base-harness episodes of that phase, and how many were tagged.
+ */
+episodes_total: number, episodes_tagged: number, 
+/**
+ * Whether some cell was sampled (at most [`MAX_PER_CELL`] per arm and iteration).
+ */
+sampled: boolean, };
+
+export type RankOneRow = { suite: string, arm: string, split: string, seeds: number, 
+/**
+ * Base try, then the rank-one sibling on failure.
+ */
+routed: number, routed_ci95: [number, number], 
+/**
+ * Two base tries.
+ */
+base_only: number, base_only_ci95: [number, number], 
+/**
+ * routed − base_only, per seed, then averaged.
+ */
+gain: number, gain_ci95: [number, number], 
+/**
+ * Executor rollouts spent, summed over seeds.
+ */
+rollouts_routed: number, rollouts_base_only: number, 
+/**
+ * From the `rank1` episodes: sibling tries after a failed base try, and their successes.
+ */
+sibling_tries: number, sibling_rescues: number, };
+
+export type RankOneAnalysis = { 
+/**
+ * Where the rates come from.
+ */
+source: string, rows: Array<RankOneRow>, 
+/**
+ * Jobs that have not reached the end yet (rank-one inference runs after the last iteration).
+ */
+jobs_pending: number, };
+
+export type Analysis = { 
+/**
+ * The run's status, repeated at the top so a reader sees at once whether the run is done.
+ */
+status: string, 
+/**
+ * Only a finished run's numbers are final.
+ */
+finished: boolean, run: RunInfo, provenance: Provenance, suites: Array<string>, arms: Array<string>, base_harness: string, 
+/**
+ * The held-out (or, without held-out families, training) paired difference of `harness-s`
+ * against `policy-only`, per suite.
+ */
+headline: Array<Headline>, transfer: Array<TransferCurve>, final_table: FinalTable, locality: Locality, complementarity: Array<Complementarity>, router: Array<RouterQuality>, nonstationarity: Nonstationarity, behaviour: Array<BehaviourPersistence>, rank_one: RankOneAnalysis, 
+/**
+ * Caveats about the data (missing phases, sampling, fallbacks), in plain language.
+ */
+notes: Array<string>, };
+
+export type CompareRow = { suite: string, arm: string, split: string, this: number | null, this_ci95: [number, number] | null, other: number | null, other_ci95: [number, number] | null, 
+/**
+ * this − other (each the mean over its own tasks).
+ */
+difference: number | null, 
+/**
+ * this − other over the tasks both evaluated (per task: mean over seeds), with a paired
+ * bootstrap interval.
+ */
+paired: PairedDelta | null, };
+
+export type Comparison = { this_run: number, other_run: RunInfo, other_final_table: FinalTable, other_headline: Array<Headline>, other_dataset_md5: Array<[string, string | null]>, rows: Array<CompareRow>, };
+
+export type ChartRef = { id: string, title: string, file: string, series: Array<string>, svg?: string, };
+
+export type ReportJson = { comparison: Comparison | null, 
+/**
+ * The charts drawn: id, title and the series they show.
+ */
+charts: Array<ChartRef>, 
+/**
+ * The run's status, repeated at the top so a reader sees at once whether the run is done.
+ */
+status: string, 
+/**
+ * Only a finished run's numbers are final.
+ */
+finished: boolean, run: RunInfo, provenance: Provenance, suites: Array<string>, arms: Array<string>, base_harness: string, 
+/**
+ * The held-out (or, without held-out families, training) paired difference of `harness-s`
+ * against `policy-only`, per suite.
+ */
+headline: Array<Headline>, transfer: Array<TransferCurve>, final_table: FinalTable, locality: Locality, complementarity: Array<Complementarity>, router: Array<RouterQuality>, nonstationarity: Nonstationarity, behaviour: Array<BehaviourPersistence>, rank_one: RankOneAnalysis, 
+/**
+ * Caveats about the data (missing phases, sampling, fallbacks), in plain language.
+ */
+notes: Array<string>, };
+
+export type Report = { other: RunInfo | null, comparison: Comparison | null, 
+/**
+ * The charts drawn: id, title and the series they show.
+ */
+charts: Array<ChartRef>, 
+/**
+ * The run's status, repeated at the top so a reader sees at once whether the run is done.
+ */
+status: string, 
+/**
+ * Only a finished run's numbers are final.
+ */
+finished: boolean, run: RunInfo, provenance: Provenance, suites: Array<string>, arms: Array<string>, base_harness: string, 
+/**
+ * The held-out (or, without held-out families, training) paired difference of `harness-s`
+ * against `policy-only`, per suite.
+ */
+headline: Array<Headline>, transfer: Array<TransferCurve>, final_table: FinalTable, locality: Locality, complementarity: Array<Complementarity>, router: Array<RouterQuality>, nonstationarity: Nonstationarity, behaviour: Array<BehaviourPersistence>, rank_one: RankOneAnalysis, 
+/**
+ * Caveats about the data (missing phases, sampling, fallbacks), in plain language.
+ */
+notes: Array<string>, };
 
 export type ReportPaths = { dir: string, html: string, json: string, csv: Array<string>, charts: Array<string>, };
 

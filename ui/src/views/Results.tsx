@@ -256,7 +256,7 @@ function Charts({ charts }: { charts: Report["charts"] }) {
             >
               {wide.has(c.id) ? "⤡" : "⤢"}
             </button>
-            <div class="svg" role="img" aria-label={c.title} dangerouslySetInnerHTML={{ __html: c.svg }} />
+            <div class="svg" role="img" aria-label={c.title} dangerouslySetInnerHTML={{ __html: c.svg ?? "" }} />
           </figure>
         ))}
       </div>
