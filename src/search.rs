@@ -1,10 +1,11 @@
-//! Grammar coverage: the share of tasks that some action sequence of the built-in policy's
-//! grammar solves — the ceiling of what the policy can learn.
+//! Grammar search over a suite, framed by the base harness: grammar coverage (the share of tasks
+//! that some action sequence of the built-in policy's grammar solves — the ceiling of what the
+//! policy can learn) and the solutions warm-start demonstrations are made from.
 //!
-//! For each task, every decision path of the grammar is enumerated for the first action from
-//! the base context, and again after an inspection of the table (the grammar's `inspect` action,
-//! whose real observation is appended); each query is executed for real and every answer the
-//! grammar could then commit is scored by the suite's scorer.
+//! The search itself belongs to each suite ([`Suite::solve`], in its `grammar.rs`: DBBench
+//! enumerates a query or mutation and a commit, optionally after a look at the table; AppWorld
+//! and SWE-Gym search their own grammars against a real environment). This module gives it the
+//! base harness's frame, tools and step limit, and counts the results by family.
 
 use std::collections::BTreeMap;
 
@@ -40,14 +41,13 @@ pub fn task_covered(suite: &dyn Suite, base: &HarnessSpec, task: &Task, max_path
     (s.is_some(), t)
 }
 
-/// Search the grammar for a sequence that solves `task` under the base harness's frame:
-/// one query (or mutation) then a commit, optionally after inspecting the table first.
+/// Search the suite's grammar for a sequence that solves `task` under the base harness's frame.
 /// Returns the first solution found and whether the search hit `max_paths`.
 pub fn solve(suite: &dyn Suite, base: &HarnessSpec, task: &Task, max_paths: usize) -> (Option<Solution>, bool) {
     solve_with(suite, base, task, max_paths, true)
 }
 
-/// [`solve`], optionally without the DBBench grammar's first look at the table (`inspect`):
+/// [`solve`], optionally without a first look at the data (DBBench's `inspect`):
 /// warm-start demonstrations are direct question -> SQL -> answer solutions, as in a text-to-SQL
 /// corpus, so looking at the data first is something the policy must learn.
 pub fn solve_with(suite: &dyn Suite, base: &HarnessSpec, task: &Task, max_paths: usize, inspect: bool) -> (Option<Solution>, bool) {

@@ -371,7 +371,7 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
     // Drop what an interrupted iteration recorded; it is replayed identically below.
     let next_iter = if st.started { st.iterations_done as u32 + 1 } else { 0 };
     sh.store.delete_episodes_from(sh.run_id, &suite_name, arm, seed_index as u32, next_iter)?;
-    let job = Job { sh, su, arm, kind, seed_index, seed, learner, suite_name: suite_name.clone() };
+    let job = Job { sh, su, kind, seed_index, seed, learner, suite_name: suite_name.clone() };
     if !st.started {
         job.warm_start(&mut st)?;
         if kind.routed() {
@@ -419,8 +419,7 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
 struct Job<'a> {
     sh: &'a Shared<'a>,
     su: &'a SuiteSetup,
-    arm: &'a str,
-    /// `arm`, parsed (the configuration was checked).
+    /// The arm (its name is `kind.as_str()`; the configuration was checked).
     kind: Arm,
     seed_index: usize,
     seed: u64,
@@ -429,9 +428,13 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
+    fn arm(&self) -> &'static str {
+        self.kind.as_str()
+    }
+
     fn ctx(&self, iteration: usize, phase: Phase, split: &str) -> EpisodeContext {
         EpisodeContext::default()
-            .with_arm(self.arm)
+            .with_arm(self.arm())
             .with_seed_index(self.seed_index as u32)
             .with_iteration(iteration as u32)
             .with_phase(phase.as_str())
@@ -447,7 +450,7 @@ impl Job<'_> {
     }
 
     fn meta(&self, iteration: usize) -> BatchMeta {
-        BatchMeta { arm: self.arm.to_string(), seed: self.seed, iteration, policy_version: self.learner.version() }
+        BatchMeta { arm: self.arm().to_string(), seed: self.seed, iteration, policy_version: self.learner.version() }
     }
 
     fn family_of(&self, task_id: &str) -> &str {
@@ -464,7 +467,7 @@ impl Job<'_> {
     fn checkpoint(&self, st: &JobState) -> Result<(), JobError> {
         crate::fault::point("checkpoint");
         let v = encode("a job checkpoint", st)?;
-        Ok(self.sh.store.set_state(self.sh.run_id, &job_key(&self.suite_name, self.arm, self.seed_index), &v)?)
+        Ok(self.sh.store.set_state(self.sh.run_id, &job_key(&self.suite_name, self.arm(), self.seed_index), &v)?)
     }
 
     fn tick(&self, st: &JobState) {
@@ -475,14 +478,14 @@ impl Job<'_> {
         let success = st.curve.iter().rev().find(|p| p.split == "train").map(|p| p.success).unwrap_or(0.0);
         self.sh.sink.emit(Event::Progress {
             run_id: self.sh.run_id,
-            label: format!("{} seed {} it {}", self.arm, self.seed, st.iterations_done),
+            label: format!("{} seed {} it {}", self.arm(), self.seed, st.iterations_done),
             done: d,
             total,
             success_rate: success,
             eta_s: eta,
             unit: Some(ProgressUnit {
                 suite: self.suite_name.clone(),
-                arm: self.arm.to_string(),
+                arm: self.arm().to_string(),
                 seed: self.seed,
                 iteration: st.iterations_done,
                 iterations: self.sh.cfg.iterations,
@@ -543,7 +546,7 @@ impl Job<'_> {
             },
         };
         let body = encode("a batch manifest", &manifest)?;
-        let key = format!("{}/{}/{}/{it}", self.suite_name, self.arm, self.seed_index);
+        let key = format!("{}/{}/{}/{it}", self.suite_name, self.arm(), self.seed_index);
         Ok(self.sh.store.put_record(self.sh.run_id, "batch", &key, &body)?)
     }
 
@@ -600,7 +603,7 @@ impl Job<'_> {
             successes += group.iter().filter(|e| e.success()).count();
             tries += group.len();
             let any = group.iter().any(|e| e.success());
-            let group_id = task_record_key(&self.suite_name, self.arm, self.seed_index, it, &task.id);
+            let group_id = task_record_key(&self.suite_name, self.arm(), self.seed_index, it, &task.id);
             if any {
                 grpo(&group, task, &group_id, to_save.len(), &mut examples);
                 for e in group {
@@ -726,14 +729,14 @@ impl Job<'_> {
                     ok = true;
                     let d = distil(mode, &ep, &self.su.base, self.su.suite.as_ref(), task, cfg.distill.weight)
                         .map_err(|source| JobError::Distil { task: task.id.clone(), source })?;
-                    let key = format!("{}/{k}", task_record_key(&self.suite_name, self.arm, self.seed_index, it, &task.id));
+                    let key = format!("{}/{k}", task_record_key(&self.suite_name, self.arm(), self.seed_index, it, &task.id));
                     let steps = d.examples.iter().map(|x| (x.context.clone(), x.target.clone())).collect();
                     rescues.push((steps, d.to_harness.clone(), StepsRef::Distilled { key: key.clone() }));
                     distilled = Some((d, key));
                 }
                 let ids = self.save(&[(ep, self.ctx(it, Phase::Rescue, TRAIN_SPLIT))])?;
                 if let (Some((d, key)), Some(id)) = (distilled, ids.first()) {
-                    let body = serde_json::json!({"rescue_episode": id, "task_id": task.id, "arm": self.arm, "seed_index": self.seed_index, "iteration": it, "sibling": sib, "distilled": d});
+                    let body = serde_json::json!({"rescue_episode": id, "task_id": task.id, "arm": self.arm(), "seed_index": self.seed_index, "iteration": it, "sibling": sib, "distilled": d});
                     self.sh.store.put_record(self.sh.run_id, "distilled", &key, &body)?;
                 }
             }
@@ -775,9 +778,9 @@ impl Job<'_> {
                 abstained: Vec::new(),
             },
         };
-        let key = task_record_key(&self.suite_name, self.arm, self.seed_index, it, &task.id);
-        let body =
-            RouteRecord::body(&decision, self.arm, self.seed_index, it).map_err(|source| JobError::Encode { what: "a routing decision", source })?;
+        let key = task_record_key(&self.suite_name, self.arm(), self.seed_index, it, &task.id);
+        let body = RouteRecord::body(&decision, self.arm(), self.seed_index, it)
+            .map_err(|source| JobError::Encode { what: "a routing decision", source })?;
         self.sh.store.put_record(self.sh.run_id, "route", &key, &body)?;
         Ok(any)
     }
@@ -820,9 +823,9 @@ impl Job<'_> {
         self.save(&to_save)?;
         for p in &mut profiles {
             p.summarise();
-            let key = profile_key(&self.suite_name, self.arm, self.seed_index, anchor, &p.sibling);
+            let key = profile_key(&self.suite_name, self.arm(), self.seed_index, anchor, &p.sibling);
             let body =
-                ProfileRecord::body(p, self.arm, self.seed_index, it).map_err(|source| JobError::Encode { what: "a behaviour profile", source })?;
+                ProfileRecord::body(p, self.arm(), self.seed_index, it).map_err(|source| JobError::Encode { what: "a behaviour profile", source })?;
             self.sh.store.put_record(self.sh.run_id, "profile", &key, &body)?;
         }
         Ok(profiles)

@@ -307,10 +307,12 @@ static REGISTERED: RwLock<Vec<SuiteFactory>> = RwLock::new(Vec::new());
 /// is listed after the built-in ones; registering a name twice keeps the first.
 pub fn register(factory: SuiteFactory) {
     let name = factory().name();
-    if names().contains(&name) {
-        return;
+    // Check and add under one write lock, so two threads registering one name add it once.
+    let mut registered = REGISTERED.write().unwrap_or_else(|p| p.into_inner());
+    let taken = BUILT_IN.iter().chain(registered.iter()).any(|make| make().name() == name);
+    if !taken {
+        registered.push(factory);
     }
-    REGISTERED.write().unwrap_or_else(|p| p.into_inner()).push(factory);
 }
 
 /// Every suite the workbench knows: the built-in ones, then the registered ones.

@@ -49,11 +49,16 @@ pub fn replay<G: Grammar + ?Sized>(grammar: &G, ctx: &Context, labels: Vec<(Stri
     if labels.is_empty() {
         return None;
     }
-    let (built, collected, missed) = replay_with(labels, |ch| grammar.build(ctx, ch));
-    Some(match built {
+    Some(read_back_from(replay_with(labels, |ch| grammar.build(ctx, ch))))
+}
+
+/// What a replay reads back: the built action's decisions and whether a label was missed, or,
+/// when the build did not finish, the decisions made on the way (marked as missed).
+pub fn read_back_from((built, collected, missed): (Option<Built>, Vec<(Decision, usize)>, bool)) -> (Vec<(Decision, usize)>, bool) {
+    match built {
         Some(b) => (b.decisions, missed),
         None => (collected, true),
-    })
+    }
 }
 
 /// Replay `labels` through `build`: the action built (if the build finished), the decisions made

@@ -13,7 +13,7 @@ use crate::message::ToolCall;
 use crate::message::{AssistantTurn, CallKind, Context, Role};
 use crate::policy::builtin::kit::{decide_into, f, id_by_tool_calls, innate, push_call, turn, Built, Chooser, Decision, Dfs, Solution};
 use crate::policy::builtin::model::Feature;
-use crate::policy::builtin::{parse_trace, replay_with, Grammar};
+use crate::policy::builtin::{parse_trace, read_back_from, replay_with, Grammar};
 use crate::suite::{SearchFrame, Suite};
 use crate::task::Task;
 
@@ -57,8 +57,8 @@ impl Grammar for DbBenchGrammar {
         let view = DbView::parse(ctx);
         let want_sql = target.tool_calls.first().and_then(|c| c.arguments.get("query")).and_then(|q| q.as_str()).map(|s| s.to_string());
         let attempt = |labels: Vec<(String, String)>| replay_with(labels, |ch| build(&view, ch));
-        let (built, collected, missed) = attempt(trace.clone());
-        if let (Some(b), Some(want)) = (&built, &want_sql) {
+        let first = attempt(trace.clone());
+        if let (Some(b), Some(want)) = (&first.0, &want_sql) {
             let got = b.arguments.get("query").and_then(|q| q.as_str()).unwrap_or("");
             if got != want && want.contains('`') && trace.iter().any(|(s, l)| s == "quote" && l == "bare") {
                 let fixed: Vec<(String, String)> =
@@ -71,10 +71,7 @@ impl Grammar for DbBenchGrammar {
                 }
             }
         }
-        Some(match built {
-            Some(b) => (b.decisions, missed),
-            None => (collected, true),
-        })
+        Some(read_back_from(first))
     }
 }
 
