@@ -14,7 +14,8 @@ use harness_s::episode::EpisodeStatus;
 use harness_s::harness::{run_episode, EpisodeRequest, HarnessLibrary, HarnessSpec};
 use harness_s::policy::scripted::ScriptedPolicy;
 use harness_s::policy::{AssistantTurn, ToolCall};
-use harness_s::suite::appworld::world::sandbox::contained_python;
+use harness_s::suite::appworld::world::forkserver::ForkServer;
+use harness_s::suite::appworld::world::sandbox::{contained_python, DRIVER};
 use harness_s::suite::appworld::AppWorld;
 use harness_s::suite::dbbench::DbBench;
 use harness_s::suite::swegym::instance::{bundled_tasks, instance_of};
@@ -222,12 +223,92 @@ fn appworld_sandbox_stops_fork_bombs_sleepers_and_detached_children() {
     // a sleeper past the time limit is killed, with what it started in a new session
     let marker = "escape-sleeper-4242";
     let t0 = Instant::now();
-    let out = sandboxed_python(
-        &format!("import subprocess, time\nsubprocess.Popen(['sh', '-c', 'exec -a {marker} sleep 1000'], start_new_session=True)\ntime.sleep(1000)"),
-        Duration::from_secs(2),
-    );
+    let (out, seen) = seen_while(marker, || {
+        sandboxed_python(
+            "import subprocess, time\nsubprocess.Popen(['bash', '-c', 'exec -a escape-sleeper-' + str(4242) + ' sleep 1000'], start_new_session=True)\ntime.sleep(1000)",
+            Duration::from_secs(2),
+        )
+    });
+    assert!(seen, "the sleeper never started: {}", out.output);
     assert!(out.timed_out && t0.elapsed() < Duration::from_secs(8), "{:?} {}", t0.elapsed(), out.output);
     assert_no_process(marker);
+}
+
+/// One cell through a runner's channel, and the runner's `done` message.
+fn cell_over(runner: &std::os::unix::net::UnixStream, code: &str) -> serde_json::Value {
+    use std::io::{BufRead, Write};
+    runner.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    writeln!(&*runner, "{}", json!({ "code": code })).unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(runner).read_line(&mut line).unwrap();
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+}
+
+#[test]
+fn appworld_fork_server_episodes_start_clean_and_leave_nothing_behind() {
+    host();
+    // each episode's runner is a clean fork: no variable of the last episode is there
+    let mut fs = ForkServer::start("python3").expect("the fork server starts in the sandbox");
+    let a = fs.spawn().unwrap();
+    assert_eq!(cell_over(&a, "x = 41\nprint(x + 1)")["output"], "42\n");
+    drop(a);
+    fs.sweep().unwrap();
+    let b = fs.spawn().unwrap();
+    let out = cell_over(&b, "print(x)");
+    assert!(out["error"].as_str().is_some_and(|e| e.contains("NameError")), "{out}");
+    drop(b);
+    drop(fs);
+
+    // what an episode starts (here a detached sleeper in a session of its own, as code past the
+    // cell filter could) ends with the episode, and with the fork server
+    // (the marker is put together in Python, so the fork server's own command line lacks it)
+    let marker = "forkserver-sleeper-5151";
+    let driver = DRIVER.replace(
+        "def serve():\n",
+        "def serve():\n    import subprocess\n    subprocess.Popen(['bash', '-c', 'exec -a forkserver-sleeper-' + str(5151) + ' sleep 1000'], start_new_session=True)\n",
+    );
+    assert_ne!(driver, DRIVER);
+    let mut fs = ForkServer::start_serving("python3", &driver).unwrap();
+    let a = fs.spawn().unwrap();
+    assert_eq!(cell_over(&a, "print(1)")["output"], "1\n");
+    wait_for_process(marker);
+    drop(a);
+    fs.sweep().unwrap();
+    assert_no_process(marker);
+    // the fork server serves on after a sweep; dropping it ends everything in its sandbox
+    let b = fs.spawn().unwrap();
+    assert_eq!(cell_over(&b, "print(2)")["output"], "2\n");
+    wait_for_process(marker);
+    drop(fs);
+    assert_no_process(marker);
+    drop(b);
+}
+
+/// Run `f` while watching for a process named `marker`: its result, and whether one was seen.
+fn seen_while<T>(marker: &str, f: impl FnOnce() -> T) -> (T, bool) {
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let watcher = scope.spawn(|| loop {
+            if !processes_matching(marker).is_empty() {
+                return true;
+            }
+            if done.load(std::sync::atomic::Ordering::Relaxed) {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        });
+        let out = f();
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        (out, watcher.join().unwrap())
+    })
+}
+
+fn wait_for_process(marker: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while processes_matching(marker).is_empty() {
+        assert!(Instant::now() < deadline, "no process `{marker}` started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn assert_no_process(marker: &str) {
@@ -316,11 +397,18 @@ fn swegym_fork_bombs_sleepers_and_detached_processes_end_with_the_command() {
     assert!(swe_exec(&mut rt, "echo alive", 10).output.contains("alive"));
     let marker = "escape-swe-sleeper-5151";
     let t0 = Instant::now();
-    let out = swe_exec(&mut rt, &format!("setsid sh -c 'exec -a {marker} sleep 1000' & nohup sh -c 'exec -a {marker} sleep 1000' & sleep 1000"), 2);
+    // (bash, not dash, knows `exec -a`; the name is put together by the shell, so only the
+    // sleepers carry it)
+    let name = "escape-swe-sleeper-$((5150 + 1))";
+    let (out, seen) = seen_while(marker, || {
+        swe_exec(&mut rt, &format!("setsid bash -c \"exec -a {name} sleep 1000\" & nohup bash -c \"exec -a {name} sleep 1000\" & sleep 1000"), 2)
+    });
+    assert!(seen, "the sleepers never started: {}", out.output);
     assert!(out.timed_out && t0.elapsed() < Duration::from_secs(8));
     assert_no_process(marker);
     // a detached process of a command that finished is gone too
-    let out = swe_exec(&mut rt, &format!("setsid sh -c 'exec -a {marker} sleep 1000' & echo started"), 10);
+    let (out, seen) = seen_while(marker, || swe_exec(&mut rt, &format!("setsid bash -c \"exec -a {name} sleep 1000\" & sleep 1; echo started"), 10));
+    assert!(seen, "the sleeper never started: {}", out.output);
     assert!(out.ok(), "{}", out.output);
     assert_no_process(marker);
 }

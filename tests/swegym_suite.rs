@@ -132,9 +132,14 @@ fn commands_are_limited_killed_and_cleaned_up() {
     let t0 = Instant::now();
     let marker = format!("swe-suite-bg-{}", std::process::id());
     let out = rt
-        .exec(&format!("sh -c 'exec -a {marker} sleep 30' & sleep 20"), None, &Limits { timeout: Duration::from_millis(400), max_output: 4096 })
+        .exec(
+            &format!("bash -c 'exec -a {marker} sleep 30' & sleep 0.1; tr '\\0' ' ' < /proc/$!/cmdline; echo; sleep 20"),
+            None,
+            &Limits { timeout: Duration::from_millis(600), max_output: 4096 },
+        )
         .unwrap();
     assert!(out.timed_out && out.exit_code.is_none());
+    assert!(out.output.contains(&format!("{marker} 30")), "the background process never started: {:?}", out.output);
     assert!(t0.elapsed() < Duration::from_secs(5), "killed promptly: {:?}", t0.elapsed());
     // (the sandbox numbers processes in its own namespace: look for it by name on the host)
     let deadline = Instant::now() + Duration::from_secs(5);

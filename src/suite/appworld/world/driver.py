@@ -1,8 +1,12 @@
-# The bundled AppWorld world's code runner: one per episode, run as `python3 -I -c <this>`.
-# It executes the agent's code cells in one persistent namespace and forwards every
-# `apis.<app>.<api>(**kwargs)` to the workbench, which holds the apps' state, over one JSON
-# message per line on stdin/stdout.
-import ast, builtins, io, json, linecache, sys, traceback
+# The bundled AppWorld world's code runner: one per episode. It executes the agent's code cells
+# in one persistent namespace and forwards every `apis.<app>.<api>(**kwargs)` to the workbench,
+# which holds the apps' state, over one JSON message per line.
+#
+# `python3 -I -c <this>` serves one episode on stdin/stdout. `python3 -I -c <this> --zygote` is a
+# fork server: it starts once per sandbox and, for each episode, forks a clean child that serves
+# the episode on a socket the workbench passes it (SCM_RIGHTS over the control socket on fd 0),
+# so an episode costs a fork instead of an interpreter start.
+import ast, builtins, io, json, linecache, os, sys, traceback
 
 _IN, _OUT = sys.stdin, sys.stdout
 ALLOWED_MODULES = {"math", "re", "json", "datetime", "collections", "itertools", "functools", "statistics", "string", "random", "decimal", "fractions", "operator", "copy", "typing", "dataclasses", "calendar", "time"}
@@ -81,35 +85,94 @@ def unsafe(tree):
     return None
 
 
-namespace = {"__name__": "__main__", "apis": _Apis()}
-safe_builtins = {k: v for k, v in vars(builtins).items() if k not in BLOCKED_NAMES}
-safe_builtins["__import__"] = builtins.__import__  # reached only through checked import statements
-namespace["__builtins__"] = safe_builtins
-cell = 0
+def serve():
+    namespace = {"__name__": "__main__", "apis": _Apis()}
+    safe_builtins = {k: v for k, v in vars(builtins).items() if k not in BLOCKED_NAMES}
+    safe_builtins["__import__"] = builtins.__import__  # reached only through checked import statements
+    namespace["__builtins__"] = safe_builtins
+    while True:
+        request = receive()
+        code = request.get("code", "")
+        filename = "<python-input>"
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        buffer = io.StringIO()
+        failed = None
+        sys.stdout = sys.stderr = buffer
+        try:
+            tree = ast.parse(code, filename)
+            problem = unsafe(tree)
+            if problem:
+                raise Exception(problem)
+            exec(compile(tree, filename, "exec"), namespace)
+        except SystemExit:
+            failed = "Exception: exit() is not allowed.\n"
+        except BaseException as e:
+            frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == filename]
+            lines = traceback.format_list(frames)
+            if isinstance(e, SyntaxError):
+                lines = []
+            failed = "".join(lines) + "".join(traceback.format_exception_only(type(e), e))
+        finally:
+            sys.stdout, sys.stderr = _OUT, sys.__stderr__
+        send({"op": "done", "output": buffer.getvalue(), "error": failed})
 
-while True:
-    request = receive()
-    code = request.get("code", "")
-    cell += 1
-    filename = "<python-input>"
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-    buffer = io.StringIO()
-    failed = None
-    sys.stdout = sys.stderr = buffer
-    try:
-        tree = ast.parse(code, filename)
-        problem = unsafe(tree)
-        if problem:
-            raise Exception(problem)
-        exec(compile(tree, filename, "exec"), namespace)
-    except SystemExit:
-        failed = "Exception: exit() is not allowed.\n"
-    except BaseException as e:
-        frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == filename]
-        lines = traceback.format_list(frames)
-        if isinstance(e, SyntaxError):
-            lines = []
-        failed = "".join(lines) + "".join(traceback.format_exception_only(type(e), e))
-    finally:
-        sys.stdout, sys.stderr = _OUT, sys.__stderr__
-    send({"op": "done", "output": buffer.getvalue(), "error": failed})
+
+def zygote():
+    """Fork one clean runner per episode. Control messages (one per packet on fd 0):
+    `spawn` with the episode's socket attached -> the child's pid; `sweep` -> kill every process
+    of this sandbox that was not here when the fork server started, then `ok`."""
+    import signal, socket
+    control = socket.socket(fileno=0)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps ended runners
+
+    def pids():
+        return {int(p) for p in os.listdir("/proc") if p.isdigit()}
+
+    keep = pids()  # the sandbox's own processes (its init, the watchdog) and this one
+    control.send(b"ready")
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 64, 1)
+        except OSError:
+            os._exit(0)
+        if not message:
+            os._exit(0)
+        if message == b"spawn" and fds:
+            pid = os.fork()
+            if pid == 0:
+                global _IN, _OUT
+                control.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os.setsid()
+                os.dup2(fds[0], 0)
+                os.dup2(fds[0], 1)
+                os.close(fds[0])
+                _IN = sys.stdin = os.fdopen(0, "r", encoding="utf-8")
+                _OUT = sys.stdout = os.fdopen(1, "w", encoding="utf-8")
+                try:
+                    serve()
+                finally:
+                    os._exit(0)
+            for fd in fds:
+                os.close(fd)
+            control.send(str(pid).encode())
+        elif message == b"sweep":
+            for fd in fds:
+                os.close(fd)
+            for _ in range(3):  # a process forked during the sweep is caught by the next round
+                for pid in pids() - keep:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+            control.send(b"ok")
+        else:
+            for fd in fds:
+                os.close(fd)
+            control.send(b"unknown")
+
+
+if "--zygote" in sys.argv[1:]:
+    zygote()
+else:
+    serve()

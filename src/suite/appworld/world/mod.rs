@@ -6,11 +6,13 @@
 //! - [`tasks`]: scenarios of three variants over nine families, reference solutions, grading by
 //!   state comparison (including "nothing else changed");
 //! - [`sandbox`]: the per-episode `python3` runner and its safety check, time limit and kill;
+//! - [`forkserver`]: one pre-started runner per world server that forks a clean one per episode;
 //! - [`server`]: the HTTP server (`/initialize`, `/execute`, `/evaluate`, ...).
 //!
 //! Architecture invariant: the world knows nothing of harnesses or policies; it sees code cells.
 
 pub mod apps;
+pub mod forkserver;
 pub mod sandbox;
 pub mod server;
 pub mod tasks;

@@ -1,22 +1,25 @@
 //! The per-episode Python runner of the bundled world.
 //!
-//! One `python3 -I` subprocess per episode runs [`DRIVER`]; code cells share one namespace, as in
-//! AppWorld. Each `apis.<app>.<api>(**kwargs)` comes back to the workbench as a JSON line and is
+//! Each episode has its own runner of [`DRIVER`] — forked by its world server's fork server
+//! ([`super::forkserver`]), or a `python3 -I` subprocess of its own where that cannot run; code
+//! cells share one namespace, as in AppWorld. Each `apis.<app>.<api>(**kwargs)` comes back to the workbench as a JSON line and is
 //! answered from the episode's [`World`]. A cell that runs past the time limit gets its process
-//! killed (a fresh one starts for the next cell; the apps' state lives in the workbench and is
-//! kept). The runner lives in the workbench's sandbox ([`crate::sandbox`]: no host files, no
+//! killed with everything it started (a fresh one starts for the next cell; the apps' state lives
+//! in the workbench and is kept). The runner lives in the workbench's sandbox ([`crate::sandbox`]: no host files, no
 //! network, its own PID namespace, kernel limits), and as a first line unsafe code (imports
 //! outside a small allow-list such as os, subprocess or socket; `open`, `eval`, `exec`,
 //! `getattr`, `__import__`; private and dunder attributes) is refused before it runs.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use super::apps::World;
+use super::forkserver::ForkSlot;
 use crate::sandbox::{Lifeline, ResourceLimits, SandboxSpec};
 
 /// The Python side of the runner.
@@ -26,11 +29,20 @@ pub const DRIVER: &str = include_str!("driver.py");
 pub const MAX_OUTPUT_CHARS: usize = 20_000;
 
 struct Process {
-    child: Child,
-    stdin: ChildStdin,
+    runner: Runner,
+    writer: Box<dyn Write + Send>,
     lines: Receiver<String>,
-    /// Dropped with the process: everything in its sandbox is killed.
-    _lifeline: Option<Lifeline>,
+}
+
+enum Runner {
+    /// A process (and sandbox) of its own.
+    Own {
+        child: Child,
+        /// Dropped with the process: everything in its sandbox is killed.
+        _lifeline: Option<Lifeline>,
+    },
+    /// A child of the world server's fork server.
+    Forked(Arc<ForkSlot>),
 }
 
 /// Kernel limits of the runner: generous for an episode of API calls, tight for anything else.
@@ -67,7 +79,14 @@ pub fn contained_python(python: &str, args: &[&str]) -> Result<(Command, Option<
 pub struct RunnerError(pub String);
 
 impl Process {
-    fn start(python: &str) -> Result<Process, String> {
+    /// A runner from the fork server when there is one, else a process of its own.
+    fn start(python: &str, forks: Option<&Arc<ForkSlot>>) -> Result<Process, String> {
+        if let Some(slot) = forks {
+            if let Some(stream) = slot.spawn() {
+                let reader = stream.try_clone().map_err(|e| e.to_string())?;
+                return Ok(Process { runner: Runner::Forked(slot.clone()), writer: Box::new(stream), lines: read_lines(reader)? });
+            }
+        }
         let (mut cmd, lifeline) = contained_python(python, &["-I", "-c", DRIVER])?;
         // contained children lead their own process group: a Ctrl-C meant for the workbench does
         // not reach them, and they die with it
@@ -75,31 +94,43 @@ impl Process {
         let mut child = cmd.spawn().map_err(|e| format!("cannot start `{python}`: {e}"))?;
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let stdout = child.stdout.take().ok_or("no stdout")?;
-        let (tx, lines) = mpsc::channel();
-        std::thread::Builder::new()
-            .name("appworld-python".into())
-            .spawn(move || {
-                for line in BufReader::new(stdout).lines() {
-                    let Ok(line) = line else { break };
-                    if tx.send(line).is_err() {
-                        break;
-                    }
-                }
-            })
-            .map_err(|e| e.to_string())?;
-        Ok(Process { child, stdin, lines, _lifeline: lifeline })
+        let lines = read_lines(stdout)?;
+        Ok(Process { runner: Runner::Own { child, _lifeline: lifeline }, writer: Box::new(stdin), lines })
     }
 
     fn kill(&mut self) {
-        // in a sandbox, killing bwrap takes down the sandbox's PID namespace with everything a
-        // cell may have started; without one, the runner's process group goes
-        // SAFETY: kill(2) on the runner's own process group; no memory is touched.
-        unsafe {
-            libc::kill(-(self.child.id() as i32), libc::SIGKILL);
+        match &mut self.runner {
+            // in a sandbox, killing bwrap takes down the sandbox's PID namespace with everything a
+            // cell may have started; without one, the runner's process group goes
+            Runner::Own { child, .. } => {
+                // SAFETY: kill(2) on the runner's own process group; no memory is touched.
+                unsafe {
+                    libc::kill(-(child.id() as i32), libc::SIGKILL);
+                }
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            // the fork server kills the runner and everything it started
+            Runner::Forked(slot) => slot.sweep(),
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
+}
+
+/// The runner's output, line by line, on a channel (a thread reads it, so a cell can time out).
+fn read_lines(output: impl std::io::Read + Send + 'static) -> Result<Receiver<String>, String> {
+    let (tx, lines) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("appworld-python".into())
+        .spawn(move || {
+            for line in BufReader::new(output).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(lines)
 }
 
 impl Drop for Process {
@@ -113,6 +144,7 @@ pub struct Sandbox {
     python: String,
     time_limit: Duration,
     process: Option<Process>,
+    forks: Option<Arc<ForkSlot>>,
 }
 
 /// How one cell ended.
@@ -126,7 +158,13 @@ pub struct CellResult {
 
 impl Sandbox {
     pub fn new(python: &str, time_limit: Duration) -> Sandbox {
-        Sandbox { python: python.to_string(), time_limit, process: None }
+        Sandbox { python: python.to_string(), time_limit, process: None, forks: None }
+    }
+
+    /// Take runners from `forks` (one fork server per world server) instead of starting one.
+    pub fn with_fork_server(mut self, forks: Arc<ForkSlot>) -> Sandbox {
+        self.forks = Some(forks);
+        self
     }
 
     /// Run one code cell against `world`. `Err` means the runner itself broke (Python missing).
@@ -136,11 +174,11 @@ impl Sandbox {
 
     fn execute_cell(&mut self, code: &str, world: &mut World) -> Result<CellResult, String> {
         if self.process.is_none() {
-            self.process = Some(Process::start(&self.python)?);
+            self.process = Some(Process::start(&self.python, self.forks.as_ref())?);
         }
         let p = self.process.as_mut().expect("started above");
         let request = json!({"code": code}).to_string();
-        if writeln!(p.stdin, "{request}").and_then(|_| p.stdin.flush()).is_err() {
+        if writeln!(p.writer, "{request}").and_then(|_| p.writer.flush()).is_err() {
             self.process = None;
             return Err("the Python runner stopped".into());
         }
@@ -175,7 +213,7 @@ impl Sandbox {
                         Ok(result) => json!({"ok": true, "result": result}),
                         Err(e) => json!({"ok": false, "error": e.exception_text()}),
                     };
-                    if writeln!(p.stdin, "{reply}").and_then(|_| p.stdin.flush()).is_err() {
+                    if writeln!(p.writer, "{reply}").and_then(|_| p.writer.flush()).is_err() {
                         self.process = None;
                         return Err("the Python runner stopped".into());
                     }

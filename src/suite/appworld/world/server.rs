@@ -14,6 +14,7 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use super::apps::World;
+use super::forkserver::ForkSlot;
 use super::sandbox::Sandbox;
 use super::tasks::{self, WorldTask};
 
@@ -40,6 +41,9 @@ struct Session {
 struct ServerState {
     options: WorldOptions,
     session: Mutex<Option<Session>>,
+    /// This server's fork server: its episodes come one at a time, so one sandbox never holds
+    /// two episodes' code.
+    forks: Arc<ForkSlot>,
 }
 
 type Shared = Arc<ServerState>;
@@ -63,7 +67,8 @@ fn field<'a>(body: &'a Value, name: &str) -> Result<&'a str, Response> {
 
 /// The router of one server (used by [`start`]; tests may drive it directly).
 pub fn router(options: WorldOptions) -> Router {
-    let state = Arc::new(ServerState { options, session: Mutex::new(None) });
+    let forks = Arc::new(ForkSlot::new(&options.python));
+    let state = Arc::new(ServerState { options, session: Mutex::new(None), forks });
     Router::new()
         .route("/", get(|| async { output(json!("Harness-S bundled app world")) }))
         .route("/tasks/{task_id}", get(show_task))
@@ -99,7 +104,8 @@ async fn initialize(State(st): State<Shared>, Json(body): Json<Value>) -> Respon
         }
     }
     let info = task_info(&task);
-    let session = Session { world: World::new(task.data()), task, sandbox: Sandbox::new(&st.options.python, limit) };
+    let session =
+        Session { world: World::new(task.data()), task, sandbox: Sandbox::new(&st.options.python, limit).with_fork_server(st.forks.clone()) };
     // one task at a time: a new initialize replaces the old task, as in AppWorld
     *st.session.lock().unwrap_or_else(|p| p.into_inner()) = Some(session);
     output(info)

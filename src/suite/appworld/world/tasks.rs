@@ -7,6 +7,9 @@
 //! the targeted app must hold exactly the required change, every other app must be unchanged,
 //! the task must be completed, and a question's answer must match.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use serde_json::{json, Value};
 
 use super::apps::{Contact, Data, Note, Person, Playlist, Song, TodoItem, Transaction, World, DATA_APPS, NOW};
@@ -42,6 +45,7 @@ pub struct WorldTask {
 
 /// What a task requires: the data after it is done, the answer (for a question), and its
 /// reference solution.
+#[derive(Clone)]
 pub struct Requirement {
     pub expected: Data,
     /// The apps whose data the task changes.
@@ -258,12 +262,43 @@ pub fn scenario_data(seed: u64) -> Data {
     Data { supervisor, passwords, notes, contacts, balance_cents: 250_000 + r.below(100_000) as i64, transactions, songs, playlists, todo }
 }
 
+/// Values made once per key and then shared (the world's data and requirements are pure
+/// functions of a scenario, and every episode needs them).
+struct Memo<K, V>(OnceLock<Mutex<HashMap<K, Arc<V>>>>);
+
+impl<K: Eq + std::hash::Hash + Clone, V> Memo<K, V> {
+    const fn new() -> Self {
+        Memo(OnceLock::new())
+    }
+
+    fn get_or_make(&self, key: &K, make: impl FnOnce() -> V) -> Arc<V> {
+        let map = self.0.get_or_init(Default::default);
+        if let Some(v) = map.lock().unwrap_or_else(|p| p.into_inner()).get(key) {
+            return v.clone();
+        }
+        // made outside the lock (making a requirement reads the data, which takes it too)
+        let v = Arc::new(make());
+        map.lock().unwrap_or_else(|p| p.into_inner()).entry(key.clone()).or_insert(v).clone()
+    }
+}
+
 fn scenario_id(family: &str, k: usize) -> String {
     format!("{:07x}", crate::seed::hash_str(&format!("{family}/{k}")) & 0xfff_ffff)
 }
 
 /// Every bundled task, scenario by scenario.
 pub fn all_tasks() -> Vec<WorldTask> {
+    bundled_tasks().to_vec()
+}
+
+/// The bundled tasks, made once: an episode looks its task up by id, and making every task runs
+/// its reference requirement.
+fn bundled_tasks() -> &'static [WorldTask] {
+    static TASKS: OnceLock<Vec<WorldTask>> = OnceLock::new();
+    TASKS.get_or_init(make_tasks)
+}
+
+fn make_tasks() -> Vec<WorldTask> {
     let mut out = Vec::new();
     for family in FAMILIES {
         for k in 0..SCENARIOS_PER_FAMILY {
@@ -287,7 +322,7 @@ pub fn all_tasks() -> Vec<WorldTask> {
 }
 
 pub fn find(task_id: &str) -> Option<WorldTask> {
-    all_tasks().into_iter().find(|t| t.task_id == task_id)
+    bundled_tasks().iter().find(|t| t.task_id == task_id).cloned()
 }
 
 /// Login preamble shared by the reference solutions.
@@ -324,16 +359,24 @@ fn find_contact(c: &Contact) -> String {
 }
 
 impl WorldTask {
+    /// The scenario's data before the task (generated once per scenario, then copied).
     pub fn data(&self) -> Data {
-        scenario_data(self.seed)
+        static MADE: Memo<u64, Data> = Memo::new();
+        (*MADE.get_or_make(&self.seed, || scenario_data(self.seed))).clone()
     }
 
     pub fn supervisor(&self) -> Person {
         self.data().supervisor
     }
 
-    /// The instruction and what it requires.
+    /// The instruction and what it requires (worked out once per task, then copied: grading
+    /// every episode needs it).
     pub fn requirement(&self) -> (String, Requirement) {
+        static MADE: Memo<String, (String, Requirement)> = Memo::new();
+        (*MADE.get_or_make(&self.task_id, || self.make_requirement())).clone()
+    }
+
+    fn make_requirement(&self) -> (String, Requirement) {
         let d = self.data();
         let mut r = Rng(self.seed ^ 0x7a5c);
         let v = self.variant;
