@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use harness_s::suite::appworld::world::apps::World;
 use harness_s::suite::appworld::world::forkserver::ForkSlot;
-use harness_s::suite::appworld::world::sandbox::{contained_python, Sandbox};
+use harness_s::suite::appworld::world::python::contained_python;
+use harness_s::suite::appworld::world::sandbox::Sandbox;
 use harness_s::suite::swegym::runtime::{run_process, Limits, LocalRuntime, Runtime};
 
 fn stats(mut ms: Vec<f64>) -> (f64, f64) {

@@ -15,7 +15,7 @@ use harness_s::harness::{run_episode, EpisodeRequest, HarnessLibrary, HarnessSpe
 use harness_s::policy::scripted::ScriptedPolicy;
 use harness_s::policy::{AssistantTurn, ToolCall};
 use harness_s::suite::appworld::world::forkserver::ForkServer;
-use harness_s::suite::appworld::world::sandbox::{contained_python, DRIVER};
+use harness_s::suite::appworld::world::python::{contained_python, DRIVER};
 use harness_s::suite::appworld::AppWorld;
 use harness_s::suite::dbbench::DbBench;
 use harness_s::suite::swegym::instance::{bundled_tasks, instance_of};

@@ -18,7 +18,7 @@ use std::process::{Child, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use super::sandbox::{contained_python, DRIVER};
+use super::python::{contained_python, DRIVER};
 use crate::sandbox::Lifeline;
 
 /// How long the fork server may take to start, and to answer a control message.

@@ -7,12 +7,14 @@
 //!   state comparison (including "nothing else changed");
 //! - [`sandbox`]: the per-episode `python3` runner and its safety check, time limit and kill;
 //! - [`forkserver`]: one pre-started runner per world server that forks a clean one per episode;
+//! - [`python`]: the runner's program and the contained interpreter both run it in;
 //! - [`server`]: the HTTP server (`/initialize`, `/execute`, `/evaluate`, ...).
 //!
 //! Architecture invariant: the world knows nothing of harnesses or policies; it sees code cells.
 
 pub mod apps;
 pub mod forkserver;
+pub mod python;
 pub mod sandbox;
 pub mod server;
 pub mod tasks;

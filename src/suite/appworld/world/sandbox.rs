@@ -11,7 +11,7 @@
 //! `getattr`, `__import__`; private and dunder attributes) is refused before it runs.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,10 +20,8 @@ use serde_json::{json, Value};
 
 use super::apps::World;
 use super::forkserver::ForkSlot;
-use crate::sandbox::{Lifeline, ResourceLimits, SandboxSpec};
-
-/// The Python side of the runner.
-pub const DRIVER: &str = include_str!("driver.py");
+use super::python::{contained_python, DRIVER};
+use crate::sandbox::Lifeline;
 
 /// Printed output longer than this is cut.
 pub const MAX_OUTPUT_CHARS: usize = 20_000;
@@ -43,34 +41,6 @@ enum Runner {
     },
     /// A child of the world server's fork server.
     Forked(Arc<ForkSlot>),
-}
-
-/// Kernel limits of the runner: generous for an episode of API calls, tight for anything else.
-fn runner_limits() -> ResourceLimits {
-    ResourceLimits { cpu_seconds: 300, address_space: 2 << 30, file_size: 16 << 20, open_files: 256, processes: 32 }
-}
-
-/// The command that starts a contained Python running `args` (`-c <code>`, ...): in the sandbox
-/// where bubblewrap works (the system's /usr, the interpreter and a private 64 MiB /tmp: no host
-/// files, no network, no other process), else with process-level limits only.
-/// The [`Lifeline`] (in a sandbox) must be kept while the runner may run.
-pub fn contained_python(python: &str, args: &[&str]) -> Result<(Command, Option<Lifeline>), String> {
-    if crate::sandbox::availability().usable() {
-        let interp = crate::sandbox::interpreter(Some(python)).map_err(|e| e.to_string())?;
-        let mut spec = SandboxSpec::new("/tmp").interpreter(&interp);
-        spec.limits = runner_limits();
-        let mut argv = vec![interp.program.as_str()];
-        argv.extend_from_slice(args);
-        let (cmd, lifeline) = spec.command(&argv).map_err(|e| e.to_string())?;
-        Ok((cmd, Some(lifeline)))
-    } else {
-        // no bubblewrap: the built-in policy's code keeps process-level limits; a model's code
-        // was refused before the run started unless the user allowed this
-        let mut c = Command::new(python);
-        c.args(args).current_dir(std::env::temp_dir()).env_clear();
-        crate::sandbox::contain(&mut c, Some(runner_limits()), None);
-        Ok((c, None))
-    }
 }
 
 /// The code runner itself broke (the interpreter is missing, or died outside a cell's limits).
