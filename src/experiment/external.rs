@@ -536,7 +536,7 @@ fn run_command(
     // dies with the workbench, leads its own process group (a timeout kills all of it)
     crate::sandbox::contain(&mut cmd, None, None);
     let mut child = cmd.spawn().map_err(|e| format!("cannot start `{}`: {e}", args[0]))?;
-    let pid = child.id() as i32;
+    let pid = child.id();
     let tail: Arc<Mutex<VecDeque<String>>> = Arc::new(Mutex::new(VecDeque::new()));
     let (out, err) = (child.stdout.take(), child.stderr.take());
     let status = std::thread::scope(|scope| {
@@ -566,10 +566,7 @@ fn run_command(
             match child.try_wait() {
                 Ok(Some(s)) => return Ok(s.code()),
                 Ok(None) if Instant::now() >= deadline => {
-                    // SAFETY: kill(2) on the child's own process group; no memory is touched.
-                    unsafe {
-                        libc::kill(-pid, libc::SIGKILL);
-                    }
+                    crate::sandbox::kill_group(pid);
                     let _ = child.wait();
                     return Ok(None);
                 }

@@ -47,6 +47,26 @@ pub fn contain(cmd: &mut Command, limits: Option<ResourceLimits>, user: Option<S
     contain_with(cmd, limits, user, libc::SIGKILL, None)
 }
 
+/// Kill the process group a [`contain`]ed child leads (`leader` is its pid): the child and
+/// whatever it started in its group.
+pub fn kill_group(leader: u32) {
+    if let Ok(pgid) = i32::try_from(leader) {
+        if pgid > 0 {
+            // SAFETY: kill(2) with a negative pid signals the process group; no memory is touched.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// End a [`contain`]ed child: kill its process group, then reap it.
+pub fn end(child: &mut std::process::Child) {
+    kill_group(child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// [`contain`] with the signal the child gets when the workbench dies (a supervisor that must
 /// act on it takes SIGTERM) and a descriptor to hand to the child open (the sandbox's lifeline).
 pub(crate) fn contain_with(

@@ -36,7 +36,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-pub use child::{contain, ResourceLimits, SwitchUser};
+pub use child::{contain, end, kill_group, ResourceLimits, SwitchUser};
 pub use scratch::ScratchDir;
 
 /// The bubblewrap program (default `bwrap` on `PATH`).

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::sandbox::{ResourceLimits, ScratchDir};
+use crate::sandbox::{kill_group, ResourceLimits, ScratchDir};
 use crate::suite::EnvError;
 
 /// Where the repository appears to the agent, in every runtime.
@@ -88,7 +88,7 @@ pub fn run_process(mut cmd: Command, stdin: Option<&[u8]>, limits: &Limits) -> R
     let mut child = cmd.spawn().map_err(|e| EnvError(format!("could not start `{:?}`: {e}", cmd.get_program())))?;
     // the parent's copies of the write end must go, or the reader never sees end of file
     drop(cmd);
-    let pgid = child.id() as i32;
+    let pgid = child.id();
     if let (Some(data), Some(mut pipe)) = (stdin, child.stdin.take()) {
         let data = data.to_vec();
         std::thread::spawn(move || {
@@ -144,15 +144,6 @@ pub fn run_process(mut cmd: Command, stdin: Option<&[u8]>, limits: &Limits) -> R
     use std::os::unix::process::ExitStatusExt;
     let exit_code = if timed_out { None } else { status.and_then(|s| s.code().or_else(|| s.signal().map(|sig| 128 + sig))) };
     Ok(ExecOutput { output: String::from_utf8_lossy(&bytes).into_owned(), exit_code, timed_out, truncated })
-}
-
-fn kill_group(pgid: i32) {
-    if pgid > 0 {
-        // SAFETY: kill(2) with a negative pid signals the process group; no memory is touched.
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
-    }
 }
 
 // ------------------------------------------------------------------------------------------------

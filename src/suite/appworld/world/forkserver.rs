@@ -15,7 +15,8 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::{UnixDatagram, UnixStream};
 use std::process::{Child, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use super::python::{contained_python, DRIVER};
@@ -30,18 +31,18 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct ForkSlot {
     python: String,
     server: Mutex<Option<ForkServer>>,
-    /// Why the fork server cannot run here, once that is known.
-    unavailable: OnceLock<String>,
+    /// The fork server could not start here (the reason was logged once).
+    unavailable: AtomicBool,
 }
 
 impl ForkSlot {
     pub fn new(python: &str) -> ForkSlot {
-        ForkSlot { python: python.to_string(), server: Mutex::new(None), unavailable: OnceLock::new() }
+        ForkSlot { python: python.to_string(), server: Mutex::new(None), unavailable: AtomicBool::new(false) }
     }
 
     /// A fresh runner's channel, or `None` when the fork server cannot run here.
     pub fn spawn(&self) -> Option<UnixStream> {
-        if self.unavailable.get().is_some() {
+        if self.unavailable.load(Ordering::Relaxed) {
             return None;
         }
         let mut server = self.server.lock().unwrap_or_else(|p| p.into_inner());
@@ -51,7 +52,7 @@ impl ForkSlot {
                     Ok(s) => *server = Some(s),
                     Err(e) => {
                         tracing::info!("the bundled world starts one runner per episode: {e}");
-                        let _ = self.unavailable.set(e);
+                        self.unavailable.store(true, Ordering::Relaxed);
                         return None;
                     }
                 }
@@ -148,12 +149,7 @@ impl ForkServer {
 impl Drop for ForkServer {
     fn drop(&mut self) {
         // killing bwrap's process group takes down the sandbox's PID namespace and all in it
-        // SAFETY: kill(2) on the fork server's own process group; no memory is touched.
-        unsafe {
-            libc::kill(-(self.child.id() as i32), libc::SIGKILL);
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        crate::sandbox::end(&mut self.child);
     }
 }
 

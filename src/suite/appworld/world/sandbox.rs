@@ -72,14 +72,7 @@ impl Process {
         match &mut self.runner {
             // in a sandbox, killing bwrap takes down the sandbox's PID namespace with everything a
             // cell may have started; without one, the runner's process group goes
-            Runner::Own { child, .. } => {
-                // SAFETY: kill(2) on the runner's own process group; no memory is touched.
-                unsafe {
-                    libc::kill(-(child.id() as i32), libc::SIGKILL);
-                }
-                let _ = child.kill();
-                let _ = child.wait();
-            }
+            Runner::Own { child, .. } => crate::sandbox::end(child),
             // the fork server kills the runner and everything it started
             Runner::Forked(slot) => slot.sweep(),
         }
