@@ -38,6 +38,11 @@ mod innate {
     /// call that needs its token, completing after a successful call).
     pub const NEXT_STEP: f32 = 1.5;
     pub const FOLLOW_HINT: f32 = 2.0;
+    /// Reading only the first page of a listing unless told there are more: the commonest
+    /// AppWorld failure of instruction-following models.
+    pub const ONE_PAGE: f32 = -1.5;
+    /// "How many" asks for a count, "how much ... in total" for a sum.
+    pub const ANSWER_SHAPE: f32 = 2.0;
 }
 
 #[derive(Clone, Debug)]
@@ -75,6 +80,8 @@ pub struct AwView {
     /// The variable holding the last listing the grammar read (`r<cell>`), if any.
     pub last_list: Option<(String, Vec<Map<String, Value>>)>,
     pub feedback: Vec<String>,
+    /// The listing (app, API) a message right after its one-page call said has more pages.
+    pub repage: Option<(String, String)>,
 }
 
 fn words(s: &str) -> Vec<String> {
@@ -226,7 +233,8 @@ fn instruction_spans(q: &str) -> Vec<(String, &'static str)> {
                     break;
                 }
             }
-            if parts.len() >= 2 {
+            let sentence_start = toks[i - 1].ends_with(['.', '?', '!', ':']);
+            if parts.len() >= 2 || parts.len() == 1 && !sentence_start && parts[0].len() > 2 && toks[i].chars().all(|c| c.is_alphanumeric()) {
                 push(parts.join(" "), "name");
             }
             i = j;
@@ -259,6 +267,14 @@ impl AwView {
                 Role::User => {
                     v.read_docs_text(&m.content, None);
                     v.feedback.push(m.content.to_lowercase());
+                    let more = m.content.contains("more pages") || m.content.contains("page_index");
+                    if let Some(c) = v.cells.last().filter(|c| more && !c.failed && !c.code.contains("page_index")) {
+                        if let Some(call) = between(&c.code, "= apis.", "(") {
+                            if let Some((app, api)) = call.split_once('.') {
+                                v.repage = Some((app.to_string(), api.to_string()));
+                            }
+                        }
+                    }
                 }
                 Role::Assistant => {
                     for c in &m.tool_calls {
@@ -271,6 +287,7 @@ impl AwView {
                     let code = m.tool_call_id.as_ref().and_then(|id| codes.get(id)).cloned().unwrap_or_else(|| pending.clone());
                     let failed = m.content.contains("Execution failed.");
                     let idx = v.cells.len();
+                    v.repage = None;
                     v.cells.push(Cell { code: code.clone(), output: m.content.clone(), failed });
                     if failed {
                         v.feedback.push(m.content.to_lowercase());
@@ -375,8 +392,28 @@ impl AwView {
 
     /// Apps the instruction names ("my notes app", "in my contacts").
     pub fn named(&self, app: &str) -> bool {
-        let l = self.instruction.to_lowercase();
+        let l = self.instruction.to_lowercase().replace('-', "");
         l.contains(&format!("{app} app")) || l.contains(&format!("my {app}"))
+    }
+
+    /// Can a required parameter get a value from what the context shows (a span of its type, a
+    /// listed value, a boolean, an output field or the last listing's items feeding it)?
+    fn can_feed(&self, p: &ParamDoc) -> bool {
+        if !p.required || matches!(p.name.as_str(), "access_token" | "page_index" | "page_limit") || !p.listed.is_empty() || p.ty == "boolean" {
+            return true;
+        }
+        let span_ok = self.spans.iter().any(|(_, k)| match p.ty.as_str() {
+            "number" | "integer" => *k == "number",
+            "string" => *k != "number",
+            _ => true,
+        });
+        let fed = |o: &Map<String, Value>| o.keys().any(|k| field_feeds(k, &p.name));
+        let out_ok = self.values.iter().any(|(_, val)| match val {
+            Value::Array(a) => a.iter().filter_map(Value::as_object).any(fed),
+            Value::Object(o) => fed(o),
+            _ => false,
+        });
+        span_ok || out_ok
     }
 
     fn called(&self, app: &str, api: &str) -> bool {
@@ -419,6 +456,19 @@ fn item_matches(item: &Map<String, Value>, span: &str) -> bool {
     full.trim() == s || item.values().any(|v| v.as_str().is_some_and(|t| t.to_lowercase() == s))
 }
 
+/// The word the instruction writes right before a span ("titled 'X'" -> `titled`).
+fn cue_word(instruction: &str, span: &str) -> String {
+    let Some(i) = instruction.find(span) else { return String::new() };
+    // the span's opening quote belongs to neither
+    let before = instruction[..i].trim_end_matches(|c: char| !c.is_alphanumeric());
+    before.split_whitespace().last().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase()).unwrap_or_default()
+}
+
+/// Does that word name the parameter ("titled" -> `title`, "description" -> `description`)?
+fn cue_names(word: &str, param: &str) -> bool {
+    word.len() >= 4 && param.split('_').any(|part| part.len() >= 4 && (word.starts_with(part) || part.starts_with(word)))
+}
+
 /// Does an output field feed a parameter (`note_id` -> `note_id`, `email` -> `receiver_email`)?
 fn field_feeds(field: &str, param: &str) -> bool {
     field == param || param.ends_with(&format!("_{field}"))
@@ -454,6 +504,12 @@ const VERBS: &[(&str, &str)] = &[
     ("with", "add"),
 ];
 
+/// Does the instruction ask for this API's verb ("mark ... completed" asks for `complete_*`)?
+fn verb_asked(api: &str, v: &AwView) -> bool {
+    let verb = api.split('_').next().unwrap_or("");
+    VERBS.iter().any(|(w, a)| *a == verb && v.words.contains(*w))
+}
+
 /// How strongly the context points at an API for this task: its words and verb in the
 /// instruction, a read for a question, a search when the instruction names someone.
 pub fn relevance(api: &str, v: &AwView) -> f32 {
@@ -463,7 +519,7 @@ pub fn relevance(api: &str, v: &AwView) -> f32 {
     if api_overlap(api, v) {
         r += 1.0;
     }
-    if VERBS.iter().any(|(w, a)| *a == verb && v.words.contains(*w)) {
+    if verb_asked(api, v) {
         r += 1.5;
     }
     match (v.question, class) {
@@ -479,14 +535,20 @@ pub fn relevance(api: &str, v: &AwView) -> f32 {
 
 impl AwView {
     /// APIs of apps the instruction names that the context points at, by relevance.
+    /// An API that changes data is relevant only when the instruction asks for its verb (no
+    /// model deletes what it was not asked to); when none of a named app's reads shares a word
+    /// with a question, its reads all are (a question about an app is answered by reading it).
     fn relevant(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
         for (app, apis) in &self.apis {
             if !self.named(app) || app == "api_docs" || app == "supervisor" {
                 continue;
             }
+            let apis: Vec<&String> = apis.iter().filter(|a| *a != "login" && (api_class(a) != "write" || verb_asked(a, self))).collect();
+            let reads_point = apis.iter().any(|a| api_class(a) == "read" && relevance(a, self) >= 1.0);
             for a in apis {
-                if a != "login" && relevance(a, self) >= 1.0 {
+                let r = relevance(a, self);
+                if r >= 1.0 || self.question && !reads_point && api_class(a) == "read" && r > 0.0 {
                     out.push((app.clone(), a.clone()));
                 }
             }
@@ -537,8 +599,8 @@ impl Builder<'_> {
         let relevant = v.relevant();
         let need_doc = relevant.iter().any(|k| !v.docs.contains_key(k));
         let need_login = named.iter().any(|a| v.docs.keys().any(|(x, _)| x == *a) && !v.logged_in.contains(*a));
-        let need_call =
-            relevant.iter().any(|(app, api)| v.docs.contains_key(&(app.clone(), api.clone())) && v.logged_in.contains(app) && !v.called(app, api));
+        let need_call = v.repage.is_some()
+            || relevant.iter().any(|(app, api)| v.docs.contains_key(&(app.clone(), api.clone())) && v.logged_in.contains(app) && !v.called(app, api));
         let called = v.cells.iter().any(|c| !c.failed && c.code.starts_with('r'));
         let mut d = Decision { slot: "kind", labels: vec![], options: vec![], prior: vec![] };
         let kinds = ["apps", "apis_of", "doc", "login", "call", "complete"];
@@ -575,17 +637,30 @@ impl Builder<'_> {
         Some(kinds[self.decide(d, ch)?])
     }
 
-    fn app(&mut self, slot: &'static str, options: Vec<String>, ch: &mut dyn Chooser) -> Option<String> {
+    /// The app a cell of kind `kind` is for: one the instruction names, preferably one where
+    /// that kind of cell still has something to do (an API list not read, a relevant doc not
+    /// read, no login yet, a relevant API not called).
+    fn app(&mut self, slot: &'static str, kind: &str, options: Vec<String>, ch: &mut dyn Chooser) -> Option<String> {
         let v = self.v;
+        let relevant = v.relevant();
         let mut d = Decision { slot, labels: vec![], options: vec![], prior: vec![] };
         for a in &options {
             let named = v.named(a);
+            let of_app = || relevant.iter().filter(move |(x, _)| x == a);
+            let pending = match kind {
+                "apis_of" => !v.apis.contains_key(a),
+                "doc" => of_app().any(|k| !v.docs.contains_key(k)),
+                "login" => !v.logged_in.contains(a),
+                "call" => of_app().any(|(x, api)| !v.called(x, api)) || v.repage.as_ref().is_some_and(|(x, _)| x == a),
+                _ => true,
+            };
             let fs = vec![
                 f(&[slot, "named", if named { "y" } else { "n" }]),
                 f(&[slot, "logged", if v.logged_in.contains(a) { "y" } else { "n" }]),
                 f(&[slot, "docs", if v.apis.contains_key(a) { "y" } else { "n" }]),
+                f(&[slot, kind, "pending", if pending { "y" } else { "n" }]),
             ];
-            d.push(a.clone(), fs, if named { 1.0 } else { 0.0 });
+            d.push(a.clone(), fs, if named { 1.0 } else { 0.0 } + if pending { 0.5 } else { -0.5 });
         }
         let i = self.decide(d, ch)?;
         Some(options[i].clone())
@@ -609,13 +684,20 @@ impl Builder<'_> {
                 f(&[slot, "class", class, "called_any", if v.cells.iter().any(|c| c.code.starts_with('r')) { "y" } else { "n" }]),
             ];
             let mut prior = relevance(a, v).clamp(-1.5, 2.0);
+            // a call whose required value nothing shown can supply yet comes later
+            if !with_doc && v.docs.get(&(app.to_string(), a.clone())).is_some_and(|ps| ps.iter().any(|p| !v.can_feed(p))) {
+                prior -= 3.0;
+            }
             if with_doc && documented {
                 prior -= 2.0;
             }
             if !with_doc && !documented {
                 prior -= 1.0;
             }
-            if !with_doc && called {
+            let repage = !with_doc && v.repage.as_ref().is_some_and(|(x, y)| x == app && y == a);
+            if repage {
+                prior += innate::FOLLOW_HINT;
+            } else if !with_doc && called {
                 prior -= 2.0;
             }
             if !with_doc && class == "read" && !v.cells.iter().any(|c| c.code.starts_with('r')) {
@@ -656,10 +738,19 @@ impl Builder<'_> {
                     } else {
                         "text"
                     };
+                    // Whether the instruction names this parameter right before this span, before
+                    // another span, or not at all ("titled 'X' with the content 'Y'").
+                    let cue = if cue_names(&cue_word(&v.instruction, t), &p.name) {
+                        "this"
+                    } else if v.spans.iter().any(|(o, _)| cue_names(&cue_word(&v.instruction, o), &p.name)) {
+                        "other"
+                    } else {
+                        "none"
+                    };
                     opts.push((
                         format!("span:{t}"),
                         Some(span_py(t, k)),
-                        vec![f(&[slot, "span", k, p.ty.as_str()]), f(&[slot, "span", k, "param", kind_of])],
+                        vec![f(&[slot, "span", k, p.ty.as_str()]), f(&[slot, "span", k, "param", kind_of]), f(&[slot, "span", "cue", cue])],
                         0.3,
                     ));
                 }
@@ -703,11 +794,17 @@ impl Builder<'_> {
                             continue;
                         }
                         let about = v.spans.iter().any(|(s, _)| item_matches(it, s));
+                        // An output's own field copied back into a write (email -> email) changes
+                        // nothing; outputs feed ids and differently named fields (email -> receiver_email).
+                        let copy_back = k == &p.name && !p.name.ends_with("_id");
                         opts.push((
                             label,
                             Some(value_py(x)),
-                            vec![f(&[slot, "output", if about { "about" } else { "other" }])],
-                            if about { 1.0 } else { 0.0 },
+                            vec![
+                                f(&[slot, "output", if about { "about" } else { "other" }]),
+                                f(&[slot, "output", "copy_back", if copy_back { "y" } else { "n" }]),
+                            ],
+                            if about && !copy_back { 1.0 } else { 0.0 },
                         ));
                     }
                 }
@@ -724,12 +821,20 @@ impl Builder<'_> {
     }
 
     /// Loop over the last listing: every item, or those whose field relates to a span.
-    fn each(&mut self, ch: &mut dyn Chooser) -> Option<Option<Loop>> {
+    /// A loop calls the API once per item, which is what the items are for when they feed one
+    /// of its ids (`song_id` of each song); otherwise a single call is the innate choice.
+    fn each(&mut self, params: &[ParamDoc], ch: &mut dyn Chooser) -> Option<Option<Loop>> {
         let v = self.v;
         let Some((var, items)) = &v.last_list else { return Some(None) };
+        let feeds_id =
+            params.iter().any(|p| p.required && p.name.ends_with("_id") && items.first().is_some_and(|i| i.keys().any(|k| field_feeds(k, &p.name))));
         let mut d = Decision { slot: "each", labels: vec![], options: vec![], prior: vec![] };
         let mut out: Vec<Option<Loop>> = vec![None];
-        d.push("none", vec![f(&["each", "none"])], 0.0);
+        d.push(
+            "none",
+            vec![f(&["each", "none"]), f(&["each", "none", "feeds_id", if feeds_id { "y" } else { "n" }])],
+            if feeds_id { 0.0 } else { 1.0 },
+        );
         d.push("all", vec![f(&["each", "all"])], 0.0);
         out.push(Some((var.clone(), items.clone(), "True".into())));
         let fields: Vec<String> = items.first().map(|i| i.keys().cloned().collect()).unwrap_or_default();
@@ -757,6 +862,18 @@ impl Builder<'_> {
         let v = self.v;
         let mut d = Decision { slot: "answer", labels: vec![], options: vec![], prior: vec![] };
         let mut out: Vec<Option<String>> = vec![None];
+        let lower = v.instruction.to_lowercase();
+        let (how_many, in_total) = (lower.starts_with("how many"), lower.contains("in total"));
+        let shape = |asked: bool| if asked { innate::ANSWER_SHAPE } else { 0.0 };
+        // What a kind of answer is learned for depends on what the question asks ("what does
+        // ... say" is answered by a field, "how many" by a count).
+        let q_shape = if how_many {
+            "count"
+        } else if in_total {
+            "total"
+        } else {
+            "value"
+        };
         d.push("none", vec![f(&["answer", "none", "q", if v.question { "y" } else { "n" }])], if v.question { -1.0 } else { 1.0 });
         if let Some((_, val)) = v.values.last() {
             match val {
@@ -764,7 +881,7 @@ impl Builder<'_> {
                     for (k, x) in o {
                         match x {
                             Value::Array(a) => {
-                                d.push(format!("len:{k}"), vec![f(&["answer", "len_field"])], 0.0);
+                                d.push(format!("len:{k}"), vec![f(&["answer", "len_field", q_shape])], shape(how_many));
                                 out.push(Some(a.len().to_string()));
                             }
                             Value::Object(_) => {}
@@ -772,7 +889,7 @@ impl Builder<'_> {
                                 let overlap = v.words.contains(&k.to_lowercase()) || k.split('_').any(|w| v.words.contains(w));
                                 d.push(
                                     format!("field:{k}"),
-                                    vec![f(&["answer", "field", if overlap { "named" } else { "other" }])],
+                                    vec![f(&["answer", "field", if overlap { "named" } else { "other" }, q_shape])],
                                     if overlap { 0.5 } else { 0.0 },
                                 );
                                 out.push(Some(value_py(x)));
@@ -782,7 +899,7 @@ impl Builder<'_> {
                 }
                 Value::Array(a) => {
                     let items: Vec<&Map<String, Value>> = a.iter().filter_map(Value::as_object).collect();
-                    d.push("count", vec![f(&["answer", "count"])], 0.0);
+                    d.push("count", vec![f(&["answer", "count", q_shape])], shape(how_many));
                     out.push(Some(items.len().to_string()));
                     let about: Vec<&&Map<String, Value>> = items.iter().filter(|i| v.spans.iter().any(|(s, _)| item_matches(i, s))).collect();
                     if let Some(first) = about.first() {
@@ -791,7 +908,7 @@ impl Builder<'_> {
                                 let overlap = k.split('_').any(|w| v.words.contains(w));
                                 d.push(
                                     format!("about:{k}"),
-                                    vec![f(&["answer", "about_field", if overlap { "named" } else { "other" }])],
+                                    vec![f(&["answer", "about_field", if overlap { "named" } else { "other" }, q_shape])],
                                     if overlap { 0.5 } else { 0.0 },
                                 );
                                 out.push(Some(value_py(x)));
@@ -809,7 +926,7 @@ impl Builder<'_> {
                                     items.iter().filter(|i| item_matches(i, s)).filter_map(|i| i.get(k).and_then(Value::as_f64)).collect();
                                 if !sel.is_empty() {
                                     let total = (sel.iter().sum::<f64>() * 100.0).round() / 100.0;
-                                    d.push(format!("sum:{k}|{s}"), vec![f(&["answer", "sum"])], 0.0);
+                                    d.push(format!("sum:{k}|{s}"), vec![f(&["answer", "sum", q_shape])], shape(in_total));
                                     out.push(Some(total.to_string()));
                                 }
                             }
@@ -836,16 +953,16 @@ pub fn build(v: &AwView, ch: &mut dyn Chooser) -> Option<Built> {
     match kind {
         "apps" => Some(cell("print(apis.api_docs.show_app_descriptions())".into(), b)),
         "apis_of" => {
-            let app = b.app("app", v.apps.iter().filter(|a| *a != "api_docs").cloned().collect(), ch)?;
+            let app = b.app("app", "apis_of", v.apps.iter().filter(|a| *a != "api_docs").cloned().collect(), ch)?;
             Some(cell(format!("print(apis.api_docs.show_api_descriptions(app_name={}))", py_str(&app)), b))
         }
         "doc" => {
-            let app = b.app("app", v.apis.keys().filter(|a| *a != "api_docs").cloned().collect(), ch)?;
+            let app = b.app("app", "doc", v.apis.keys().filter(|a| *a != "api_docs").cloned().collect(), ch)?;
             let api = b.api(&app, true, ch)?;
             Some(cell(format!("print(apis.api_docs.show_api_doc(app_name={}, api_name={}))", py_str(&app), py_str(&api)), b))
         }
         "login" => {
-            let app = b.app("app", v.apps.iter().filter(|a| !matches!(a.as_str(), "api_docs" | "supervisor")).cloned().collect(), ch)?;
+            let app = b.app("app", "login", v.apps.iter().filter(|a| !matches!(a.as_str(), "api_docs" | "supervisor")).cloned().collect(), ch)?;
             Some(cell(
                 format!(
                     "pw = {{a['account_name']: a['password'] for a in apis.supervisor.show_account_passwords()}}\ntok_{app} = apis.{app}.login(username={}, password=pw[{}])['access_token']\nprint('logged in to {app}')",
@@ -856,14 +973,14 @@ pub fn build(v: &AwView, ch: &mut dyn Chooser) -> Option<Built> {
             ))
         }
         "call" => {
-            let app = b.app("app", v.apis.keys().filter(|a| !matches!(a.as_str(), "api_docs" | "supervisor")).cloned().collect(), ch)?;
+            let app = b.app("app", "call", v.apis.keys().filter(|a| !matches!(a.as_str(), "api_docs" | "supervisor")).cloned().collect(), ch)?;
             let api = b.api(&app, false, ch)?;
             let params = v
                 .docs
                 .get(&(app.clone(), api.clone()))
                 .cloned()
                 .unwrap_or_else(|| vec![ParamDoc { name: "access_token".into(), ty: "string".into(), required: true, listed: vec![] }]);
-            let each = if api_class(&api) == "write" { b.each(ch)? } else { None };
+            let each = if api_class(&api) == "write" { b.each(&params, ch)? } else { None };
             let pages = params.iter().any(|p| p.name == "page_index");
             let mut args = Vec::new();
             for p in params.iter().filter(|p| p.name != "page_index" && p.name != "page_limit") {
@@ -882,11 +999,15 @@ pub fn build(v: &AwView, ch: &mut dyn Chooser) -> Option<Built> {
                     .and_then(|c| py_literal(&c.output))
                     .and_then(|x| x.as_array().map(|a| a.len() == 5))
                     .unwrap_or(false);
-                let hinted = full || v.feedback_mentions("more pages") || v.feedback_mentions("page_index");
+                let hinted = v.feedback_mentions("more pages") || v.feedback_mentions("page_index");
                 d.push(
                     "all",
-                    vec![f(&["pages", "all"]), f(&["pages", "all", "hinted", if hinted { "y" } else { "n" }])],
-                    if hinted { innate::FOLLOW_HINT } else { 0.0 },
+                    vec![
+                        f(&["pages", "all"]),
+                        f(&["pages", "all", "hinted", if hinted { "y" } else { "n" }]),
+                        f(&["pages", "all", "full_before", if full { "y" } else { "n" }]),
+                    ],
+                    if hinted { innate::FOLLOW_HINT } else { innate::ONE_PAGE },
                 );
                 b.decide(d, ch)? == 1
             } else {
@@ -959,7 +1080,7 @@ pub fn solve(suite: &dyn Suite, task: &Task, frame: &SearchFrame<'_>, max_paths:
         let Ok(mut env) = suite.make_env(task) else { return (None, false) };
         let mut ctx = frame.context(&env.task_prompt());
         let mut steps: Solution = Vec::new();
-        let temperature = if attempt == 0 { 0.0 } else { 0.5 + attempt as f32 / attempts as f32 };
+        let temperature = if attempt == 0 { 0.0 } else { 0.5 + 2.5 * attempt as f32 / attempts as f32 };
         for step in 0..frame.max_steps {
             let seed = (attempt as u64) << 32 | step as u64;
             let t = sample_turn(&model, &GRAMMAR, &ctx, seed, temperature);
@@ -1038,5 +1159,67 @@ mod tests {
         assert_eq!(v.last_list.as_ref().map(|l| l.0.as_str()), Some("r5"));
         assert!(v.named("wallet") && !v.named("music"));
         assert!(relevance("send_money", &v) >= 1.0 && relevance("show_balance", &v) < 1.0);
+    }
+
+    fn ctx_with(instruction: &str, cells: &[(&str, &str)], hint: Option<&str>) -> Context {
+        let mut ctx = Context {
+            messages: vec![
+                Message::system("s"),
+                Message::user(
+                    format!("My name is: A B. My personal email is a.b@example.com and phone number is 1.\nTask: {instruction}"),
+                    Origin::Frame,
+                ),
+            ],
+            tools: vec![],
+        };
+        for (i, (code, out)) in cells.iter().enumerate() {
+            let id = format!("c{i}");
+            let mut a = Message::new(Role::Assistant, String::new(), Origin::Policy);
+            a.tool_calls = vec![ToolCall { id: id.clone(), name: TOOL.into(), arguments: serde_json::json!({ "code": code }) }];
+            ctx.messages.push(a);
+            let mut t = Message::new(Role::Tool, *out, Origin::Environment);
+            t.tool_call_id = Some(id);
+            ctx.messages.push(t);
+        }
+        if let Some(h) = hint {
+            ctx.messages.push(Message::user(h, Origin::Frame));
+        }
+        ctx
+    }
+
+    #[test]
+    fn cue_words_name_the_parameter_a_span_is_for() {
+        let q = "Create a note in my notes app titled 'Call Omar' with the content 'water the keys before 2023-05-21.'.";
+        let v = AwView::parse(&ctx_with(q, &[], None));
+        assert!(v.spans.contains(&("water the keys before 2023-05-21.".into(), "quoted")), "{:?}", v.spans);
+        assert!(cue_names(&cue_word(q, "Call Omar"), "title") && !cue_names(&cue_word(q, "Call Omar"), "content"));
+        assert!(cue_names(&cue_word(q, "water the keys before 2023-05-21."), "content"));
+        assert!(!cue_names("my", "query") && !cue_names("friend", "receiver_email"));
+    }
+
+    #[test]
+    fn writes_the_instruction_does_not_ask_for_are_never_relevant_and_hyphens_do_not_hide_an_app() {
+        let q = "Mark every open item in my to-do app that is due on or before 2023-05-12 as completed.";
+        let cells = [(
+            "print(apis.api_docs.show_api_descriptions(app_name=\"todo\"))",
+            "[{'name': 'login'}, {'name': 'show_items'}, {'name': 'add_item'}, {'name': 'complete_item'}, {'name': 'delete_item'}]",
+        )];
+        let v = AwView::parse(&ctx_with(q, &cells, None));
+        assert!(v.named("todo"));
+        let r: Vec<String> = v.relevant().into_iter().map(|(_, a)| a).collect();
+        assert!(r.contains(&"complete_item".to_string()) && r.contains(&"show_items".to_string()), "{r:?}");
+        assert!(!r.contains(&"delete_item".to_string()) && !r.contains(&"add_item".to_string()), "{r:?}");
+    }
+
+    #[test]
+    fn a_hint_of_more_pages_after_a_one_page_listing_asks_for_that_listing_again() {
+        let q = "How much money in total have I received from Nina Novak (nina.novak@example.com) in my wallet app?";
+        let call = ("r5 = apis.wallet.show_transactions(access_token=tok_wallet)\nprint(r5)", "[{'amount': 1.0}]");
+        let hinted = AwView::parse(&ctx_with(q, &[call], Some("That listing returned a full page, so there may be more pages.")));
+        assert_eq!(hinted.repage, Some(("wallet".to_string(), "show_transactions".to_string())));
+        // no hint, or another cell after it: nothing to read again
+        assert_eq!(AwView::parse(&ctx_with(q, &[call], None)).repage, None);
+        let later = ctx_with(q, &[call, ("print(1)", "1")], None);
+        assert_eq!(AwView::parse(&later).repage, None);
     }
 }
