@@ -267,7 +267,7 @@ impl AwView {
                 Role::User => {
                     v.read_docs_text(&m.content, None);
                     v.feedback.push(m.content.to_lowercase());
-                    let more = m.content.contains("more pages") || m.content.contains("page_index");
+                    let more = tells_of_more_pages(&m.content);
                     if let Some(c) = v.cells.last().filter(|c| more && !c.failed && !c.code.contains("page_index")) {
                         if let Some(call) = between(&c.code, "= apis.", "(") {
                             if let Some((app, api)) = call.split_once('.') {
@@ -402,11 +402,7 @@ impl AwView {
         if !p.required || matches!(p.name.as_str(), "access_token" | "page_index" | "page_limit") || !p.listed.is_empty() || p.ty == "boolean" {
             return true;
         }
-        let span_ok = self.spans.iter().any(|(_, k)| match p.ty.as_str() {
-            "number" | "integer" => *k == "number",
-            "string" => *k != "number",
-            _ => true,
-        });
+        let span_ok = self.spans.iter().any(|(_, k)| span_fits(&p.ty, k));
         let fed = |o: &Map<String, Value>| o.keys().any(|k| field_feeds(k, &p.name));
         let out_ok = self.values.iter().any(|(_, val)| match val {
             Value::Array(a) => a.iter().filter_map(Value::as_object).any(fed),
@@ -454,6 +450,22 @@ fn item_matches(item: &Map<String, Value>, span: &str) -> bool {
         format!("{} {}", item.get("first_name").and_then(Value::as_str).unwrap_or(""), item.get("last_name").and_then(Value::as_str).unwrap_or(""))
             .to_lowercase();
     full.trim() == s || item.values().any(|v| v.as_str().is_some_and(|t| t.to_lowercase() == s))
+}
+
+/// Can a span of this kind be a value of a parameter of this type (numbers for numbers, the
+/// rest for strings)?
+fn span_fits(ty: &str, kind: &str) -> bool {
+    match ty {
+        "number" | "integer" => kind == "number",
+        "string" => kind != "number",
+        _ => true,
+    }
+}
+
+/// Does a message say a listing has more pages (the pagination hint, or an error naming
+/// `page_index`)?
+fn tells_of_more_pages(text: &str) -> bool {
+    text.contains("more pages") || text.contains("page_index")
 }
 
 /// The word the instruction writes right before a span ("titled 'X'" -> `titled`).
@@ -559,6 +571,8 @@ impl AwView {
 
 struct Builder<'a> {
     v: &'a AwView,
+    /// [`AwView::relevant`], worked out once per cell: the kind and the app decisions read it.
+    relevant: Vec<(String, String)>,
     decisions: Vec<(Decision, usize)>,
 }
 
@@ -596,7 +610,7 @@ impl Builder<'_> {
         let v = self.v;
         let named: Vec<&String> = v.apps.iter().filter(|a| v.named(a) && *a != "api_docs" && *a != "supervisor").collect();
         let lists_missing = named.iter().any(|a| !v.apis.contains_key(*a));
-        let relevant = v.relevant();
+        let relevant = &self.relevant;
         let need_doc = relevant.iter().any(|k| !v.docs.contains_key(k));
         let need_login = named.iter().any(|a| v.docs.keys().any(|(x, _)| x == *a) && !v.logged_in.contains(*a));
         let need_call = v.repage.is_some()
@@ -642,7 +656,7 @@ impl Builder<'_> {
     /// read, no login yet, a relevant API not called).
     fn app(&mut self, slot: &'static str, kind: &str, options: Vec<String>, ch: &mut dyn Chooser) -> Option<String> {
         let v = self.v;
-        let relevant = v.relevant();
+        let relevant = &self.relevant;
         let mut d = Decision { slot, labels: vec![], options: vec![], prior: vec![] };
         for a in &options {
             let named = v.named(a);
@@ -725,12 +739,7 @@ impl Builder<'_> {
                 opts.push(("omit".into(), None, vec![f(&[slot, "omit", p.ty.as_str()]), f(&[slot, "omit"])], 0.5));
             }
             for (t, k) in &v.spans {
-                let ty_ok = match p.ty.as_str() {
-                    "number" | "integer" => *k == "number",
-                    "string" => *k != "number",
-                    _ => true,
-                };
-                if ty_ok {
+                if span_fits(&p.ty, k) {
                     let kind_of = if p.name.contains("email") {
                         "email"
                     } else if p.name.contains("date") {
@@ -947,7 +956,7 @@ fn cell(code: String, b: Builder) -> Built {
 
 /// Build one code cell from the view.
 pub fn build(v: &AwView, ch: &mut dyn Chooser) -> Option<Built> {
-    let mut b = Builder { v, decisions: Vec::new() };
+    let mut b = Builder { v, relevant: v.relevant(), decisions: Vec::new() };
     let kind = b.kind(ch)?;
     let n = v.cells.len();
     match kind {
@@ -999,7 +1008,7 @@ pub fn build(v: &AwView, ch: &mut dyn Chooser) -> Option<Built> {
                     .and_then(|c| py_literal(&c.output))
                     .and_then(|x| x.as_array().map(|a| a.len() == 5))
                     .unwrap_or(false);
-                let hinted = v.feedback_mentions("more pages") || v.feedback_mentions("page_index");
+                let hinted = v.feedback.iter().any(|f| tells_of_more_pages(f));
                 d.push(
                     "all",
                     vec![
