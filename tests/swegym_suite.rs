@@ -259,3 +259,72 @@ fn the_runtime_for_an_official_instance_is_a_container() {
     let e = local.make_env(&tasks[0]).err().expect("no local copy of an official repository").to_string();
     assert!(e.contains("is not bundled") && e.contains("container runtime"), "{e}");
 }
+
+#[test]
+fn an_endless_loop_costs_the_bundled_time_limit_once() {
+    let tasks = bundled_tasks().expect("bundled dataset");
+    let s = suite();
+    let task = tasks.iter().find(|t| t.family == "harness-s/textkit").expect("a textkit instance");
+    let looping = |env: &mut Box<dyn harness_s::suite::Environment>| {
+        let out = env.step(&call("execute_bash", json!({"command": "printf 'while True:\\n    pass\\n' >> textkit/core.py"}))).unwrap();
+        assert!(out.signals.error_kind.is_none(), "{}", out.observation);
+    };
+
+    // a bundled repository's tests run in well under a second: a loop is stopped after 5 s, not 120
+    let mut env = s.make_env(task).unwrap();
+    looping(&mut env);
+    let t0 = Instant::now();
+    let out = env.step(&call("execute_bash", json!({"command": "python3 -m unittest"}))).unwrap();
+    let first = t0.elapsed();
+    assert_eq!(out.signals.error_kind.as_deref(), Some("timeout"), "{}", out.observation);
+    assert!(out.observation.contains("timed out after 5 seconds"), "{}", out.observation);
+    assert!(first >= Duration::from_secs(5) && first < Duration::from_secs(60), "{first:?}");
+    let score = env.score(None).unwrap();
+    assert!(!score.success);
+    assert_eq!(score.details["reason"], "the tests timed out after 5 s", "{}", score.details);
+
+    // the same workspace content again: the test run's result is replayed, not run
+    let mut again = s.make_env(task).unwrap();
+    looping(&mut again);
+    let t0 = Instant::now();
+    let replay = again.step(&call("execute_bash", json!({"command": "python3 -m unittest"}))).unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    assert_eq!(replay.observation, out.observation);
+    assert_eq!(replay.signals.error_kind.as_deref(), Some("timeout"));
+    // other content, another result: without the loop the tests run (and end)
+    let out = again.step(&call("execute_bash", json!({"command": "sed -i '$d' textkit/core.py && sed -i '$d' textkit/core.py"}))).unwrap();
+    assert!(out.signals.error_kind.is_none(), "{}", out.observation);
+    let real = again.step(&call("execute_bash", json!({"command": "python3 -m unittest"}))).unwrap();
+    assert_ne!(real.signals.error_kind.as_deref(), Some("timeout"), "{}", real.observation);
+    assert!(real.observation.contains("Ran "), "{}", real.observation);
+}
+
+#[test]
+fn workspace_content_keys() {
+    let tasks = bundled_tasks().expect("bundled dataset");
+    let inst = instance_of(tasks.iter().find(|t| t.family == "harness-s/textkit").unwrap()).unwrap();
+    let dir = harness_s::suite::swegym::instance::bundled_repo_dir(&inst.repo).unwrap();
+    let mut a = LocalRuntime::from_dir(&dir).unwrap();
+    let b = LocalRuntime::from_dir(&dir).unwrap();
+    assert_eq!(a.content_key(), b.content_key(), "two copies of one repository look alike");
+    let limits = Limits::default();
+    // the git index and history are not part of it
+    let k = a.content_key();
+    assert!(a.exec("git init -q . && git add -A", None, &limits).unwrap().ok());
+    assert_eq!(a.content_key(), k);
+    let mut keys = vec![k];
+    for change in [
+        "printf '\\n# x\\n' >> textkit/core.py",
+        "mkdir -p ~/.local && echo x > ~/.local/note",
+        "echo y > /tmp/scratch",
+        "chmod +x textkit/core.py",
+        // neither a link nor a pipe is ever opened: a link to an endless device is its text
+        "ln -s /dev/zero zero && mkfifo pipe",
+    ] {
+        let out = a.exec(change, None, &limits).unwrap();
+        assert!(out.ok(), "{change}: {}", out.output);
+        let k = a.content_key();
+        assert!(!keys.contains(&k), "`{change}` changed nothing of the key");
+        keys.push(k);
+    }
+}

@@ -62,11 +62,22 @@ pub struct SweGymConfig {
     pub runtime: RuntimeChoice,
     /// Limits of each `execute_bash` call.
     pub command: Limits,
+    /// Time limit of one run of an instance's tests by the scorer.
+    pub test_timeout: Duration,
+    /// Time limit of commands and test runs on a bundled repository. Their whole test suites run
+    /// in well under a second, so a command still running after this is a loop the agent wrote
+    /// (`i += 0`), and waiting minutes for it would be most of an experiment's time.
+    pub bundled_timeout: Duration,
 }
 
 impl Default for SweGymConfig {
     fn default() -> Self {
-        SweGymConfig { runtime: RuntimeChoice::Auto, command: Limits { timeout: Duration::from_secs(120), max_output: 1024 * 1024 } }
+        SweGymConfig {
+            runtime: RuntimeChoice::Auto,
+            command: Limits { timeout: Duration::from_secs(120), max_output: 1024 * 1024 },
+            test_timeout: Duration::from_secs(300),
+            bundled_timeout: Duration::from_secs(5),
+        }
     }
 }
 
@@ -74,7 +85,8 @@ impl Default for SweGymConfig {
 pub const ENV_RUNTIME: &str = "HARNESS_S_SWEGYM_RUNTIME";
 /// A remote container engine: `tcp://host:2375`, `ssh://user@host`, ...
 pub const ENV_CONTAINER_HOST: &str = "HARNESS_S_SWEGYM_CONTAINER_HOST";
-/// Time limit of one `execute_bash` call, in seconds.
+/// Time limit of one `execute_bash` call, in seconds, bundled repositories included (a test run
+/// by the scorer gets at least this too).
 pub const ENV_TIMEOUT: &str = "HARNESS_S_SWEGYM_TIMEOUT";
 
 impl SweGymConfig {
@@ -92,8 +104,20 @@ impl SweGymConfig {
         }
         if let Some(s) = std::env::var(ENV_TIMEOUT).ok().and_then(|v| v.trim().parse::<f64>().ok()) {
             if s.is_finite() && s > 0.0 {
-                c.command.timeout = Duration::from_secs_f64(s.min(3600.0));
+                let t = Duration::from_secs_f64(s.min(3600.0));
+                (c.command.timeout, c.test_timeout, c.bundled_timeout) = (t, t.max(c.test_timeout), t);
             }
+        }
+        c
+    }
+
+    /// The configuration one instance runs under: a bundled repository's commands and test runs
+    /// get [`bundled_timeout`](Self::bundled_timeout) where it is shorter.
+    pub fn for_instance(&self, inst: &Instance) -> SweGymConfig {
+        let mut c = self.clone();
+        if instance::bundled_repo_dir(&inst.repo).is_some() {
+            c.command.timeout = c.command.timeout.min(c.bundled_timeout);
+            c.test_timeout = c.test_timeout.min(c.bundled_timeout);
         }
         c
     }
@@ -181,7 +205,8 @@ pub fn workspace(config: &SweGymConfig, inst: &Instance) -> Result<Box<dyn Runti
 /// The agent's work as a diff against `base` (new files included, Python caches excluded).
 pub fn workspace_diff(rt: &mut dyn Runtime, base: &str) -> Result<String, EnvError> {
     let cmd = format!("git add -A && git diff --cached --no-color --binary {}", runtime::shell_quote(base));
-    let out = rt.exec(&cmd, None, &Limits { timeout: Duration::from_secs(60), max_output: 16 * 1024 * 1024 })?;
+    // the diff is the base commit's (named in the command) against the files: pure
+    let out = rt.exec_pure(&cmd, &Limits { timeout: Duration::from_secs(60), max_output: 16 * 1024 * 1024 })?;
     if !out.ok() {
         return Err(EnvError(format!("computing the diff failed: {}", out.output.trim())));
     }
@@ -198,6 +223,18 @@ pub fn task_prompt(problem_statement: &str) -> String {
          Your task is to make the minimal changes to non-test files in the {REPO_ROOT} directory to ensure the <issue_description> is satisfied.",
         problem_statement.trim_end()
     )
+}
+
+/// The workbench's syntax check of one Python file (its path follows).
+const SYNTAX_CHECK: &str = "python3 -c \"import ast, sys\ntry:\n    ast.parse(open(sys.argv[1]).read(), sys.argv[1])\nexcept SyntaxError as e:\n    print(f'{e.filename}, line {e.lineno}: {e.msg}')\"";
+
+/// The test command the `test_command` resource names for an instance.
+fn test_command_hint(inst: &Instance) -> &'static str {
+    match Framework::of(inst) {
+        Framework::Unittest => "python3 -m unittest",
+        Framework::Django => "./tests/runtests.py",
+        Framework::Pytest => "pytest",
+    }
 }
 
 /// What the environment has seen the agent do; harness predicates read it through the `facts`
@@ -259,6 +296,7 @@ fn failed(observation: impl Into<String>, kind: &str) -> StepOutcome {
 
 impl SweEnv {
     pub fn new(inst: Instance, config: SweGymConfig) -> Result<SweEnv, EnvError> {
+        let config = config.for_instance(&inst);
         let rt = workspace(&config, &inst)?;
         Ok(SweEnv {
             inst,
@@ -291,11 +329,31 @@ impl SweEnv {
         self.rt.borrow_mut().exec(command, None, &self.config.command)
     }
 
+    /// Whether `command`'s output depends only on the workspace's content: the workbench's own
+    /// syntax check, and the test command of a bundled repository (its tests are hermetic: no
+    /// clock, network or randomness).
+    fn pure_command(&self, command: &str) -> bool {
+        let bundled = instance::bundled_repo_dir(&self.inst.repo).is_some();
+        command.starts_with(SYNTAX_CHECK) || (bundled && command.trim() == test_command_hint(&self.inst))
+    }
+
+    /// Run `command`; a [`pure_command`](Self::pure_command) through [`Runtime::exec_pure`], so
+    /// an agent's repeated test run after the same edit (a loop it wrote included, which costs
+    /// the whole time limit) costs a digest of the workspace instead of a sandbox and an
+    /// interpreter.
+    fn exec_cached(&self, command: &str, limits: &Limits) -> Result<runtime::ExecOutput, EnvError> {
+        if self.pure_command(command) {
+            self.rt.borrow_mut().exec_pure(command, limits)
+        } else {
+            self.rt.borrow_mut().exec(command, None, limits)
+        }
+    }
+
     fn bash(&mut self, args: &Map<String, Value>) -> Result<StepOutcome, EnvError> {
         let Some(command) = args.get("command").and_then(Value::as_str) else {
             return Ok(failed("ERROR:\nParameter `command` is required for execute_bash.", "bad_arguments"));
         };
-        let out = self.rt.borrow_mut().exec(command, None, &self.config.command)?;
+        let out = self.exec_cached(command, &self.config.command)?;
         self.facts.commands += 1;
         let tests = runs_tests(command);
         if command.contains("python") && self.facts.edits == 0 {
@@ -339,11 +397,8 @@ impl SweEnv {
                 return r.clone();
             }
         }
-        let cmd = format!(
-            "python3 -c \"import ast, sys\ntry:\n    ast.parse(open(sys.argv[1]).read(), sys.argv[1])\nexcept SyntaxError as e:\n    print(f'{{e.filename}}, line {{e.lineno}}: {{e.msg}}')\" {}",
-            runtime::shell_quote(&path)
-        );
-        let r = self.rt.borrow_mut().exec(&cmd, None, &setup_limits()).map(|o| o.output.trim().to_string()).unwrap_or_default();
+        let cmd = format!("{SYNTAX_CHECK} {}", runtime::shell_quote(&path));
+        let r = self.exec_cached(&cmd, &setup_limits()).map(|o| o.output.trim().to_string()).unwrap_or_default();
         *self.syntax.borrow_mut() = Some((self.facts.edits, r.clone()));
         r
     }
@@ -427,7 +482,7 @@ impl Environment for SweEnv {
         let diff = self.diff()?;
         let config = self.config.clone();
         let inst = self.inst.clone();
-        let (report, cached) = score::evaluate(&self.inst, &diff, &|| workspace(&config, &inst))?;
+        let (report, cached) = score::evaluate(&self.inst, &diff, config.test_timeout, &|| workspace(&config, &inst))?;
         Ok(self.report_score(&report, &diff, cached))
     }
 
@@ -476,14 +531,7 @@ impl SweEnv {
                 }
                 self.repo_map.borrow().clone()
             }
-            "test_command" => Some(
-                match Framework::of(&self.inst) {
-                    Framework::Unittest => "python3 -m unittest",
-                    Framework::Django => "./tests/runtests.py",
-                    Framework::Pytest => "pytest",
-                }
-                .to_string(),
-            ),
+            "test_command" => Some(test_command_hint(&self.inst).to_string()),
             "issue_locations" => Some(self.issue_locations()),
             "syntax_check" => Some(self.syntax_check()),
             "facts" => serde_json::to_string(&self.facts).ok(),
@@ -509,8 +557,9 @@ impl SweGym {
     }
     /// Run an instance's tests over `diff` in a fresh workspace (no cache).
     pub fn run_tests(&self, inst: &Instance, diff: &str) -> Result<TestReport, EnvError> {
-        let mut rt = workspace(&self.config, inst)?;
-        score::run_tests(rt.as_mut(), inst, diff)
+        let config = self.config.for_instance(inst);
+        let mut rt = workspace(&config, inst)?;
+        score::run_tests(rt.as_mut(), inst, diff, config.test_timeout)
     }
 }
 
@@ -619,5 +668,25 @@ impl Suite for SweGym {
     }
     fn runs_agent_code(&self) -> bool {
         !matches!(self.config.runtime, RuntimeChoice::Container(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundled_repositories_get_the_short_time_limit() {
+        let tasks = instance::bundled_tasks().unwrap();
+        let bundled = instance::instance_of(&tasks[0]).unwrap();
+        let official = Instance { repo: "django/django".into(), ..bundled.clone() };
+        let c = SweGymConfig::default();
+        let b = c.for_instance(&bundled);
+        assert_eq!((b.command.timeout, b.test_timeout), (Duration::from_secs(5), Duration::from_secs(5)));
+        let o = c.for_instance(&official);
+        assert_eq!((o.command.timeout, o.test_timeout), (Duration::from_secs(120), Duration::from_secs(300)));
+        // a limit shorter than the bundled one is kept
+        let short = SweGymConfig { command: Limits { timeout: Duration::from_secs(3), ..c.command.clone() }, ..c };
+        assert_eq!(short.for_instance(&bundled).command.timeout, Duration::from_secs(3));
     }
 }

@@ -66,7 +66,41 @@ pub trait Runtime: Send {
     fn disk_usage(&self) -> Option<u64> {
         None
     }
+    /// A digest of what a command in this workspace can read of it, where the runtime can tell
+    /// cheaply (see [`LocalRuntime::content_key`]).
+    fn content_key(&self) -> Option<String> {
+        None
+    }
+    /// Run a command whose output depends only on the workspace's content (a file read, a diff
+    /// against a named commit, hermetic tests). A runtime that can digest its content answers
+    /// from an earlier run of the same command in a workspace with the same content; side
+    /// effects outside the digest (the git index) are then not repeated.
+    fn exec_pure(&mut self, command: &str, limits: &Limits) -> Result<ExecOutput, EnvError> {
+        let Some(key) = self.content_key() else { return self.exec(command, None, limits) };
+        let key = (key, command.to_string());
+        if let Some(out) = pure_results().lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return Ok(out.clone());
+        }
+        let out = self.exec(command, None, limits)?;
+        let mut cache = pure_results().lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= PURE_RESULTS_LIMIT {
+            cache.clear();
+        }
+        cache.insert(key, out.clone());
+        Ok(out)
+    }
 }
+
+/// Results of pure commands by (workspace content, command), for every workspace of the
+/// process; see [`Runtime::exec_pure`].
+fn pure_results() -> &'static Mutex<std::collections::HashMap<(String, String), ExecOutput>> {
+    static CACHE: OnceLock<Mutex<std::collections::HashMap<(String, String), ExecOutput>>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+/// The most pure-command results kept (a test log or a file is a few kilobytes); past it the
+/// cache starts over.
+const PURE_RESULTS_LIMIT: usize = 20_000;
 
 /// Single-quote `s` for a POSIX shell.
 pub fn shell_quote(s: &str) -> String {
@@ -299,6 +333,47 @@ impl LocalRuntime {
         walk(self.dir.path())
     }
 
+    /// A digest of everything of the workspace a command can read: the repository's files (not
+    /// `.git`, not Python caches), the home and the temporary folder, with their paths and
+    /// whether they are executable; links by their target's text (never followed). Two
+    /// workspaces with the same key look alike to a command that reads only its workspace. Read
+    /// between commands, when nothing of the sandbox runs.
+    pub fn content_key(&self) -> String {
+        use md5::{Digest, Md5};
+        use std::os::unix::fs::PermissionsExt;
+        fn walk(dir: &Path, rel: &str, h: &mut Md5) {
+            let Ok(rd) = std::fs::read_dir(dir) else { return };
+            let mut entries: Vec<_> = rd.flatten().collect();
+            entries.sort_by_key(|e| e.file_name());
+            for e in entries {
+                let name = e.file_name();
+                let n = name.to_string_lossy();
+                if (rel == "testbed" && n == ".git") || n == "__pycache__" || n.ends_with(".pyc") {
+                    continue;
+                }
+                let path = if rel.is_empty() { n.to_string() } else { format!("{rel}/{n}") };
+                let Ok(meta) = std::fs::symlink_metadata(e.path()) else { continue };
+                h.update(path.as_bytes());
+                if meta.is_dir() {
+                    h.update(b"\0d\0");
+                    walk(&e.path(), &path, h);
+                } else if meta.file_type().is_symlink() {
+                    h.update(b"\0l\0");
+                    h.update(std::fs::read_link(e.path()).map(|t| t.into_os_string().into_encoded_bytes()).unwrap_or_default());
+                } else if meta.is_file() {
+                    h.update(if meta.permissions().mode() & 0o111 != 0 { b"\0x\0" } else { b"\0f\0" });
+                    h.update(meta.len().to_le_bytes());
+                    h.update(std::fs::read(e.path()).unwrap_or_default());
+                } else {
+                    h.update(b"\0o\0");
+                }
+            }
+        }
+        let mut h = Md5::new();
+        walk(self.dir.path(), "", &mut h);
+        format!("{:x}", h.finalize())
+    }
+
     fn to_real(&self, command: &str) -> String {
         command.replace(REPO_ROOT, &self.repo.display().to_string())
     }
@@ -406,6 +481,10 @@ impl Runtime for LocalRuntime {
 
     fn disk_usage(&self) -> Option<u64> {
         Some(LocalRuntime::disk_usage(self))
+    }
+
+    fn content_key(&self) -> Option<String> {
+        Some(LocalRuntime::content_key(self))
     }
 }
 

@@ -160,18 +160,15 @@ impl TestReport {
     }
 }
 
-/// Time limit of one test run.
-pub const TEST_TIMEOUT: Duration = Duration::from_secs(300);
-
 fn tail(s: &str, n: usize) -> String {
     let c = s.chars().count();
     s.chars().skip(c.saturating_sub(n)).collect()
 }
 
 /// Apply `diff` to `rt` (a fresh repository at the instance's base), then the test patch, run the
-/// tests and read the log. The tests are run even for an empty diff (so `verify-dataset` can show
-/// they fail), but an empty diff is never resolved.
-pub fn run_tests(rt: &mut dyn Runtime, inst: &Instance, diff: &str) -> Result<TestReport, EnvError> {
+/// tests (for at most `timeout`) and read the log. The tests are run even for an empty diff (so
+/// `verify-dataset` can show they fail), but an empty diff is never resolved.
+pub fn run_tests(rt: &mut dyn Runtime, inst: &Instance, diff: &str, timeout: Duration) -> Result<TestReport, EnvError> {
     let git = Limits { timeout: Duration::from_secs(60), max_output: 64 * 1024 };
     let mut report = TestReport::default();
     let files = diff_files(&inst.test_patch);
@@ -181,7 +178,7 @@ pub fn run_tests(rt: &mut dyn Runtime, inst: &Instance, diff: &str) -> Result<Te
         let both = format!("{}\n{}", diff.trim_end_matches('\n'), inst.test_patch);
         let out = rt.exec("git apply --whitespace=nowarn -", Some(both.as_bytes()), &git)?;
         if out.ok() {
-            return finish_run(rt, inst, diff, report);
+            return finish_run(rt, inst, diff, report, timeout);
         }
         // `git apply` is all or nothing: apply them one by one to say which does not apply
     }
@@ -210,13 +207,13 @@ pub fn run_tests(rt: &mut dyn Runtime, inst: &Instance, diff: &str) -> Result<Te
     if !out.ok() {
         return Err(EnvError(format!("the test patch of {} does not apply: {}", inst.instance_id, out.output.trim())));
     }
-    finish_run(rt, inst, diff, report)
+    finish_run(rt, inst, diff, report, timeout)
 }
 
 /// Run the tests of a repository with the diff and the test patch applied, and read the log.
-fn finish_run(rt: &mut dyn Runtime, inst: &Instance, diff: &str, mut report: TestReport) -> Result<TestReport, EnvError> {
+fn finish_run(rt: &mut dyn Runtime, inst: &Instance, diff: &str, mut report: TestReport, timeout: Duration) -> Result<TestReport, EnvError> {
     let framework = Framework::of(inst);
-    let out = rt.exec(&test_command(inst), None, &Limits { timeout: TEST_TIMEOUT, max_output: 4 * 1024 * 1024 })?;
+    let out = rt.exec(&test_command(inst), None, &Limits { timeout, max_output: 4 * 1024 * 1024 })?;
     let statuses = parse_log(framework, &out.output);
     let passes = |t: &String| statuses.get(t) == Some(&TestStatus::Passed);
     report.ran = true;
@@ -228,7 +225,7 @@ fn finish_run(rt: &mut dyn Runtime, inst: &Instance, diff: &str, mut report: Tes
     report.reason = if diff.trim().is_empty() {
         "empty diff".into()
     } else if out.timed_out {
-        format!("the tests timed out after {} s", TEST_TIMEOUT.as_secs())
+        format!("the tests timed out after {} s", timeout.as_secs())
     } else if failing.is_empty() {
         "resolved".into()
     } else {
@@ -253,9 +250,14 @@ pub fn diff_key(diff: &str) -> String {
 const CACHE_LIMIT: usize = 200_000;
 
 /// Score `diff` on `inst`: an empty diff is unresolved without running anything; otherwise the
-/// cached result, or [`run_tests`] in the runtime `fresh` makes. Returns the report and whether it
-/// came from the cache.
-pub fn evaluate(inst: &Instance, diff: &str, fresh: &dyn Fn() -> Result<Box<dyn Runtime>, EnvError>) -> Result<(TestReport, bool), EnvError> {
+/// cached result, or [`run_tests`] (for at most `timeout`) in the runtime `fresh` makes. Returns
+/// the report and whether it came from the cache.
+pub fn evaluate(
+    inst: &Instance,
+    diff: &str,
+    timeout: Duration,
+    fresh: &dyn Fn() -> Result<Box<dyn Runtime>, EnvError>,
+) -> Result<(TestReport, bool), EnvError> {
     if diff.trim().is_empty() {
         return Ok((TestReport { reason: "empty diff".into(), ..Default::default() }, false));
     }
@@ -264,7 +266,7 @@ pub fn evaluate(inst: &Instance, diff: &str, fresh: &dyn Fn() -> Result<Box<dyn 
         return Ok((r.clone(), true));
     }
     let mut rt = fresh()?;
-    let report = run_tests(rt.as_mut(), inst, diff)?;
+    let report = run_tests(rt.as_mut(), inst, diff, timeout)?;
     let mut c = cache().lock().unwrap_or_else(|p| p.into_inner());
     if c.len() >= CACHE_LIMIT {
         c.clear();

@@ -195,7 +195,8 @@ impl Editor {
         let cmd = format!(
             "if [ -d {q} ]; then printf 'D\\n'; find {q} -maxdepth 2 -not -path '*/.*' | sort; elif [ -f {q} ]; then printf 'F\\n'; cat -- {q}; else printf 'M\\n'; fi"
         );
-        let out = rt.exec(&cmd, None, &limits())?;
+        // a read of the workspace: pure
+        let out = rt.exec_pure(&cmd, &limits())?;
         if !out.ok() {
             return Err(EnvError(format!("reading {path}: {}", out.output.trim())));
         }
