@@ -188,7 +188,7 @@ fn budgets_are_bounded_with_a_cost_estimate() {
     let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[policy]\nlearning_rate = nan\n").unwrap_err().to_string();
     assert!(e.contains("policy.learning_rate: must be a number between 0 and 100"), "{e}");
     // the shipped experiment files stay well inside
-    for f in ["demo.toml", "appworld.toml", "swegym-demo.toml"] {
+    for f in ["demo.toml", "appworld.toml", "swegym-demo.toml", "all-suites.toml"] {
         let c = ExperimentConfig::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments").join(f)).unwrap();
         assert!(c.cost_estimate().total < 10_000_000, "{f}");
     }

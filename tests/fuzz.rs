@@ -29,7 +29,8 @@ fn lines(rel: &str, n: usize) -> Vec<Vec<u8>> {
 
 #[test]
 fn fuzz_experiment_files() {
-    let seeds: Vec<Vec<u8>> = ["demo.toml", "appworld.toml", "swegym-demo.toml"].iter().map(|f| text(&format!("experiments/{f}"))).collect();
+    let seeds: Vec<Vec<u8>> =
+        ["demo.toml", "appworld.toml", "swegym-demo.toml", "all-suites.toml"].iter().map(|f| text(&format!("experiments/{f}"))).collect();
     let dict = [
         "[budget]",
         "[policy]",

@@ -87,6 +87,20 @@ pub struct Headline {
     pub sentence: String,
 }
 
+/// The routed arm against the baseline over the tasks of every suite at once, for a run of
+/// more than one suite: each suite at its own table iteration, every task weighing the same.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
+pub struct Pooled {
+    pub split: String,
+    pub suites: Vec<String>,
+    pub delta: PairedDelta,
+    pub covers_zero: bool,
+    /// Success of the arm and of the baseline over the pooled tasks.
+    pub arm_success: f64,
+    pub baseline_success: f64,
+    pub sentence: String,
+}
+
 /// (arm, split) -> task -> seed -> (successes, episodes).
 type Counts = BTreeMap<(String, String), BTreeMap<String, BTreeMap<u32, (f64, f64)>>>;
 
@@ -251,6 +265,35 @@ pub(crate) fn headlines(t: &FinalTable) -> Vec<Headline> {
     out
 }
 
+/// The pooled difference over suites (held-out families where at least two suites have them,
+/// else the training families); `None` for a run of one suite.
+pub(crate) fn pooled(t: &FinalTable) -> Option<Pooled> {
+    for split in ["heldout", "train"] {
+        let rows = |arm: &'static str| t.rows.iter().filter(move |r| r.arm == arm && r.split == split);
+        let suites: Vec<String> = rows(ROUTED_ARM).map(|r| r.suite.clone()).filter(|s| rows(BASELINE_ARM).any(|b| &b.suite == s)).collect();
+        if suites.len() < 2 {
+            continue;
+        }
+        let merged = |arm: &'static str| -> BTreeMap<String, f64> {
+            rows(arm).filter(|r| suites.contains(&r.suite)).flat_map(|r| r.per_task.iter().map(|(k, v)| (format!("{}/{k}", r.suite), *v))).collect()
+        };
+        let (a, b) = (merged(ROUTED_ARM), merged(BASELINE_ARM));
+        let Some(mut delta) = paired_maps(ROUTED_ARM, BASELINE_ARM, &a, &b) else { continue };
+        delta.seeds = rows(ROUTED_ARM).map(|r| r.seeds.len()).max().unwrap_or(0);
+        let mean = |m: &BTreeMap<String, f64>| crate::stats::mean(&m.values().copied().collect::<Vec<f64>>());
+        return Some(Pooled {
+            split: split.to_string(),
+            covers_zero: delta.covers_zero(),
+            arm_success: mean(&a),
+            baseline_success: mean(&b),
+            sentence: format!("Pooled over {} (every task weighs the same): {}", suites.join(", "), sentence(&delta, split)),
+            suites,
+            delta,
+        });
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testdata::*;
@@ -286,6 +329,40 @@ mod tests {
         assert_eq!(table.routed_vs.len(), 1);
         assert_eq!((table.routed_vs[0].split.as_str(), table.routed_vs[0].delta.baseline.as_str()), ("heldout", "policy-only"));
         assert_eq!(&table.routed_vs[0].delta, d);
+    }
+
+    #[test]
+    fn suites_pool_their_tasks() {
+        let row = |suite: &str, arm: &str, tasks: &[(&str, f64)]| FinalRow {
+            suite: suite.into(),
+            arm: arm.into(),
+            split: "heldout".into(),
+            iteration: 2,
+            seeds: vec![0, 1],
+            tasks: tasks.len(),
+            success: 0.0,
+            ci95: [0.0, 0.0],
+            delta: None,
+            per_task: tasks.iter().map(|(t, v)| (t.to_string(), *v)).collect(),
+        };
+        let mut t = FinalTable {
+            rows: vec![
+                row("dbbench", "harness-s", &[("h0", 1.0), ("h1", 1.0)]),
+                row("dbbench", "policy-only", &[("h0", 0.0), ("h1", 1.0)]),
+                // the same task id in another suite is another task
+                row("swegym", "harness-s", &[("h0", 0.0)]),
+                row("swegym", "policy-only", &[("h0", 0.0)]),
+            ],
+            ..Default::default()
+        };
+        let p = pooled(&t).expect("two suites pool");
+        assert_eq!((p.split.as_str(), p.suites.clone()), ("heldout", vec!["dbbench".to_string(), "swegym".to_string()]));
+        assert_eq!((p.delta.tasks, p.delta.seeds), (3, 2));
+        assert!((p.delta.mean - 1.0 / 3.0).abs() < 1e-12);
+        assert!((p.arm_success - 2.0 / 3.0).abs() < 1e-12 && (p.baseline_success - 1.0 / 3.0).abs() < 1e-12);
+        assert!(p.sentence.starts_with("Pooled over dbbench, swegym"), "{}", p.sentence);
+        t.rows.truncate(2);
+        assert!(pooled(&t).is_none(), "one suite has nothing to pool");
     }
 
     #[test]

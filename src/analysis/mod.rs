@@ -37,7 +37,7 @@ use read::Row;
 
 pub use behaviour::{BehaviourPersistence, BehaviourRow};
 pub use complementarity::{Complementarity, CoverageCurve};
-pub use final_table::{FinalRow, FinalTable, Headline, PairedDelta, RoutedDelta};
+pub use final_table::{FinalRow, FinalTable, Headline, PairedDelta, Pooled, RoutedDelta};
 pub use locality::{Locality, LocalityCell};
 pub use nonstationarity::{Nonstationarity, RankCorrelation, SiblingUtility};
 pub use provenance::{DatasetHash, Provenance};
@@ -107,6 +107,8 @@ pub struct Analysis {
     /// The held-out (or, without held-out families, training) paired difference of `harness-s`
     /// against `policy-only`, per suite.
     pub headline: Vec<Headline>,
+    /// The same difference over every suite's tasks at once, for a run of several suites.
+    pub pooled: Option<Pooled>,
     pub transfer: Vec<TransferCurve>,
     pub final_table: FinalTable,
     pub locality: Locality,
@@ -242,6 +244,7 @@ pub fn analyse(store: &BlockingStore, run_id: i64) -> Result<Analysis, AnalysisE
     let transfer = transfer::curves(&data);
     let final_table = final_table::table(&data);
     let headline = final_table::headlines(&final_table);
+    let pooled = final_table::pooled(&final_table);
     let locality = locality::locality(&data);
     let complementarity = complementarity::complementarity(&data);
     let router = router::router_quality(&data);
@@ -283,6 +286,7 @@ pub fn analyse(store: &BlockingStore, run_id: i64) -> Result<Analysis, AnalysisE
         arms: data.arms.clone(),
         base_harness: data.base_harness.clone(),
         headline,
+        pooled,
         transfer,
         final_table,
         locality,

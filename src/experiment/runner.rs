@@ -172,8 +172,9 @@ fn setup_suite(cfg: &ExperimentConfig, name: &str, lib: &HarnessLibrary) -> Resu
     if tasks.is_empty() {
         return Err(ExperimentError::Setup(format!("suite `{name}` has no tasks")));
     }
+    // with several suites, each held-out family belongs to one of them (checked by the caller)
     let families: std::collections::BTreeSet<&str> = tasks.iter().map(|t| t.family.as_str()).collect();
-    for h in &cfg.heldout_families {
+    for h in cfg.heldout_families.iter().filter(|_| cfg.suites.len() == 1) {
         if !families.contains(h.as_str()) {
             return Err(ExperimentError::Setup(format!(
                 "heldout_families: suite `{name}` has no family `{h}` (families: {})",
@@ -233,6 +234,11 @@ pub fn run_experiment(
     let mut suites = Vec::new();
     for s in &cfg.suites {
         suites.push(setup_suite(cfg, s, &lib)?);
+    }
+    for h in cfg.heldout_families.iter().filter(|_| suites.len() > 1) {
+        if !suites.iter().any(|s| s.tasks.iter().any(|t| &t.family == h)) {
+            return Err(ExperimentError::Setup(format!("heldout_families: none of the suites ({}) has a family `{h}`", cfg.suites.join(", "))));
+        }
     }
     let router = Router::with_llm(&cfg.router.voters, cfg.router.ucb_c, &cfg.router.llm).map_err(|e| ExperimentError::Setup(e.to_string()))?;
     let config_json = serde_json::to_value(cfg).map_err(|e| ExperimentError::Setup(e.to_string()))?;
@@ -1050,20 +1056,21 @@ fn summarise(cfg: &ExperimentConfig, run_id: i64, resumed: bool, finished: bool,
     }
     let delta = |arm: &str, baseline: &str| -> Option<Delta> {
         let split = if cfg.heldout_families.is_empty() { "train" } else { "heldout" };
-        let per_seed = |a: &str| -> BTreeMap<usize, &EvalPoint> {
-            states.iter().filter(|s| s.arm == a).filter_map(|s| last_point(s, split).map(|p| (s.seed_index, p))).collect()
+        // by (suite, seed): a run of several suites pools their tasks
+        let per_seed = |a: &str| -> BTreeMap<(&str, usize), &EvalPoint> {
+            states.iter().filter(|s| s.arm == a).filter_map(|s| last_point(s, split).map(|p| ((s.suite.as_str(), s.seed_index), p))).collect()
         };
         let (xa, xb) = (per_seed(arm), per_seed(baseline));
         if xa.is_empty() || xb.is_empty() {
             return None;
         }
         // per task: mean over seeds of the paired difference
-        let mut diffs: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        let mut diffs: BTreeMap<(&str, &str), Vec<f64>> = BTreeMap::new();
         for (k, pa) in &xa {
             let Some(pb) = xb.get(k) else { continue };
             for (t, sa) in &pa.per_task {
                 if let Some(sb) = pb.per_task.get(t) {
-                    diffs.entry(t.as_str()).or_default().push(*sa as i32 as f64 - *sb as i32 as f64);
+                    diffs.entry((k.0, t.as_str())).or_default().push(*sa as i32 as f64 - *sb as i32 as f64);
                 }
             }
         }

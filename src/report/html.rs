@@ -201,6 +201,30 @@ fn summary(h: &mut String, a: &Analysis, charts: &[Chart], cmp: Option<&Comparis
             "<p>No headline comparison yet: the run has no paired base-harness evaluation of <b>{ROUTED_ARM}</b> and <b>{BASELINE_ARM}</b>.</p>"
         );
     }
+    if let Some(p) = &a.pooled {
+        let class = if p.covers_zero {
+            "headline zero"
+        } else if p.delta.mean < 0.0 {
+            "headline neg"
+        } else {
+            "headline"
+        };
+        let _ = writeln!(
+            h,
+            "<div class=\"{class}\" data-headline=\"pooled\"><div><span class=\"big\">{} pts</span><span class=\"ci\">95% CI {} · {} − {} · all suites · {}</span></div><p>{}</p><p class=\"note\">Success under the base harness over the {} pooled tasks: {} {}, {} {}.</p></div>",
+            pts(p.delta.mean),
+            ci_pts(p.delta.ci95),
+            esc(&p.delta.arm),
+            esc(&p.delta.baseline),
+            esc(split_label(&p.split)),
+            esc(&p.sentence),
+            p.delta.tasks,
+            esc(&p.delta.arm),
+            pct(p.arm_success),
+            esc(&p.delta.baseline),
+            pct(p.baseline_success)
+        );
+    }
     for hl in &a.headline {
         let class = if hl.covers_zero {
             "headline zero"
@@ -237,7 +261,8 @@ fn summary(h: &mut String, a: &Analysis, charts: &[Chart], cmp: Option<&Comparis
     let _ = write!(h, "<li>episodes recorded: {}</li>", a.provenance.episodes);
     let _ = write!(h, "<li>base harness: {}</li>", esc(&a.base_harness));
     for r in a.final_table.rows.iter().filter(|r| r.arm == BASELINE_ARM) {
-        let _ = write!(h, "<li>{} tasks evaluated ({})</li>", r.tasks, esc(split_label(&r.split)));
+        let suite = if a.suites.len() > 1 { format!("{}: ", esc(&r.suite)) } else { String::new() };
+        let _ = write!(h, "<li>{suite}{} tasks evaluated ({})</li>", r.tasks, esc(split_label(&r.split)));
     }
     h.push_str("</ul>\n");
     if !a.notes.is_empty() {

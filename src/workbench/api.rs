@@ -453,6 +453,7 @@ pub fn typescript() -> String {
         Provenance::decl(&cfg),
         PairedDelta::decl(&cfg),
         Headline::decl(&cfg),
+        Pooled::decl(&cfg),
         SeedValue::decl(&cfg),
         CurvePoint::decl(&cfg),
         TransferCurve::decl(&cfg),

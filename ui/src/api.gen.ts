@@ -245,6 +245,12 @@ arm_success: number, baseline_success: number | null,
  */
 sentence: string, };
 
+export type Pooled = { split: string, suites: Array<string>, delta: PairedDelta, covers_zero: boolean, 
+/**
+ * Success of the arm and of the baseline over the pooled tasks.
+ */
+arm_success: number, baseline_success: number, sentence: string, };
+
 export type SeedValue = { seed_index: number, success: number, 
 /**
  * Evaluated tasks (episodes that count).
@@ -495,7 +501,11 @@ finished: boolean, run: RunInfo, provenance: Provenance, suites: Array<string>, 
  * The held-out (or, without held-out families, training) paired difference of `harness-s`
  * against `policy-only`, per suite.
  */
-headline: Array<Headline>, transfer: Array<TransferCurve>, final_table: FinalTable, locality: Locality, complementarity: Array<Complementarity>, router: Array<RouterQuality>, nonstationarity: Nonstationarity, behaviour: Array<BehaviourPersistence>, rank_one: RankOneAnalysis, 
+headline: Array<Headline>, 
+/**
+ * The same difference over every suite's tasks at once, for a run of several suites.
+ */
+pooled: Pooled | null, transfer: Array<TransferCurve>, final_table: FinalTable, locality: Locality, complementarity: Array<Complementarity>, router: Array<RouterQuality>, nonstationarity: Nonstationarity, behaviour: Array<BehaviourPersistence>, rank_one: RankOneAnalysis, 
 /**
  * Caveats about the data (missing phases, sampling, fallbacks), in plain language.
  */
@@ -533,7 +543,11 @@ finished: boolean, run: RunInfo, provenance: Provenance, suites: Array<string>, 
  * The held-out (or, without held-out families, training) paired difference of `harness-s`
  * against `policy-only`, per suite.
  */
-headline: Array<Headline>, transfer: Array<TransferCurve>, final_table: FinalTable, locality: Locality, complementarity: Array<Complementarity>, router: Array<RouterQuality>, nonstationarity: Nonstationarity, behaviour: Array<BehaviourPersistence>, rank_one: RankOneAnalysis, 
+headline: Array<Headline>, 
+/**
+ * The same difference over every suite's tasks at once, for a run of several suites.
+ */
+pooled: Pooled | null, transfer: Array<TransferCurve>, final_table: FinalTable, locality: Locality, complementarity: Array<Complementarity>, router: Array<RouterQuality>, nonstationarity: Nonstationarity, behaviour: Array<BehaviourPersistence>, rank_one: RankOneAnalysis, 
 /**
  * Caveats about the data (missing phases, sampling, fallbacks), in plain language.
  */
@@ -556,7 +570,11 @@ finished: boolean, run: RunInfo, provenance: Provenance, suites: Array<string>, 
  * The held-out (or, without held-out families, training) paired difference of `harness-s`
  * against `policy-only`, per suite.
  */
-headline: Array<Headline>, transfer: Array<TransferCurve>, final_table: FinalTable, locality: Locality, complementarity: Array<Complementarity>, router: Array<RouterQuality>, nonstationarity: Nonstationarity, behaviour: Array<BehaviourPersistence>, rank_one: RankOneAnalysis, 
+headline: Array<Headline>, 
+/**
+ * The same difference over every suite's tasks at once, for a run of several suites.
+ */
+pooled: Pooled | null, transfer: Array<TransferCurve>, final_table: FinalTable, locality: Locality, complementarity: Array<Complementarity>, router: Array<RouterQuality>, nonstationarity: Nonstationarity, behaviour: Array<BehaviourPersistence>, rank_one: RankOneAnalysis, 
 /**
  * Caveats about the data (missing phases, sampling, fallbacks), in plain language.
  */

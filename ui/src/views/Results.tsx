@@ -111,6 +111,18 @@ function ReportView({ r }: { r: Report }) {
       </div>
       {r.headline.length > 0 && (
         <div class="headlines">
+          {r.pooled && (
+            <div class={`headline ${r.pooled.covers_zero ? "flat" : r.pooled.delta.mean > 0 ? "up" : "down"}`}>
+              <div class="big-num">{signedPts(r.pooled.delta.mean)}</div>
+              <div>
+                <div>{r.pooled.sentence}</div>
+                <div class="muted small">
+                  all suites, {SPLIT_LABEL[r.pooled.split] ?? r.pooled.split}: {r.pooled.delta.arm} {pct(r.pooled.arm_success)} vs {r.pooled.delta.baseline}{" "}
+                  {pct(r.pooled.baseline_success)}, 95% CI {ci(r.pooled.delta.ci95)} over {r.pooled.delta.tasks} tasks
+                </div>
+              </div>
+            </div>
+          )}
           {r.headline.map((h, i) => (
             <div key={i} class={`headline ${h.covers_zero ? "flat" : h.delta.mean > 0 ? "up" : "down"}`}>
               <div class="big-num">{signedPts(h.delta.mean)}</div>
