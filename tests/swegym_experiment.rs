@@ -104,3 +104,20 @@ fn a_short_experiment_through_every_arm() {
     assert!(solved > 0, "some episode resolved its instance");
     assert!(wall < 120.0, "the short SWE experiment took {wall:.1} s");
 }
+
+#[test]
+fn the_builtin_policy_learns_on_the_bundled_instances() {
+    let shipped = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/swegym-demo.toml")).unwrap();
+    let mut cfg = ExperimentConfig::parse("swegym-demo.toml", &shipped).unwrap();
+    cfg.arms = vec!["policy-only".into()];
+    cfg.seeds = vec![2];
+    cfg.eval_every = cfg.iterations;
+    let dir = tempfile::tempdir().unwrap();
+    let st = BlockingStore::open(dir.path().join("learn.db").to_str().unwrap()).unwrap();
+    let out = run_experiment(&cfg, &st, &NullSink, &AtomicBool::new(false)).expect("runs");
+    let curve = out.curves["policy-only"].clone();
+    let first = curve.iter().find(|p| p.0 == 0).unwrap().1;
+    let last = curve.iter().next_back().unwrap().1;
+    eprintln!("swegym policy-only train success {first} -> {last} ({curve:?})");
+    assert!(last > first, "train success went from {first} to {last}");
+}
