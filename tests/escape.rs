@@ -461,7 +461,8 @@ fn swegym_rewards_cannot_be_tampered_with() {
 #[test]
 fn swegym_disk_quota_ends_the_episode() {
     host();
-    let suite = SweGym::with_config(SweGymConfig::default());
+    // writing 2.5 GB may take longer than a bundled repository's 5 s command limit
+    let suite = SweGym::with_config(SweGymConfig { bundled_timeout: std::time::Duration::from_secs(120), ..SweGymConfig::default() });
     let tasks = bundled_tasks().unwrap();
     let mut env = suite.make_env(&tasks[0]).unwrap();
     let out = env

@@ -329,20 +329,18 @@ impl SweEnv {
         self.rt.borrow_mut().exec(command, None, &self.config.command)
     }
 
-    /// Whether `command`'s output depends only on the workspace's content: the workbench's own
-    /// syntax check, and the test command of a bundled repository (its tests are hermetic: no
-    /// clock, network or randomness).
-    fn pure_command(&self, command: &str) -> bool {
-        let bundled = instance::bundled_repo_dir(&self.inst.repo).is_some();
-        command.starts_with(SYNTAX_CHECK) || (bundled && command.trim() == test_command_hint(&self.inst))
+    /// Whether an agent's `command` is exactly a bundled repository's test command, whose output
+    /// depends only on the workspace's content (its tests are hermetic: no clock, network or
+    /// randomness). Anything longer could have side effects, so it always runs.
+    fn runs_bundled_tests(&self, command: &str) -> bool {
+        instance::bundled_repo_dir(&self.inst.repo).is_some() && command.trim() == test_command_hint(&self.inst)
     }
 
-    /// Run `command`; a [`pure_command`](Self::pure_command) through [`Runtime::exec_pure`], so
-    /// an agent's repeated test run after the same edit (a loop it wrote included, which costs
-    /// the whole time limit) costs a digest of the workspace instead of a sandbox and an
-    /// interpreter.
-    fn exec_cached(&self, command: &str, limits: &Limits) -> Result<runtime::ExecOutput, EnvError> {
-        if self.pure_command(command) {
+    /// Run `command`; a `pure` one through [`Runtime::exec_pure`], so an agent's repeated test
+    /// run after the same edit (a loop it wrote included, which costs the whole time limit)
+    /// costs a digest of the workspace instead of a sandbox and an interpreter.
+    fn exec_cached(&self, command: &str, pure: bool, limits: &Limits) -> Result<runtime::ExecOutput, EnvError> {
+        if pure {
             self.rt.borrow_mut().exec_pure(command, limits)
         } else {
             self.rt.borrow_mut().exec(command, None, limits)
@@ -353,7 +351,7 @@ impl SweEnv {
         let Some(command) = args.get("command").and_then(Value::as_str) else {
             return Ok(failed("ERROR:\nParameter `command` is required for execute_bash.", "bad_arguments"));
         };
-        let out = self.exec_cached(command, &self.config.command)?;
+        let out = self.exec_cached(command, self.runs_bundled_tests(command), &self.config.command)?;
         self.facts.commands += 1;
         let tests = runs_tests(command);
         if command.contains("python") && self.facts.edits == 0 {
@@ -398,7 +396,8 @@ impl SweEnv {
             }
         }
         let cmd = format!("{SYNTAX_CHECK} {}", runtime::shell_quote(&path));
-        let r = self.exec_cached(&cmd, &setup_limits()).map(|o| o.output.trim().to_string()).unwrap_or_default();
+        // the workbench's own read-only check: pure
+        let r = self.exec_cached(&cmd, true, &setup_limits()).map(|o| o.output.trim().to_string()).unwrap_or_default();
         *self.syntax.borrow_mut() = Some((self.facts.edits, r.clone()));
         r
     }
