@@ -172,6 +172,17 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
     h
 }
 
+/// The CSS class of a headline: no effect shown, a loss, or a gain.
+fn headline_class(covers_zero: bool, mean: f64) -> &'static str {
+    if covers_zero {
+        "headline zero"
+    } else if mean < 0.0 {
+        "headline neg"
+    } else {
+        "headline"
+    }
+}
+
 /// The summary: status, headline sentences, the run at a glance, notes, contents.
 fn summary(h: &mut String, a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>, unfinished: bool) {
     h.push_str("<section id=\"summary\"><h2>Summary</h2>\n");
@@ -202,13 +213,7 @@ fn summary(h: &mut String, a: &Analysis, charts: &[Chart], cmp: Option<&Comparis
         );
     }
     if let Some(p) = &a.pooled {
-        let class = if p.covers_zero {
-            "headline zero"
-        } else if p.delta.mean < 0.0 {
-            "headline neg"
-        } else {
-            "headline"
-        };
+        let class = headline_class(p.covers_zero, p.delta.mean);
         let _ = writeln!(
             h,
             "<div class=\"{class}\" data-headline=\"pooled\"><div><span class=\"big\">{} pts</span><span class=\"ci\">95% CI {} · {} − {} · all suites · {}</span></div><p>{}</p><p class=\"note\">Success under the base harness over the {} pooled tasks: {} {}, {} {}.</p></div>",
@@ -226,13 +231,7 @@ fn summary(h: &mut String, a: &Analysis, charts: &[Chart], cmp: Option<&Comparis
         );
     }
     for hl in &a.headline {
-        let class = if hl.covers_zero {
-            "headline zero"
-        } else if hl.delta.mean < 0.0 {
-            "headline neg"
-        } else {
-            "headline"
-        };
+        let class = headline_class(hl.covers_zero, hl.delta.mean);
         let _ = writeln!(
             h,
             "<div class=\"{class}\" data-headline=\"{}\"><div><span class=\"big\">{} pts</span><span class=\"ci\">95% CI {} · {} − {} · {}{}, iteration {}</span></div><p>{}</p><p class=\"note\">Success under the base harness: {} {}, {} {}.</p></div>",

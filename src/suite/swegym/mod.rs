@@ -333,7 +333,7 @@ impl SweEnv {
     /// depends only on the workspace's content (its tests are hermetic: no clock, network or
     /// randomness). Anything longer could have side effects, so it always runs.
     fn runs_bundled_tests(&self, command: &str) -> bool {
-        instance::bundled_repo_dir(&self.inst.repo).is_some() && command.trim() == test_command_hint(&self.inst)
+        command.trim() == test_command_hint(&self.inst) && instance::bundled_repo_dir(&self.inst.repo).is_some()
     }
 
     /// Run `command`; a `pure` one through [`Runtime::exec_pure`], so an agent's repeated test
