@@ -337,6 +337,32 @@ fn processes_matching(marker: &str) -> Vec<String> {
 }
 
 // ------------------------------------------------------------------------------------------------
+// The sandbox's own machinery.
+// ------------------------------------------------------------------------------------------------
+
+#[test]
+fn a_closed_lifeline_ends_the_sandbox_whatever_the_workbench_s_descriptor_numbers() {
+    host();
+    // a workbench with a store open and threads running hands out descriptors past 9, so the
+    // lifeline's own number is past 9 too; the watchdog inside must still hold it
+    let spare: Vec<std::fs::File> = (0..24).map(|_| std::fs::File::open("/dev/null").unwrap()).collect();
+    let (mut cmd, lifeline) = harness_s::sandbox::SandboxSpec::new("/").command(&["sleep", "60"]).unwrap();
+    cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let t0 = Instant::now();
+    drop(lifeline);
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(20) {
+            harness_s::sandbox::end(&mut child);
+            panic!("the sandbox outlived its lifeline: the watchdog inside is not running");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(spare);
+}
+
+// ------------------------------------------------------------------------------------------------
 // SWE-Gym: commands, grading, the store.
 // ------------------------------------------------------------------------------------------------
 

@@ -68,13 +68,16 @@ pub fn end(child: &mut std::process::Child) {
 }
 
 /// [`contain`] with the signal the child gets when the workbench dies (a supervisor that must
-/// act on it takes SIGTERM) and a descriptor to hand to the child open (the sandbox's lifeline).
+/// act on it takes SIGTERM) and a descriptor to hand to the child open, `(fd, as_fd)`: the
+/// workbench's `fd` (the sandbox's lifeline) becomes the child's `as_fd`, a one-digit number —
+/// the only ones a POSIX shell's redirections can name (dash stops at `Bad fd number` on
+/// `<&16`, and a workbench with a store open and threads running hands out numbers past 9).
 pub(crate) fn contain_with(
     cmd: &mut Command,
     limits: Option<ResourceLimits>,
     user: Option<SwitchUser>,
     death_signal: libc::c_int,
-    keep_fd: Option<libc::c_int>,
+    keep_fd: Option<(libc::c_int, libc::c_int)>,
 ) {
     use std::os::unix::process::CommandExt;
     cmd.process_group(0);
@@ -97,8 +100,10 @@ pub(crate) fn contain_with(
             if libc::getppid() != parent {
                 return Err(std::io::Error::other("the workbench ended before the child started"));
             }
-            if let Some(fd) = keep_fd {
-                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+            if let Some((fd, as_fd)) = keep_fd {
+                // dup2's copy stays open across exec; one already in place is opened instead
+                let kept = if fd == as_fd { libc::fcntl(fd, libc::F_SETFD, 0) } else { libc::dup2(fd, as_fd) };
+                if kept < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
             }

@@ -238,10 +238,9 @@ impl SandboxSpec {
     /// user set in the child, wrapped in the supervisor and the in-sandbox watchdog.
     fn sandboxed(&self, bw: &Bubblewrap, argv: &[&str]) -> std::io::Result<(Command, Lifeline)> {
         let lifeline = Lifeline::new()?;
-        let fd = lifeline.read_fd().to_string();
+        let fd = LIFELINE_FD.to_string();
         let mut c = Command::new("/bin/sh");
-        let spare = if lifeline.read_fd() == 9 { "8" } else { "9" };
-        c.args(["-c", SUPERVISOR, "sh", spare]).arg(&bw.program);
+        c.args(["-c", SUPERVISOR, "sh", SUPERVISOR_SPARE_FD]).arg(&bw.program);
         // bwrap's own processes (the sandbox's PID 1 among them, whose /proc/1/environ the
         // sandbox can read) get no environment: the workbench's API keys stay outside
         c.env_clear();
@@ -281,7 +280,7 @@ impl SandboxSpec {
             c.args(["/usr/bin/prlimit", &format!("--nproc={}", self.limits.processes), "--"]);
         }
         c.args(argv);
-        child::contain_with(&mut c, Some(self.limits), sandbox_user(), libc::SIGTERM, Some(lifeline.read_fd()));
+        child::contain_with(&mut c, Some(self.limits), sandbox_user(), libc::SIGTERM, Some((lifeline.read_fd(), LIFELINE_FD)));
         Ok((c, lifeline))
     }
 
@@ -295,12 +294,18 @@ impl SandboxSpec {
     }
 }
 
+/// The lifeline's descriptor in the sandbox's shells: one digit, since a shell redirection
+/// cannot name more (the workbench's own descriptors run past 9 once it has a store and threads).
+const LIFELINE_FD: libc::c_int = 6;
+/// Where the supervisor keeps the real standard input meanwhile.
+const SUPERVISOR_SPARE_FD: &str = "9";
+
 /// The workbench's direct child: it starts bubblewrap and, when the workbench dies (its
 /// parent-death signal is SIGTERM), kills its whole process group — bubblewrap and a sandbox
 /// still being set up, which bubblewrap's own `--die-with-parent` does not yet cover.
 ///
 /// A background command's standard input is /dev/null in a non-interactive shell, so the real
-/// one is first kept on a spare descriptor (`$1`: 8 or 9, whichever the lifeline is not).
+/// one is first kept on a spare descriptor (`$1`).
 const SUPERVISOR: &str =
     r#"trap 'kill -KILL 0' HUP INT TERM; s=$1; shift; eval "exec $s<&0"; eval "\"\$@\" <&$s $s<&- &"; eval "exec $s<&-"; wait $!"#;
 
