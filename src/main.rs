@@ -135,6 +135,11 @@ enum Command {
         #[arg(long, env = "HARNESS_S_DB", default_value = "harness-s.db")]
         db: String,
     },
+    /// Inspect a run store.
+    Store {
+        #[command(subcommand)]
+        command: StoreCommand,
+    },
     /// Serve the workbench UI and its command set over HTTP on 127.0.0.1 (for a workbench on a
     /// remote GPU box: reach it through an SSH tunnel). Prints the URL with its access token.
     Serve {
@@ -147,6 +152,20 @@ enum Command {
         /// The built UI directory (default: ui/dist).
         #[arg(long)]
         ui: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum StoreCommand {
+    /// How big the store is and where its bytes go: runs, episodes, bytes on disk (every file of
+    /// the database), bytes per episode, the write-ahead log as found, each table and index.
+    Info {
+        /// The run store (SQLite file path, or a postgres:// URL).
+        #[arg(long, env = "HARNESS_S_DB", default_value = "harness-s.db")]
+        db: String,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -251,6 +270,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Export { run, format, out, arm, seed, split, source, db } => {
             cmd_export(&run, &format, out, arm, seed, split, source.as_deref(), &db)
         }
+        Command::Store { command: StoreCommand::Info { db, json } } => cmd_store_info(&db, json),
         Command::Serve { port, db, ui } => serve::serve(port, &db, ui.as_deref(), cancel_on_ctrl_c()),
     }
 }
@@ -569,6 +589,7 @@ fn install_signal_handler() {
             return;
         }
         harness_s::sandbox::scratch::remove_root();
+        harness_s::store::merge_wal_on_exit();
         std::process::exit(130);
     });
 }
@@ -610,6 +631,32 @@ fn cmd_experiment_run(config: &std::path::Path, db: &str, json: bool) -> Result<
             "finished": out.finished,
         });
         println!("{}", serde_json::to_string(&v)?);
+    }
+    Ok(())
+}
+
+fn cmd_store_info(db: &str, json: bool) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let info = rt.block_on(harness_s::store::StoreInfo::of(db)).with_context(|| format!("measuring the store {db}"))?;
+    if json {
+        println!("{}", serde_json::to_string(&info)?);
+        return Ok(());
+    }
+    let mb = |b: u64| b as f64 / 1e6;
+    println!("{} ({}): {} runs, {} episodes", info.location, info.backend, info.runs, info.episodes);
+    match info.bytes_per_episode {
+        Some(b) => println!("{:.1} MB on disk, {:.0} bytes per episode", mb(info.bytes), b),
+        None => println!("{:.1} MB on disk", mb(info.bytes)),
+    }
+    for f in &info.files {
+        println!("  {:<48} {:>10.2} MB", f.path, mb(f.bytes));
+    }
+    if info.wal_bytes > 0 {
+        println!("  the write-ahead log was not merged on the last exit; it is now");
+    }
+    println!("tables and indexes:");
+    for p in &info.parts {
+        println!("  {:<28} {:>10.2} MB", p.name, mb(p.bytes));
     }
     Ok(())
 }

@@ -679,3 +679,61 @@ async fn episode_with_a_policy_call_intervention_round_trips() {
         assert_eq!(store.episode(id).await.unwrap(), Some(e.clone()));
     }
 }
+
+fn wal_size(path: &str) -> u64 {
+    std::fs::metadata(format!("{path}-wal")).map(|m| m.len()).unwrap_or(0)
+}
+
+/// The last clone of a store dropped merges the write-ahead log: one file of its true size is
+/// left, and `store info` counts it.
+#[test]
+fn dropping_a_store_merges_its_write_ahead_log_and_info_measures_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = temp_db(&dir, "merged.db");
+    {
+        let store = BlockingStore::open(&path).unwrap();
+        let clone = store.clone();
+        let run = store.create_run(&NewRun::new(KIND_EVAL, "merged")).unwrap();
+        for i in 0..40 {
+            clone.insert_episode(run, &episode(&format!("t-{i}"), "select", "bare", i, i % 3 == 0), &EpisodeContext::default()).unwrap();
+        }
+        drop(clone);
+        // a clone still holds the store: nothing merged yet
+        assert!(wal_size(&path) > 0, "the writes should be in the log while the store is open");
+    }
+    assert_eq!(wal_size(&path), 0, "the log was not merged on drop");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let info = rt.block_on(harness_s::store::StoreInfo::of(&path)).unwrap();
+    assert_eq!((info.runs, info.episodes, info.wal_bytes), (1, 40, 0));
+    assert_eq!(info.bytes, std::fs::metadata(&path).unwrap().len(), "only the main file should be left: {:?}", info.files);
+    assert_eq!(info.bytes_per_episode, Some(info.bytes as f64 / 40.0));
+    let episodes_part = info.parts.iter().find(|p| p.name == "episodes").expect("the episodes table");
+    assert!(episodes_part.bytes > 0 && episodes_part.bytes <= info.bytes);
+    // measuring leaves the store as it found it: merged
+    assert_eq!(wal_size(&path), 0);
+}
+
+/// A process killed with its store open leaves the log; `store info` reports it as found, and
+/// a missing file is an error that names it rather than a new empty store.
+#[test]
+fn info_reports_a_log_left_by_a_killed_writer_and_refuses_a_missing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = temp_db(&dir, "left.db");
+    let store = BlockingStore::open(&path).unwrap();
+    let run = store.create_run(&NewRun::new(KIND_EVAL, "left")).unwrap();
+    for i in 0..10 {
+        store.insert_episode(run, &episode(&format!("t-{i}"), "select", "bare", i, true), &EpisodeContext::default()).unwrap();
+    }
+    let left = wal_size(&path);
+    assert!(left > 0);
+    // what a SIGKILL leaves: no destructor runs
+    std::mem::forget(store);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let info = rt.block_on(harness_s::store::StoreInfo::of(&path)).unwrap();
+    assert_eq!(info.wal_bytes, left);
+    assert_eq!(info.episodes, 10);
+    let missing = temp_db(&dir, "missing.db");
+    let err = rt.block_on(harness_s::store::StoreInfo::of(&missing)).unwrap_err().to_string();
+    assert!(err.contains("missing.db"), "{err}");
+    assert!(!std::path::Path::new(&missing).exists());
+}

@@ -19,15 +19,25 @@ use super::{EpisodeContext, EpisodeFilter, EpisodeRow, NewRun, RunRow, RunStatus
 /// `tokio::task::spawn_blocking` may use this. Clones share the store and the runtime and may be
 /// used from many threads at once.
 ///
-/// A `BlockingStore` made with [`BlockingStore::open`] owns a small runtime that is shut down
-/// when the last clone is dropped; that last drop must not happen inside an async context
-/// either.
+/// A `BlockingStore` made with [`BlockingStore::open`] owns a small runtime; the last clone to
+/// be dropped closes the store (see [`Store::close`]) and shuts the runtime down, so that last
+/// drop must not happen inside an async context either.
 #[derive(Clone)]
 pub struct BlockingStore {
     // Field order is drop order: the store (and its pool) goes before the runtime it runs on.
     store: Store,
     handle: Handle,
     _runtime: Option<Arc<Runtime>>,
+}
+
+impl Drop for BlockingStore {
+    /// The last clone of a store that owns its runtime closes it, which merges an SQLite store's
+    /// write-ahead log into its main file: every command that opened one leaves a single file.
+    fn drop(&mut self) {
+        if self._runtime.as_ref().is_some_and(|rt| Arc::strong_count(rt) == 1) {
+            self.handle.block_on(self.store.close());
+        }
+    }
 }
 
 impl std::fmt::Debug for BlockingStore {

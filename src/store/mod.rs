@@ -23,6 +23,7 @@
 mod blocking;
 mod episodes;
 mod error;
+mod info;
 mod location;
 mod records;
 mod redact;
@@ -42,6 +43,7 @@ use sqlx::{FromRow, SqlSafeStr};
 pub use blocking::BlockingStore;
 pub use episodes::{EpisodeContext, EpisodeFilter, EpisodeRow};
 pub use error::StoreError;
+pub use info::{merge_wal_on_exit, StoreFile, StoreInfo, StorePart};
 pub use redact::{is_secret_key, redact_secrets, REDACTED};
 pub use runs::{NewRun, RunRow, RunStatus, KIND_EVAL, KIND_EXPERIMENT};
 
@@ -149,6 +151,7 @@ impl Store {
                     .connect_with(options)
                     .await
                     .map_err(connect_err)?;
+                info::remember_file(location);
                 Backend::Sqlite(pool)
             }
             Location::SqliteMemory { url } => {
@@ -191,11 +194,18 @@ impl Store {
     }
 
     /// Close the connections (waiting for statements in flight). Not needed for durability —
-    /// every write is committed when its method returns — but it lets SQLite fold the WAL back
-    /// into the main file. Further calls on any clone fail.
+    /// every write is committed when its method returns — but on SQLite it merges the
+    /// write-ahead log into the main file and truncates it to zero bytes, so that a store left
+    /// behind is one file of its true size. Further calls on any clone fail.
     pub async fn close(&self) {
         match &self.inner.backend {
-            Backend::Sqlite(pool) => pool.close().await,
+            Backend::Sqlite(pool) => {
+                if !pool.is_closed() {
+                    // another process may still be reading; then the log stays for it to merge
+                    let _ = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(pool).await;
+                }
+                pool.close().await
+            }
             Backend::Postgres(pool) => pool.close().await,
         }
     }
