@@ -375,7 +375,10 @@ fn swegym_commands_see_only_their_repository() {
     let h = host();
     let mut rt = LocalRuntime::empty().unwrap();
     assert_eq!(rt.isolation(), Isolation::Sandbox);
-    let scratch = harness_s::sandbox::scratch::root().unwrap();
+    harness_s::sandbox::scratch::root().unwrap();
+    // the workspaces' root (in memory where the machine has a tmpfs) and the disk root
+    let roots = harness_s::sandbox::scratch::roots();
+    assert!(roots.iter().any(|r| rt.repo().starts_with(r)), "{roots:?}");
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let parent = std::process::id();
@@ -386,7 +389,7 @@ fn swegym_commands_see_only_their_repository() {
         ("the store", format!("cat {}", h.store.display())),
         ("the dataset with gold patches", format!("cat {}", h.dataset.display())),
         ("the project checkout", format!("ls {}", env!("CARGO_MANIFEST_DIR"))),
-        ("the workbench's scratch root (grading templates)", format!("ls {}", scratch.display())),
+        ("the workbench's scratch roots (grading templates)", roots.iter().map(|r| format!("ls {}", r.display())).collect::<Vec<_>>().join(" && ")),
         ("the parent's environment", format!("cat /proc/{parent}/environ")),
         ("the parent's command line", format!("cat /proc/{parent}/cmdline")),
         ("a write outside", format!("echo x > {}", h.store.with_file_name("planted-swe.txt").display())),
@@ -415,6 +418,9 @@ fn swegym_commands_see_only_their_repository() {
 fn swegym_fork_bombs_sleepers_and_detached_processes_end_with_the_command() {
     host();
     let mut rt = LocalRuntime::empty().unwrap();
+    // the process limit is in force inside (the sandbox's first shell sets it)
+    let out = swe_exec(&mut rt, "ulimit -u", 10);
+    assert_eq!(out.output.trim(), "256", "{out:?}");
     let t0 = Instant::now();
     let out = swe_exec(&mut rt, "bomb() { bomb | bomb & }; bomb", 5);
     assert!(t0.elapsed() < Duration::from_secs(15), "{:?}", t0.elapsed());
@@ -452,23 +458,32 @@ fn swegym_rewards_cannot_be_tampered_with() {
     let inst = instance_of(task).unwrap();
     // the first environment makes the sealed template
     let mut env = suite.make_env(task).unwrap();
-    let scratch = harness_s::sandbox::scratch::root().unwrap();
+    let roots = harness_s::sandbox::scratch::roots();
+    assert!(!roots.is_empty());
     // the agent looks for the grading template and the gold patch, and writes the fix there
     let bash = |env: &mut Box<dyn Environment>, cmd: &str| env.step(&swe_call("execute_bash", json!({ "command": cmd }))).unwrap().observation;
-    let found = bash(
-        &mut env,
-        &format!("ls -d /tmp/harness-s-* {} 2>&1; find / -name bundled.jsonl -o -name '*.patch' 2>/dev/null | head", scratch.display()),
-    );
-    assert!(!found.contains("bundled.jsonl") && !found.contains(&format!("{}/", scratch.display())), "{found}");
+    for scratch in &roots {
+        let found = bash(
+            &mut env,
+            &format!(
+                "ls -d /tmp/harness-s-* /dev/shm/harness-s-* {} 2>&1; find / -name bundled.jsonl -o -name '*.patch' 2>/dev/null | head",
+                scratch.display()
+            ),
+        );
+        assert!(!found.contains("bundled.jsonl") && !found.contains(&format!("{}/", scratch.display())), "{found}");
+    }
     let patch_file = format!("/tmp/fix-{}.patch", std::process::id());
     std::fs::write(&patch_file, &inst.patch).unwrap();
     let out = bash(&mut env, &format!("cat {} | head -c 100", h.dataset.display()));
     assert!(!out.contains("instance_id"), "the dataset is visible: {out}");
-    for dir in std::fs::read_dir(&scratch).unwrap().flatten() {
+    let mut templates = 0;
+    for dir in roots.iter().flat_map(|r| std::fs::read_dir(r).unwrap().flatten()) {
         let template = dir.path().join("testbed");
+        templates += usize::from(template.is_dir());
         let out = bash(&mut env, &format!("cd {} && git apply {patch_file} && echo APPLIED", template.display()));
         assert!(!out.contains("APPLIED"), "{out}");
     }
+    assert!(templates > 0, "no workspace or template found under {roots:?}");
     std::fs::remove_file(&patch_file).ok();
     bash(&mut env, "echo 'looked around' >> NOTES.md");
     let score = env.score(None).unwrap();
@@ -487,12 +502,19 @@ fn swegym_rewards_cannot_be_tampered_with() {
 #[test]
 fn swegym_disk_quota_ends_the_episode() {
     host();
-    // writing 2.5 GB may take longer than a bundled repository's 5 s command limit
+    // writing past the quota may take longer than a bundled repository's 3 s command limit
     let suite = SweGym::with_config(SweGymConfig { bundled_timeout: std::time::Duration::from_secs(120), ..SweGymConfig::default() });
     let tasks = bundled_tasks().unwrap();
     let mut env = suite.make_env(&tasks[0]).unwrap();
+    // a workspace in memory has the smaller quota: write 1.25 times whichever applies
+    let in_memory = harness_s::sandbox::scratch::memory_base().is_some();
+    let quota = if in_memory { harness_s::suite::swegym::runtime::MEMORY_QUOTA } else { harness_s::suite::swegym::runtime::DISK_QUOTA };
+    let chunk_mb = quota / 4 / (1 << 20);
     let out = env
-        .step(&swe_call("execute_bash", json!({ "command": "for i in 1 2 3 4 5; do head -c 500M /dev/zero > /testbed/f$i; done; echo done" })))
+        .step(&swe_call(
+            "execute_bash",
+            json!({ "command": format!("for i in 1 2 3 4 5; do head -c {chunk_mb}M /dev/zero > /testbed/f$i; done; echo done") }),
+        ))
         .unwrap();
     assert!(out.done && out.signals.error_kind.as_deref() == Some("disk_quota"), "{}", out.observation);
     let score = env.score(None).unwrap();

@@ -66,8 +66,19 @@ fn descendants(pid: u32) -> Vec<(u32, String)> {
     all
 }
 
+/// The scratch roots under the temporary folder `tmp` and the memory base beside it (`mem`,
+/// given to the workbench in place of /dev/shm so that its roots there are seen too).
 fn scratch_roots(tmp: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(tmp).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with("harness-s-")).map(|e| e.path()).collect()
+    [tmp.to_path_buf(), memory_base(tmp)]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap().flatten())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("harness-s-"))
+        .map(|e| e.path())
+        .collect()
+}
+
+fn memory_base(tmp: &Path) -> PathBuf {
+    tmp.with_file_name("mem")
 }
 
 fn start(dir: &Path, tmp: &Path, name: &str) -> Child {
@@ -79,6 +90,7 @@ fn start(dir: &Path, tmp: &Path, name: &str) -> Child {
         .arg("--db")
         .arg(dir.join(format!("{name}.db")))
         .env("TMPDIR", tmp)
+        .env(harness_s::sandbox::scratch::ENV_MEMORY_SCRATCH, memory_base(tmp))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -112,6 +124,7 @@ fn a_killed_workbench_leaves_no_process_and_no_scratch_folder() {
     let dir = tempfile::tempdir().unwrap();
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
+    std::fs::create_dir(memory_base(&tmp)).unwrap();
 
     // SIGKILL mid-run: no destructor runs, the kernel must clean up. Once as the first sandbox
     // is being set up, once in the thick of the run.
@@ -123,9 +136,16 @@ fn a_killed_workbench_leaves_no_process_and_no_scratch_folder() {
         unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
         child.wait().unwrap();
         assert_no_orphans(me, &format!("after SIGKILL {i}"));
-        assert!(!scratch_roots(&tmp).is_empty(), "a killed workbench cannot remove its scratch folder itself");
+        let left = scratch_roots(&tmp);
+        assert!(left.iter().any(|r| r.starts_with(memory_base(&tmp))), "the workspaces should be in the memory base: {left:?}");
+        assert!(!left.is_empty(), "a killed workbench cannot remove its scratch folder itself");
         // the next start removes it
-        let out = Command::new(bin()).arg("suites").env("TMPDIR", &tmp).output().unwrap();
+        let out = Command::new(bin())
+            .arg("suites")
+            .env("TMPDIR", &tmp)
+            .env(harness_s::sandbox::scratch::ENV_MEMORY_SCRATCH, memory_base(&tmp))
+            .output()
+            .unwrap();
         assert!(out.status.success());
         assert!(scratch_roots(&tmp).is_empty(), "left after the next start: {:?}", scratch_roots(&tmp));
     }

@@ -270,18 +270,18 @@ fn an_endless_loop_costs_the_bundled_time_limit_once() {
         assert!(out.signals.error_kind.is_none(), "{}", out.observation);
     };
 
-    // a bundled repository's tests run in well under a second: a loop is stopped after 5 s, not 120
+    // a bundled repository's tests run in well under a second: a loop is stopped after 3 s, not 120
     let mut env = s.make_env(task).unwrap();
     looping(&mut env);
     let t0 = Instant::now();
     let out = env.step(&call("execute_bash", json!({"command": "python3 -m unittest"}))).unwrap();
     let first = t0.elapsed();
     assert_eq!(out.signals.error_kind.as_deref(), Some("timeout"), "{}", out.observation);
-    assert!(out.observation.contains("timed out after 5 seconds"), "{}", out.observation);
-    assert!(first >= Duration::from_secs(5) && first < Duration::from_secs(60), "{first:?}");
+    assert!(out.observation.contains("timed out after 3 seconds"), "{}", out.observation);
+    assert!(first >= Duration::from_secs(3) && first < Duration::from_secs(60), "{first:?}");
     let score = env.score(None).unwrap();
     assert!(!score.success);
-    assert_eq!(score.details["reason"], "the tests timed out after 5 s", "{}", score.details);
+    assert_eq!(score.details["reason"], "the tests timed out after 3 s", "{}", score.details);
 
     // the same workspace content again: the test run's result is replayed, not run
     let mut again = s.make_env(task).unwrap();

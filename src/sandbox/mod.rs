@@ -11,7 +11,7 @@
 //!   shows only the sandbox's own processes, so the workbench's environment and command line are
 //!   out of reach), `--new-session`, `--die-with-parent`, a cleared environment;
 //! - kernel resource limits ([`ResourceLimits`]), with the process count set inside the sandbox
-//!   (`prlimit`), where it counts the sandbox's processes only;
+//!   (the shell's `ulimit`), where it counts the sandbox's processes only;
 //! - when the workbench runs as root, an unprivileged user ([`sandbox_user`]): root ignores
 //!   RLIMIT_NPROC, and a sandbox escape should not land as root.
 //!
@@ -274,11 +274,8 @@ impl SandboxSpec {
         for (k, v) in &self.env {
             c.args(["--setenv", k, v]);
         }
-        c.args(["--", "/bin/sh", "-c", WATCHDOG, "sh", &fd]);
         // the process limit is set inside, where it counts this sandbox's processes only
-        if Path::new("/usr/bin/prlimit").exists() {
-            c.args(["/usr/bin/prlimit", &format!("--nproc={}", self.limits.processes), "--"]);
-        }
+        c.args(["--", "/bin/sh", "-c", WATCHDOG, "sh", &fd, &self.limits.processes.to_string()]);
         c.args(argv);
         child::contain_with(&mut c, Some(self.limits), sandbox_user(), libc::SIGTERM, Some((lifeline.read_fd(), LIFELINE_FD)));
         Ok((c, lifeline))
@@ -309,11 +306,13 @@ const SUPERVISOR_SPARE_FD: &str = "9";
 const SUPERVISOR: &str =
     r#"trap 'kill -KILL 0' HUP INT TERM; s=$1; shift; eval "exec $s<&0"; eval "\"\$@\" <&$s $s<&- &"; eval "exec $s<&-"; wait $!"#;
 
-/// The sandbox's first process: it starts a watchdog on the lifeline (a pipe whose only writer
-/// is the workbench) and becomes the command. When the lifeline closes — the command's time is
-/// up, its episode ended, or the workbench died — the watchdog kills every process in the
-/// sandbox. It holds none of the command's output streams, so their end is the command's end.
-const WATCHDOG: &str = r#"fd=$1; shift; { cat <&"$fd"; kill -KILL -1; } </dev/null >/dev/null 2>&1 & exec "$@""#;
+/// The sandbox's first process: it sets the process limit (`$2`; the shell's own `ulimit`, so no
+/// program is started for it: `-u` in bash, `-p` in dash; a shell with neither stops here), starts
+/// a watchdog on the lifeline (`$1`, a pipe whose only writer is the workbench) and becomes the
+/// command. When the lifeline closes — the command's time is up, its episode ended, or the
+/// workbench died — the watchdog kills every process in the sandbox. It holds none of the
+/// command's output streams, so their end is the command's end.
+const WATCHDOG: &str = r#"fd=$1; n=$2; shift 2; { ulimit -u "$n" || ulimit -p "$n"; } 2>/dev/null || { echo "sandbox: the shell cannot set a process limit" >&2; exit 126; }; { cat <&"$fd"; kill -KILL -1; } </dev/null >/dev/null 2>&1 & exec "$@""#;
 
 /// The workbench's end of a sandbox's lifeline pipe: while it is open the sandbox may run; when
 /// it closes (dropped, or the workbench gone) everything in the sandbox is killed.

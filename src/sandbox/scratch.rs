@@ -1,8 +1,15 @@
-//! Scratch directories: every temporary folder the workbench makes lives under one per-process
-//! root, `<tmp>/harness-s-<pid>-<nanos>/`, which holds a `.lock` file the process keeps locked
+//! Scratch directories: every temporary folder the workbench makes lives under a per-process
+//! root, `<base>/harness-s-<pid>-<nanos>/`, which holds a `.lock` file the process keeps locked
 //! (`flock`) for as long as it lives.
 //!
-//! - On a normal exit, Ctrl-C or SIGTERM the root is removed ([`remove_root`]).
+//! There are two bases ([`Medium`]): the system's temporary folder, and a memory-backed one for
+//! small, short-lived workspaces (a bundled repository copied for every episode): creating and
+//! deleting thousands of small files a minute costs the kernel far less on a tmpfs than on a
+//! disk file system. The memory base is `$HARNESS_S_MEMORY_SCRATCH` when set (`off` turns it
+//! off), else `/dev/shm` when it is a tmpfs with at least [`MEMORY_MIN_FREE`] free; otherwise
+//! memory folders fall back to the temporary folder.
+//!
+//! - On a normal exit, Ctrl-C or SIGTERM the roots are removed ([`remove_root`]).
 //! - After a crash or SIGKILL the kernel drops the lock; the next workbench process that starts
 //!   ([`sweep_stale`]) finds roots whose lock it can take and removes them. A root whose owner is
 //!   alive stays locked, so two workbenches never remove each other's work.
@@ -21,15 +28,82 @@ use std::sync::{Mutex, OnceLock};
 pub const ROOT_PREFIX: &str = "harness-s-";
 const LOCK_FILE: &str = ".lock";
 
+/// Where the memory-backed scratch base is (a folder), or `off`.
+pub const ENV_MEMORY_SCRATCH: &str = "HARNESS_S_MEMORY_SCRATCH";
+/// `/dev/shm` is used for memory folders only with at least this much free.
+pub const MEMORY_MIN_FREE: u64 = 1 << 30;
+
+/// Which base a scratch folder lives under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Medium {
+    /// The system's temporary folder (`$TMPDIR`, else `/tmp`).
+    Disk,
+    /// A memory-backed base where there is one (see the module's documentation), else `Disk`.
+    Memory,
+}
+
 struct Root {
     path: PathBuf,
     /// Held for the life of the process: the lock is the proof that the root is in use.
     _lock: File,
 }
 
-fn root_cell() -> &'static Mutex<Option<Root>> {
-    static ROOT: OnceLock<Mutex<Option<Root>>> = OnceLock::new();
-    ROOT.get_or_init(|| Mutex::new(None))
+fn root_cell(medium: Medium) -> &'static Mutex<Option<Root>> {
+    static DISK: Mutex<Option<Root>> = Mutex::new(None);
+    static MEMORY: Mutex<Option<Root>> = Mutex::new(None);
+    match medium {
+        Medium::Disk => &DISK,
+        Medium::Memory => &MEMORY,
+    }
+}
+
+/// The memory-backed base, decided once per process (`None`: memory folders are on disk).
+pub fn memory_base() -> Option<&'static Path> {
+    static BASE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BASE.get_or_init(|| match std::env::var_os(ENV_MEMORY_SCRATCH) {
+        Some(v) if v == "off" || v.is_empty() => None,
+        Some(v) => Some(PathBuf::from(v)),
+        None => {
+            let shm = Path::new("/dev/shm");
+            is_roomy_tmpfs(shm).then(|| shm.to_path_buf())
+        }
+    })
+    .as_deref()
+}
+
+fn is_roomy_tmpfs(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return false };
+    // SAFETY: statfs(2) fills the zeroed struct it is given; the path is a valid C string.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return false;
+    }
+    // SAFETY: access(2) only reads the path.
+    let writable = unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0;
+    let free = (st.f_bavail as u64).saturating_mul(st.f_bsize as u64);
+    // f_type's and TMPFS_MAGIC's types differ between targets
+    #[allow(clippy::unnecessary_cast)]
+    let tmpfs = st.f_type as i64 == libc::TMPFS_MAGIC as i64;
+    tmpfs && writable && free >= MEMORY_MIN_FREE
+}
+
+/// The base folder of `medium` (where the process's root for it is made).
+fn base(medium: Medium) -> PathBuf {
+    match medium {
+        Medium::Memory => memory_base().map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir),
+        Medium::Disk => std::env::temp_dir(),
+    }
+}
+
+/// Both bases, without repeats (they are the same when there is no memory base).
+fn bases() -> Vec<PathBuf> {
+    let mut v = vec![std::env::temp_dir()];
+    let m = base(Medium::Memory);
+    if !v.contains(&m) {
+        v.push(m);
+    }
+    v
 }
 
 fn lock_exclusive(file: &File, wait: bool) -> bool {
@@ -38,17 +112,25 @@ fn lock_exclusive(file: &File, wait: bool) -> bool {
     unsafe { libc::flock(file.as_raw_fd(), op) == 0 }
 }
 
-/// This process's scratch root, made (and locked) on first use.
+/// This process's scratch root on disk, made (and locked) on first use.
 pub fn root() -> io::Result<PathBuf> {
-    let mut cell = root_cell().lock().unwrap_or_else(|p| p.into_inner());
+    root_on(Medium::Disk)
+}
+
+/// This process's scratch root for `medium`, made (and locked) on first use. Where there is no
+/// memory base, `Memory` is the disk root.
+pub fn root_on(medium: Medium) -> io::Result<PathBuf> {
+    let medium = if medium == Medium::Memory && memory_base().is_none() { Medium::Disk } else { medium };
+    let mut cell = root_cell(medium).lock().unwrap_or_else(|p| p.into_inner());
     if let Some(r) = cell.as_ref() {
         if r.path.is_dir() {
             return Ok(r.path.clone());
         }
     }
-    sweep_except(None);
+    let base = base(medium);
+    sweep_in(&base, None);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    let path = std::env::temp_dir().join(format!("{ROOT_PREFIX}{}-{nanos}", std::process::id()));
+    let path = base.join(format!("{ROOT_PREFIX}{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&path)?;
     // others may pass through (a sandbox running as another user reaches its own folder below)
     // but not list what is here
@@ -62,12 +144,22 @@ pub fn root() -> io::Result<PathBuf> {
     Ok(path)
 }
 
-/// Remove this process's scratch root and everything in it (exit paths call this; safe to call
-/// more than once).
+/// The roots this process has made so far.
+pub fn roots() -> Vec<PathBuf> {
+    [Medium::Disk, Medium::Memory]
+        .iter()
+        .filter_map(|m| root_cell(*m).lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|r| r.path.clone()))
+        .collect()
+}
+
+/// Remove this process's scratch roots and everything in them (exit paths call this; safe to
+/// call more than once).
 pub fn remove_root() {
-    let taken = root_cell().lock().unwrap_or_else(|p| p.into_inner()).take();
-    if let Some(r) = taken {
-        let _ = std::fs::remove_dir_all(&r.path);
+    for medium in [Medium::Disk, Medium::Memory] {
+        let taken = root_cell(medium).lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(r) = taken {
+            let _ = std::fs::remove_dir_all(&r.path);
+        }
     }
 }
 
@@ -75,18 +167,19 @@ pub fn remove_root() {
 /// per-episode folders older releases left directly in the temporary folder. Returns how many
 /// folders were removed.
 pub fn sweep_stale() -> usize {
-    let own = root_cell().lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|r| r.path.clone());
-    sweep_except(own.as_deref())
+    let own = roots();
+    bases().iter().map(|b| sweep_in(b, Some(&own))).sum()
 }
 
-fn sweep_except(own: Option<&Path>) -> usize {
-    let Ok(rd) = std::fs::read_dir(std::env::temp_dir()) else { return 0 };
+/// Remove the stale roots in `base`, never one of `own`.
+fn sweep_in(base: &Path, own: Option<&[PathBuf]>) -> usize {
+    let Ok(rd) = std::fs::read_dir(base) else { return 0 };
     let mut removed = 0;
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
         let Some(rest) = name.strip_prefix(ROOT_PREFIX) else { continue };
         let path = e.path();
-        if Some(path.as_path()) == own || !e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+        if own.is_some_and(|o| o.contains(&path)) || !e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
             continue;
         }
         let stale = match File::open(path.join(LOCK_FILE)) {
@@ -117,21 +210,33 @@ static NEXT: AtomicU64 = AtomicU64::new(0);
 #[derive(Debug)]
 pub struct ScratchDir {
     path: PathBuf,
+    medium: Medium,
 }
 
 impl ScratchDir {
-    /// A fresh folder named `<label>-<n>` under this process's scratch root, readable by this
-    /// user only.
+    /// A fresh folder named `<label>-<n>` under this process's scratch root on disk, readable
+    /// by this user only.
     pub fn new(label: &str) -> io::Result<ScratchDir> {
-        let root = root()?;
+        Self::on(Medium::Disk, label)
+    }
+
+    /// A fresh folder as [`new`](Self::new) makes, under the root for `medium`.
+    pub fn on(medium: Medium, label: &str) -> io::Result<ScratchDir> {
+        let medium = if medium == Medium::Memory && memory_base().is_none() { Medium::Disk } else { medium };
+        let root = root_on(medium)?;
         let path = root.join(format!("{label}-{}", NEXT.fetch_add(1, Ordering::Relaxed)));
         std::fs::create_dir(&path)?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))?;
-        Ok(ScratchDir { path })
+        Ok(ScratchDir { path, medium })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Where the folder really is (`Memory` only where there is a memory base).
+    pub fn medium(&self) -> Medium {
+        self.medium
     }
 }
 

@@ -65,8 +65,9 @@ pub struct SweGymConfig {
     /// Time limit of one run of an instance's tests by the scorer.
     pub test_timeout: Duration,
     /// Time limit of commands and test runs on a bundled repository. Their whole test suites run
-    /// in well under a second, so a command still running after this is a loop the agent wrote
-    /// (`i += 0`), and waiting minutes for it would be most of an experiment's time.
+    /// in about 50 ms (well under a second on a loaded 2-core machine), so a command still
+    /// running after this is a loop the agent wrote (`i += 0`), and waiting for it is time taken
+    /// from every other episode: 3 s keeps a margin of 60 times.
     pub bundled_timeout: Duration,
 }
 
@@ -76,7 +77,7 @@ impl Default for SweGymConfig {
             runtime: RuntimeChoice::Auto,
             command: Limits { timeout: Duration::from_secs(120), max_output: 1024 * 1024 },
             test_timeout: Duration::from_secs(300),
-            bundled_timeout: Duration::from_secs(5),
+            bundled_timeout: Duration::from_secs(3),
         }
     }
 }
@@ -270,7 +271,8 @@ pub struct SweEnv {
     /// (edits when checked, result) of the syntax check of the last edited file.
     syntax: RefCell<Option<(usize, String)>>,
     repo_map: RefCell<Option<String>>,
-    /// The workspace grew past [`runtime::DISK_QUOTA`]: the episode ended and is not resolved.
+    /// The workspace grew past its disk quota ([`Runtime::disk_quota`]): the episode ended and is not
+    /// resolved.
     over_quota: bool,
 }
 
@@ -473,8 +475,8 @@ impl Environment for SweEnv {
 
     fn score(&mut self, _submitted: Option<&Action>) -> Result<Score, EnvError> {
         if self.over_quota {
-            let report =
-                TestReport { reason: format!("the workspace grew past its disk quota of {} bytes", runtime::DISK_QUOTA), ..TestReport::default() };
+            let quota = self.rt.borrow().disk_quota();
+            let report = TestReport { reason: format!("the workspace grew past its disk quota of {quota} bytes"), ..TestReport::default() };
             return Ok(self.report_score(&report, "", false));
         }
         // as in SWE-Gym, what counts is the state of the repository, finished or not
@@ -494,17 +496,19 @@ impl SweEnv {
     /// End the episode when the workspace has outgrown its disk quota (a command that filled the
     /// disk is contained, not scored).
     fn within_quota(&mut self, outcome: StepOutcome) -> StepOutcome {
-        let used = self.rt.borrow().disk_usage().unwrap_or(0);
-        if used <= runtime::DISK_QUOTA {
+        let (used, quota) = {
+            let rt = self.rt.borrow();
+            (rt.disk_usage().unwrap_or(0), rt.disk_quota())
+        };
+        if used <= quota {
             return outcome;
         }
         self.over_quota = true;
         self.done = true;
         StepOutcome {
             observation: format!(
-                "{}\n\nERROR: the workspace holds {used} bytes, past its disk quota of {} bytes. The episode ends here.",
-                outcome.observation,
-                runtime::DISK_QUOTA
+                "{}\n\nERROR: the workspace holds {used} bytes, past its disk quota of {quota} bytes. The episode ends here.",
+                outcome.observation
             ),
             done: true,
             signals: Signals { error_kind: Some("disk_quota".into()), ..outcome.signals },
@@ -681,7 +685,7 @@ mod tests {
         let official = Instance { repo: "django/django".into(), ..bundled.clone() };
         let c = SweGymConfig::default();
         let b = c.for_instance(&bundled);
-        assert_eq!((b.command.timeout, b.test_timeout), (Duration::from_secs(5), Duration::from_secs(5)));
+        assert_eq!((b.command.timeout, b.test_timeout), (Duration::from_secs(3), Duration::from_secs(3)));
         let o = c.for_instance(&official);
         assert_eq!((o.command.timeout, o.test_timeout), (Duration::from_secs(120), Duration::from_secs(300)));
         // a limit shorter than the bundled one is kept

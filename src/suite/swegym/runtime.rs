@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::sandbox::scratch::Medium;
 use crate::sandbox::{kill_group, ResourceLimits, ScratchDir};
 use crate::suite::EnvError;
 
@@ -65,6 +66,10 @@ pub trait Runtime: Send {
     /// Bytes the workspace holds on this machine, where the runtime can tell.
     fn disk_usage(&self) -> Option<u64> {
         None
+    }
+    /// Bytes the workspace may hold; past it the episode ends.
+    fn disk_quota(&self) -> u64 {
+        DISK_QUOTA
     }
     /// A digest of what a command in this workspace can read of it, where the runtime can tell
     /// cheaply (see [`LocalRuntime::content_key`]).
@@ -155,18 +160,20 @@ pub fn run_process(mut cmd: Command, stdin: Option<&[u8]>, limits: &Limits) -> R
     }
     let started = Instant::now();
     let mut timed_out = false;
+    let exited = ExitWatch::new(pgid);
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break Some(s),
             Ok(None) => {}
             Err(e) => return Err(EnvError(format!("waiting for a command: {e}"))),
         }
-        if started.elapsed() >= limits.timeout {
+        let left = limits.timeout.saturating_sub(started.elapsed());
+        if left.is_zero() {
             timed_out = true;
             kill_group(pgid);
             break child.wait().ok();
         }
-        std::thread::sleep(Duration::from_millis(2));
+        exited.wait(left);
     };
     kill_group(pgid);
     // a process that left the group may still hold the pipe: do not wait for it forever
@@ -178,6 +185,35 @@ pub fn run_process(mut cmd: Command, stdin: Option<&[u8]>, limits: &Limits) -> R
     use std::os::unix::process::ExitStatusExt;
     let exit_code = if timed_out { None } else { status.and_then(|s| s.code().or_else(|| s.signal().map(|sig| 128 + sig))) };
     Ok(ExecOutput { output: String::from_utf8_lossy(&bytes).into_owned(), exit_code, timed_out, truncated })
+}
+
+/// Waits for a child's exit without polling where the kernel offers a process descriptor
+/// (Linux 5.3+): the command's end is seen at once instead of at the next poll, which on short
+/// commands (a file read, a diff) is a measurable share of their time.
+struct ExitWatch(Option<std::os::fd::OwnedFd>);
+
+impl ExitWatch {
+    fn new(pid: u32) -> ExitWatch {
+        use std::os::fd::FromRawFd;
+        // SAFETY: pidfd_open(2) takes a pid and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+        // SAFETY: a non-negative result is a descriptor this process now owns.
+        ExitWatch((fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as libc::c_int) }))
+    }
+
+    /// Return when the child has exited, or after `at_most` (a short sleep without a descriptor).
+    fn wait(&self, at_most: Duration) {
+        use std::os::fd::AsRawFd;
+        match &self.0 {
+            Some(fd) => {
+                let mut p = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+                let ms = at_most.as_millis().clamp(1, 1000) as libc::c_int;
+                // SAFETY: one valid pollfd for the duration of the call.
+                unsafe { libc::poll(&mut p, 1, ms) };
+            }
+            None => std::thread::sleep(at_most.min(Duration::from_millis(2))),
+        }
+    }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -260,6 +296,10 @@ fn sandbox_python() -> Option<crate::sandbox::Interpreter> {
 /// Disk a workspace may use (the repository, its home and temporary folder together); past it
 /// the episode ends. A single file is capped lower by the kernel (RLIMIT_FSIZE).
 pub const DISK_QUOTA: u64 = 2 << 30;
+/// The quota of a workspace held in memory ([`Medium::Memory`](crate::sandbox::scratch::Medium)):
+/// a bundled repository is a few hundred kilobytes, and a workspace that fills memory hurts the
+/// whole machine sooner than one that fills a disk.
+pub const MEMORY_QUOTA: u64 = 256 << 20;
 
 /// A temporary copy of a repository: `testbed/`, `home/` and `tmp/` in a folder under the
 /// workbench's scratch root. Everything is removed on drop.
@@ -288,7 +328,9 @@ impl LocalRuntime {
     }
 
     fn filled(fill: impl FnOnce(&Path) -> Result<(), EnvError>) -> Result<LocalRuntime, EnvError> {
-        let dir = ScratchDir::new("swe").map_err(|e| EnvError(format!("creating a scratch folder: {e}")))?;
+        // local workspaces are copies of bundled repositories: small, made and removed by the
+        // thousand, so kept in memory where the machine has room for it
+        let dir = ScratchDir::on(Medium::Memory, "swe").map_err(|e| EnvError(format!("creating a scratch folder: {e}")))?;
         let repo = dir.path().join("testbed");
         for d in [&repo, &dir.path().join("home"), &dir.path().join("tmp")] {
             std::fs::create_dir_all(d).map_err(|e| EnvError(format!("creating {}: {e}", d.display())))?;
@@ -485,6 +527,13 @@ impl Runtime for LocalRuntime {
 
     fn content_key(&self) -> Option<String> {
         Some(LocalRuntime::content_key(self))
+    }
+
+    fn disk_quota(&self) -> u64 {
+        match self.dir.medium() {
+            Medium::Memory => MEMORY_QUOTA,
+            Medium::Disk => DISK_QUOTA,
+        }
     }
 }
 
