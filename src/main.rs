@@ -648,15 +648,16 @@ fn cmd_store_info(db: &str, json: bool) -> Result<()> {
         Some(b) => println!("{:.1} MB on disk, {:.0} bytes per episode", mb(info.bytes), b),
         None => println!("{:.1} MB on disk", mb(info.bytes)),
     }
+    let width = info.files.iter().map(|f| f.path.len()).chain(info.parts.iter().map(|p| p.name.len())).max().unwrap_or(0);
     for f in &info.files {
-        println!("  {:<48} {:>10.2} MB", f.path, mb(f.bytes));
+        println!("  {:<width$} {:>10.2} MB", f.path, mb(f.bytes));
     }
     if info.wal_bytes > 0 {
         println!("  the write-ahead log was not merged on the last exit; it is now");
     }
     println!("tables and indexes:");
     for p in &info.parts {
-        println!("  {:<28} {:>10.2} MB", p.name, mb(p.bytes));
+        println!("  {:<width$} {:>10.2} MB", p.name, mb(p.bytes));
     }
     Ok(())
 }
