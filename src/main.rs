@@ -3,6 +3,18 @@
 
 mod serve;
 
+/// `println!` for a command's output: when the reader has gone (`harness-s tasks ... | head`)
+/// the process ends as other Unix tools do (status 141, SIGPIPE's), after its usual clean-up,
+/// instead of panicking on the closed pipe.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+            $crate::output_failed(e);
+        }
+    }};
+}
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -257,6 +269,18 @@ fn main() {
     }
 }
 
+/// Standard output failed mid-command: a closed pipe ends the process quietly, anything else
+/// is reported.
+fn output_failed(e: std::io::Error) -> ! {
+    harness_s::sandbox::scratch::remove_root();
+    harness_s::store::merge_wal_on_exit();
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(141);
+    }
+    eprintln!("error: writing the output: {e}");
+    std::process::exit(1);
+}
+
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Suites { json } => cmd_suites(json),
@@ -303,10 +327,10 @@ fn cmd_suites(json: bool) -> Result<()> {
         rows.push(harness_s::workbench::suite_row(s.as_ref(), Vec::new())?);
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        out!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         for r in rows {
-            println!("{:<10} {:>5} tasks  {}", r.name, r.tasks, r.description);
+            out!("{:<10} {:>5} tasks  {}", r.name, r.tasks, r.description);
         }
     }
     Ok(())
@@ -317,13 +341,13 @@ fn cmd_tasks(suite_name: &str, family: Option<&str>, file: Option<&std::path::Pa
     let tasks: Vec<Task> = load_tasks(s.as_ref(), file)?.into_iter().filter(|t| family.map(|f| t.family == f).unwrap_or(true)).collect();
     if json {
         let rows: Vec<_> = tasks.iter().map(harness_s::workbench::task_row).collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        out!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
     }
     let mut families: std::collections::BTreeMap<&str, usize> = Default::default();
     for t in &tasks {
         *families.entry(t.family.as_str()).or_default() += 1;
-        println!("{:<28} {:<16} {}", t.id, t.family, one_line(&t.instruction, 90));
+        out!("{:<28} {:<16} {}", t.id, t.family, one_line(&t.instruction, 90));
     }
     let fam: Vec<String> = families.iter().map(|(f, n)| format!("{f} {n}")).collect();
     eprintln!("{} tasks in {} families: {}", tasks.len(), families.len(), fam.join(", "));
@@ -349,24 +373,24 @@ fn cmd_harnesses(suite_name: Option<&str>, show: Option<&str>, dir: Option<&std:
             _ => bail!("several suites have a harness named `{name}`: pass --suite"),
         };
         if json {
-            println!("{}", serde_json::to_string_pretty(&serde_json::json!({"spec": e.spec, "file": e.file, "source": e.source}))?);
+            out!("{}", serde_json::to_string_pretty(&serde_json::json!({"spec": e.spec, "file": e.file, "source": e.source}))?);
             return Ok(());
         }
-        println!("# {} ({}), from {}", e.spec.name, e.spec.suite, e.file);
+        out!("# {} ({}), from {}", e.spec.name, e.spec.suite, e.file);
         if let Some(sp) = &e.spec.specialty {
-            println!("specialty: {sp}");
+            out!("specialty: {sp}");
         }
-        println!("lineage: {}", e.spec.lineage.join(" -> "));
-        println!("max_steps: {}   tools: {}   history: {}", e.spec.max_steps, e.spec.tools.join(", "), e.spec.render.history);
+        out!("lineage: {}", e.spec.lineage.join(" -> "));
+        out!("max_steps: {}   tools: {}   history: {}", e.spec.max_steps, e.spec.tools.join(", "), e.spec.render.history);
         if e.spec.is_base() {
-            println!("\nsystem prompt:\n{}\n", e.spec.system_prompt.trim());
+            out!("\nsystem prompt:\n{}\n", e.spec.system_prompt.trim());
         } else {
-            println!("\ndifference from {} (the spec file itself):\n{}", e.spec.lineage[e.spec.lineage.len() - 2], e.source.trim());
+            out!("\ndifference from {} (the spec file itself):\n{}", e.spec.lineage[e.spec.lineage.len() - 2], e.source.trim());
         }
-        println!("\nhooks:");
+        out!("\nhooks:");
         for h in &e.spec.hooks {
             let when = if h.when.is_empty() { "always".to_string() } else { h.when.join(" & ") };
-            println!("  {:<24} {:<14} when {}", h.id, h.kind.as_str(), when);
+            out!("  {:<24} {:<14} when {}", h.id, h.kind.as_str(), when);
         }
         return Ok(());
     }
@@ -378,12 +402,12 @@ fn cmd_harnesses(suite_name: Option<&str>, show: Option<&str>, dir: Option<&std:
             let rows = harness_s::workbench::harness_rows(&lib, s, &Default::default());
             by_suite.insert(s.to_string(), serde_json::to_value(rows)?);
         }
-        println!("{}", serde_json::to_string_pretty(&by_suite)?);
+        out!("{}", serde_json::to_string_pretty(&by_suite)?);
         return Ok(());
     }
     for e in entries {
         let kind = if e.spec.is_base() { "base".to_string() } else { format!("extends {}", e.spec.lineage[e.spec.lineage.len() - 2]) };
-        println!("{:<9} {:<16} {:<14} {}", e.spec.suite, e.spec.name, kind, e.spec.specialty.clone().unwrap_or_else(|| e.spec.description.clone()));
+        out!("{:<9} {:<16} {:<14} {}", e.spec.suite, e.spec.name, kind, e.spec.specialty.clone().unwrap_or_else(|| e.spec.description.clone()));
     }
     Ok(())
 }
@@ -399,14 +423,14 @@ fn cmd_verify(suite_name: &str, file: Option<&std::path::Path>, json: bool) -> R
                 o.remove("disagreements");
             }
         }
-        println!("{}", serde_json::to_string(&v)?);
+        out!("{}", serde_json::to_string(&v)?);
     } else {
-        println!("{}: {}/{} records agree", report.suite, report.agree, report.total);
+        out!("{}: {}/{} records agree", report.suite, report.agree, report.total);
         for (g, c) in &report.groups {
-            println!("  {:<18} {:>4}/{:<4}", g, c.agree, c.total);
+            out!("  {:<18} {:>4}/{:<4}", g, c.agree, c.total);
         }
         for d in &report.disagreements {
-            println!("  disagrees: {} ({}): {}", d.task_id, d.group, d.reason);
+            out!("  disagrees: {} ({}): {}", d.task_id, d.group, d.reason);
         }
     }
     Ok(())
@@ -559,16 +583,16 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
     let sink = ProgressPrinter { quiet: false };
     let summary = run_eval(&cfg, s.as_ref(), &entry.spec, &tasks, policy.as_ref(), &store, &sink, &cancel)?;
     if a.json {
-        println!("{}", serde_json::to_string(&summary)?);
+        out!("{}", serde_json::to_string(&summary)?);
     } else {
-        println!("run {}: {} episodes ({} infrastructure errors) in {:.1}s", summary.run_id, summary.episodes, summary.infra_errors, summary.wall_s);
-        println!("success rate {:.3}", summary.success_rate);
+        out!("run {}: {} episodes ({} infrastructure errors) in {:.1}s", summary.run_id, summary.episodes, summary.infra_errors, summary.wall_s);
+        out!("success rate {:.3}", summary.success_rate);
         if let Some(m) = summary.metrics.as_object() {
             for (k, v) in m {
-                println!("  {k:<28} {v}");
+                out!("  {k:<28} {v}");
             }
         }
-        println!("trajectories stored in {}", a.db);
+        out!("trajectories stored in {}", a.db);
     }
     Ok(())
 }
@@ -630,7 +654,7 @@ fn cmd_experiment_run(config: &std::path::Path, db: &str, json: bool) -> Result<
             "run_id": out.run_id,
             "finished": out.finished,
         });
-        println!("{}", serde_json::to_string(&v)?);
+        out!("{}", serde_json::to_string(&v)?);
     }
     Ok(())
 }
@@ -639,25 +663,25 @@ fn cmd_store_info(db: &str, json: bool) -> Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let info = rt.block_on(harness_s::store::StoreInfo::of(db)).with_context(|| format!("measuring the store {db}"))?;
     if json {
-        println!("{}", serde_json::to_string(&info)?);
+        out!("{}", serde_json::to_string(&info)?);
         return Ok(());
     }
     let mb = |b: u64| b as f64 / 1e6;
-    println!("{} ({}): {} runs, {} episodes", info.location, info.backend, info.runs, info.episodes);
+    out!("{} ({}): {} runs, {} episodes", info.location, info.backend, info.runs, info.episodes);
     match info.bytes_per_episode {
-        Some(b) => println!("{:.1} MB on disk, {:.0} bytes per episode", mb(info.bytes), b),
-        None => println!("{:.1} MB on disk", mb(info.bytes)),
+        Some(b) => out!("{:.1} MB on disk, {:.0} bytes per episode", mb(info.bytes), b),
+        None => out!("{:.1} MB on disk", mb(info.bytes)),
     }
     let width = info.files.iter().map(|f| f.path.len()).chain(info.parts.iter().map(|p| p.name.len())).max().unwrap_or(0);
     for f in &info.files {
-        println!("  {:<width$} {:>10.2} MB", f.path, mb(f.bytes));
+        out!("  {:<width$} {:>10.2} MB", f.path, mb(f.bytes));
     }
     if info.wal_bytes > 0 {
-        println!("  the write-ahead log was not merged on the last exit; it is now");
+        out!("  the write-ahead log was not merged on the last exit; it is now");
     }
-    println!("tables and indexes:");
+    out!("tables and indexes:");
     for p in &info.parts {
-        println!("  {:<width$} {:>10.2} MB", p.name, mb(p.bytes));
+        out!("  {:<width$} {:>10.2} MB", p.name, mb(p.bytes));
     }
     Ok(())
 }
@@ -673,7 +697,7 @@ fn cmd_report(experiment: &str, db: &str, compare: Option<&str>, out: &std::path
         eprintln!("note: run {} is {}: the report is provisional and marked as such", paths.run_id, paths.status);
     }
     eprintln!("wrote report.html, report.json, {} CSV files and {} charts in {}", paths.csv.len(), paths.charts.len(), paths.dir.display());
-    println!("{}", paths.html.display());
+    out!("{}", paths.html.display());
     Ok(())
 }
 
@@ -716,7 +740,7 @@ fn cmd_export(
     let counts: Vec<String> = summary.conversations.iter().map(|(k, v)| format!("{v} {k}")).collect();
     eprintln!("exported run {run_id}: {} conversations ({})", summary.conversations.values().sum::<usize>(), counts.join(", "));
     for f in &summary.files {
-        println!("{f}");
+        out!("{f}");
     }
     Ok(())
 }
@@ -731,14 +755,14 @@ fn cmd_coverage(suite_name: &str, file: Option<&std::path::Path>, family: Option
     let base = &lib.get(suite_name, "base").ok_or_else(|| anyhow!("no base harness for {suite_name}"))?.spec;
     let c = harness_s::search::coverage(s.as_ref(), base, &tasks, max_paths);
     if json {
-        println!("{}", serde_json::to_string(&c)?);
+        out!("{}", serde_json::to_string(&c)?);
     } else {
-        println!("grammar coverage: {}/{} tasks ({:.1}%)", c.covered, c.total, 100.0 * c.share());
+        out!("grammar coverage: {}/{} tasks ({:.1}%)", c.covered, c.total, 100.0 * c.share());
         for (f, (cov, tot)) in &c.families {
-            println!("  {f:<18} {cov:>4}/{tot:<4}");
+            out!("  {f:<18} {cov:>4}/{tot:<4}");
         }
         if c.truncated > 0 {
-            println!("  ({} tasks hit the path limit; raise --max-paths)", c.truncated);
+            out!("  ({} tasks hit the path limit; raise --max-paths)", c.truncated);
         }
     }
     Ok(())

@@ -130,3 +130,21 @@ fn bad_arguments_get_clear_errors() {
     let out = harness_s().args(["eval", "--suite", "dbbench", "--harness", "nope", "--policy", "openai"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("has no harness `nope`"));
 }
+
+/// A reader that goes away early (`harness-s tasks ... | head`) ends the command quietly, as it
+/// does other Unix tools, rather than with a panic on the closed pipe.
+#[test]
+fn a_closed_output_pipe_is_not_a_panic() {
+    use std::io::Read;
+    for args in [&["tasks", "--suite", "dbbench"][..], &["harnesses"][..], &["suites"][..]] {
+        let mut child = harness_s().args(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        // close the read end before the command has written (it may also have written first:
+        // then it ends normally, which is fine too)
+        drop(child.stdout.take());
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        let status = child.wait().unwrap();
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(status.success() || status.code() == Some(141), "{args:?}: {status} {err}");
+    }
+}
