@@ -737,3 +737,22 @@ fn info_reports_a_log_left_by_a_killed_writer_and_refuses_a_missing_file() {
     assert!(err.contains("missing.db"), "{err}");
     assert!(!std::path::Path::new(&missing).exists());
 }
+
+/// `store info` on Postgres (where a server could be had; under CI it must): counts, and the
+/// tables' sizes as the database reports them.
+#[tokio::test]
+async fn info_on_postgres_counts_and_sizes_the_tables() {
+    if let Some(location) = postgres::fresh_database("info") {
+        let store = Store::open(&location).await.unwrap();
+        let run = store.create_run(&NewRun::new(KIND_EVAL, "info")).await.unwrap();
+        for i in 0..5 {
+            store.insert_episode(run, &episode(&format!("t-{i}"), "select", "bare", i, true), &EpisodeContext::default()).await.unwrap();
+        }
+        let info = harness_s::store::StoreInfo::of(&location).await.unwrap();
+        assert_eq!((info.backend, info.runs, info.episodes, info.wal_bytes), ("postgres", 1, 5, 0));
+        let episodes = info.parts.iter().find(|p| p.name == "episodes").expect("the episodes table");
+        assert!(episodes.bytes > 0 && info.bytes >= episodes.bytes, "{info:?}");
+        assert_eq!(info.bytes, info.parts.iter().map(|p| p.bytes).sum::<u64>());
+        assert!(info.files.is_empty());
+    }
+}

@@ -42,6 +42,18 @@ pub enum Medium {
     Memory,
 }
 
+impl Medium {
+    /// The medium a folder asked for on `self` really gets: `Memory` only where there is a
+    /// memory base.
+    fn effective(self) -> Medium {
+        if self == Medium::Memory && memory_base().is_none() {
+            Medium::Disk
+        } else {
+            self
+        }
+    }
+}
+
 struct Root {
     path: PathBuf,
     /// Held for the life of the process: the lock is the proof that the root is in use.
@@ -96,12 +108,11 @@ fn base(medium: Medium) -> PathBuf {
     }
 }
 
-/// Both bases, without repeats (they are the same when there is no memory base).
+/// Both bases, without repeats.
 fn bases() -> Vec<PathBuf> {
     let mut v = vec![std::env::temp_dir()];
-    let m = base(Medium::Memory);
-    if !v.contains(&m) {
-        v.push(m);
+    if let Some(m) = memory_base().filter(|m| !v.iter().any(|d| d == m)) {
+        v.push(m.to_path_buf());
     }
     v
 }
@@ -120,7 +131,7 @@ pub fn root() -> io::Result<PathBuf> {
 /// This process's scratch root for `medium`, made (and locked) on first use. Where there is no
 /// memory base, `Memory` is the disk root.
 pub fn root_on(medium: Medium) -> io::Result<PathBuf> {
-    let medium = if medium == Medium::Memory && memory_base().is_none() { Medium::Disk } else { medium };
+    let medium = medium.effective();
     let mut cell = root_cell(medium).lock().unwrap_or_else(|p| p.into_inner());
     if let Some(r) = cell.as_ref() {
         if r.path.is_dir() {
@@ -222,7 +233,7 @@ impl ScratchDir {
 
     /// A fresh folder as [`new`](Self::new) makes, under the root for `medium`.
     pub fn on(medium: Medium, label: &str) -> io::Result<ScratchDir> {
-        let medium = if medium == Medium::Memory && memory_base().is_none() { Medium::Disk } else { medium };
+        let medium = medium.effective();
         let root = root_on(medium)?;
         let path = root.join(format!("{label}-{}", NEXT.fetch_add(1, Ordering::Relaxed)));
         std::fs::create_dir(&path)?;

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde::Serialize;
-use sqlx::Row;
 
 use super::location::{display_location, Location};
 use super::{Backend, Store, StoreError};
@@ -84,49 +83,30 @@ impl StoreInfo {
 
 impl Store {
     async fn measure(&self, files: Vec<StoreFile>) -> Result<StoreInfo, StoreError> {
-        let count = |table: &'static str| async move {
-            let sql = format!("SELECT COUNT(*) AS n FROM {table}");
-            let n: i64 = match &self.inner.backend {
-                Backend::Sqlite(pool) => sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_one(pool).await.and_then(|r| r.try_get("n")),
-                Backend::Postgres(pool) => sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_one(pool).await.and_then(|r| r.try_get("n")),
-            }
-            .map_err(|e| self.query_error("counting rows", e))?;
-            Ok::<u64, StoreError>(n.max(0) as u64)
+        let (runs,): (i64,) = self.fetch_one("counting runs", "SELECT COUNT(*) FROM runs", Vec::new()).await?;
+        let episodes = self.count_episodes(&super::EpisodeFilter::default()).await?;
+        let (backend, sql) = match &self.inner.backend {
+            // dbstat counts the pages of each table and index (the main file only)
+            Backend::Sqlite(_) => ("sqlite", "SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC, name"),
+            Backend::Postgres(_) => (
+                "postgres",
+                "SELECT c.relname AS name, pg_total_relation_size(c.oid) AS bytes FROM pg_class c \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE c.relkind = 'r' AND n.nspname = current_schema() ORDER BY bytes DESC, name",
+            ),
         };
-        let runs = count("runs").await?;
-        let episodes = count("episodes").await?;
-        let (backend, bytes, wal_bytes, parts) = match &self.inner.backend {
-            Backend::Sqlite(pool) => {
-                // dbstat counts the pages of each table and index (the main file only)
-                let rows = sqlx::query("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC, name")
-                    .fetch_all(pool)
-                    .await
-                    .map_err(|e| self.query_error("reading table sizes (dbstat)", e))?;
-                let parts =
-                    rows.iter().map(|r| StorePart { name: r.get::<String, _>("name"), bytes: r.get::<i64, _>("bytes").max(0) as u64 }).collect();
-                let bytes = files.iter().map(|f| f.bytes).sum();
-                let wal = files.iter().find(|f| f.path.ends_with("-wal")).map(|f| f.bytes).unwrap_or(0);
-                ("sqlite", bytes, wal, parts)
+        let rows: Vec<(String, i64)> = self.fetch_all("reading table sizes", sql, Vec::new()).await?;
+        let parts: Vec<StorePart> = rows.into_iter().map(|(name, bytes)| StorePart { name, bytes: bytes.max(0) as u64 }).collect();
+        let (bytes, wal_bytes) = match &self.inner.backend {
+            Backend::Sqlite(_) => {
+                (files.iter().map(|f| f.bytes).sum(), files.iter().find(|f| f.path.ends_with("-wal")).map(|f| f.bytes).unwrap_or(0))
             }
-            Backend::Postgres(pool) => {
-                let rows = sqlx::query(
-                    "SELECT c.relname AS name, pg_total_relation_size(c.oid) AS bytes FROM pg_class c \
-                     JOIN pg_namespace n ON n.oid = c.relnamespace \
-                     WHERE c.relkind = 'r' AND n.nspname = current_schema() ORDER BY bytes DESC, name",
-                )
-                .fetch_all(pool)
-                .await
-                .map_err(|e| self.query_error("reading table sizes", e))?;
-                let parts: Vec<StorePart> =
-                    rows.iter().map(|r| StorePart { name: r.get::<String, _>("name"), bytes: r.get::<i64, _>("bytes").max(0) as u64 }).collect();
-                let bytes = parts.iter().map(|p| p.bytes).sum();
-                ("postgres", bytes, 0, parts)
-            }
+            Backend::Postgres(_) => (parts.iter().map(|p| p.bytes).sum(), 0),
         };
         Ok(StoreInfo {
             location: self.inner.location.clone(),
             backend,
-            runs,
+            runs: runs.max(0) as u64,
             episodes,
             bytes,
             bytes_per_episode: (episodes > 0).then(|| bytes as f64 / episodes as f64),
@@ -169,7 +149,7 @@ pub fn merge_wal_on_exit() {
             let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&path).busy_timeout(wait);
             let pool = sqlx::sqlite::SqlitePoolOptions::new().max_connections(1).acquire_timeout(wait).connect_with(options).await;
             if let Ok(pool) = pool {
-                let _ = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&pool).await;
+                let _ = sqlx::query(super::CHECKPOINT_TRUNCATE).execute(&pool).await;
                 pool.close().await;
             }
         });

@@ -54,6 +54,10 @@ use sql::{arguments, Arg};
 /// locked".
 pub const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Merge an SQLite store's write-ahead log into its main file and truncate the log to zero bytes
+/// (on close, and on exits that do not close: [`merge_wal_on_exit`]).
+const CHECKPOINT_TRUNCATE: &str = "PRAGMA wal_checkpoint(TRUNCATE)";
+
 /// Connections kept per SQLite file. WAL lets readers run beside the one writer; writers queue
 /// on the busy timeout.
 const SQLITE_MAX_CONNECTIONS: u32 = 4;
@@ -202,7 +206,7 @@ impl Store {
             Backend::Sqlite(pool) => {
                 if !pool.is_closed() {
                     // another process may still be reading; then the log stays for it to merge
-                    let _ = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(pool).await;
+                    let _ = sqlx::query(CHECKPOINT_TRUNCATE).execute(pool).await;
                 }
                 pool.close().await
             }

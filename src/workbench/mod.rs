@@ -218,9 +218,8 @@ impl Workbench {
     }
 
     /// Stop every running experiment cleanly (the window closes, the server shuts down) and wait
-    /// for them, so each is left resumable.
-    /// Stop the running jobs (they can be resumed) and close the store, merging an SQLite
-    /// store's write-ahead log. The workbench answers no further commands that need the store.
+    /// for them, so each is left resumable; then close the store, merging an SQLite store's
+    /// write-ahead log. The workbench answers no further commands that need the store.
     pub fn shutdown(&self) {
         self.jobs.cancel_all_and_wait();
         self.store.close();
