@@ -272,13 +272,19 @@ fn main() {
 /// Standard output failed mid-command: a closed pipe ends the process quietly, anything else
 /// is reported.
 fn output_failed(e: std::io::Error) -> ! {
-    harness_s::sandbox::scratch::remove_root();
-    harness_s::store::merge_wal_on_exit();
     if e.kind() == std::io::ErrorKind::BrokenPipe {
-        std::process::exit(141);
+        quit(141);
     }
     eprintln!("error: writing the output: {e}");
-    std::process::exit(1);
+    quit(1);
+}
+
+/// End the process at once with `code` (no destructors run): remove the scratch folders and
+/// merge the SQLite stores' write-ahead logs first.
+fn quit(code: i32) -> ! {
+    harness_s::sandbox::scratch::remove_root();
+    harness_s::store::merge_wal_on_exit();
+    std::process::exit(code);
 }
 
 fn dispatch(cli: Cli) -> Result<()> {
@@ -612,9 +618,7 @@ fn install_signal_handler() {
             eprintln!("\nstopping after the work in flight; run the same command again to resume (Ctrl-C again quits at once)");
             return;
         }
-        harness_s::sandbox::scratch::remove_root();
-        harness_s::store::merge_wal_on_exit();
-        std::process::exit(130);
+        quit(130);
     });
 }
 
