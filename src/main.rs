@@ -179,6 +179,22 @@ enum StoreCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Print one stored episode (its whole trajectory) as JSON: how tools outside the workbench
+    /// read a trajectory, which the store keeps compressed.
+    Episode {
+        id: i64,
+        /// The run store (SQLite file path, or a postgres:// URL).
+        #[arg(long, env = "HARNESS_S_DB", default_value = "harness-s.db")]
+        db: String,
+    },
+    /// Convert the trajectories a v1 store holds as JSON text to the compressed form (a store
+    /// opened by this release keeps reading them in place until then), and give the space back.
+    /// Resumable: an interrupted conversion keeps what it converted.
+    Compact {
+        /// The run store (SQLite file path, or a postgres:// URL).
+        #[arg(long, env = "HARNESS_S_DB", default_value = "harness-s.db")]
+        db: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -301,6 +317,8 @@ fn dispatch(cli: Cli) -> Result<()> {
             cmd_export(&run, &format, out, arm, seed, split, source.as_deref(), &db)
         }
         Command::Store { command: StoreCommand::Info { db, json } } => cmd_store_info(&db, json),
+        Command::Store { command: StoreCommand::Compact { db } } => cmd_store_compact(&db),
+        Command::Store { command: StoreCommand::Episode { id, db } } => cmd_store_episode(&db, id),
         Command::Serve { port, db, ui } => serve::serve(port, &db, ui.as_deref(), cancel_on_ctrl_c()),
     }
 }
@@ -683,10 +701,44 @@ fn cmd_store_info(db: &str, json: bool) -> Result<()> {
     if info.wal_bytes > 0 {
         out!("  the write-ahead log was not merged on the last exit; it is now");
     }
+    if info.v1_episodes > 0 {
+        out!("{} episodes hold the v1 store's JSON trajectories; `harness-s store compact` converts them", info.v1_episodes);
+    }
     out!("tables and indexes:");
     for p in &info.parts {
         out!("  {:<width$} {:>10.2} MB", p.name, mb(p.bytes));
     }
+    Ok(())
+}
+
+fn cmd_store_episode(db: &str, id: i64) -> Result<()> {
+    if !db.contains("://") && !db.starts_with("sqlite:") && !std::path::Path::new(db).exists() {
+        bail!("no run store at {db} (pass --db FILE or set HARNESS_S_DB)");
+    }
+    let store = BlockingStore::open(db).with_context(|| format!("opening the store {db}"))?;
+    let episode = store.episode(id).with_context(|| format!("reading episode {id} of {db}"))?;
+    let Some(episode) = episode else { bail!("the store {db} has no episode {id}") };
+    out!("{}", serde_json::to_string(&episode)?);
+    Ok(())
+}
+
+fn cmd_store_compact(db: &str) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let before = rt.block_on(harness_s::store::StoreInfo::of(db)).with_context(|| format!("measuring the store {db}"))?;
+    let store = rt.block_on(harness_s::store::Store::open(db)).with_context(|| format!("opening the store {db}"))?;
+    let mut shown = 0;
+    let converted = rt.block_on(store.compact(|done, total| {
+        // a line per tenth of the way
+        if done * 10 / total.max(1) > shown || done == total {
+            shown = done * 10 / total.max(1);
+            eprintln!("converted {done} of {total} episodes");
+        }
+    }));
+    rt.block_on(store.close());
+    let converted = converted.with_context(|| format!("converting the store {db}"))?;
+    let after = rt.block_on(harness_s::store::StoreInfo::of(db)).with_context(|| format!("measuring the store {db}"))?;
+    let mb = |b: u64| b as f64 / 1e6;
+    out!("{db}: {converted} episodes converted; {:.1} MB -> {:.1} MB on disk", mb(before.bytes), mb(after.bytes));
     Ok(())
 }
 

@@ -756,3 +756,85 @@ async fn info_on_postgres_counts_and_sizes_the_tables() {
         assert!(info.files.is_empty());
     }
 }
+
+/// An episode with long texts (interned) that vary with `i`, as a suite's would.
+fn long_episode(i: u32) -> Episode {
+    let mut e = episode(&format!("task-{i:04}"), "select", "bare", i, i.is_multiple_of(3));
+    e.steps[0].context.messages[0].content = format!("You are a database agent working on a fixed schema. {}", "Rules. ".repeat(20));
+    e.steps[0].calls[0].observation = format!("[{}]", (0..(i % 7 + 3)).map(|k| format!("(\"row {k} of task {i}\",)")).collect::<Vec<_>>().join(", "));
+    e
+}
+
+#[test]
+fn trajectories_are_interned_and_compressed_with_a_dictionary_that_later_processes_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = temp_db(&dir, "dict.db");
+    let written: Vec<Episode> = (0..700).map(long_episode).collect();
+    let ids = {
+        let store = BlockingStore::open(&path).unwrap();
+        let run = store.create_run(&NewRun::new(KIND_EVAL, "dict")).unwrap();
+        // four writers at once, as an experiment's workers write; then one
+        let mut ids: Vec<i64> = std::thread::scope(|s| {
+            let handles: Vec<_> = written[..600]
+                .chunks(150)
+                .map(|chunk| {
+                    let store = store.clone();
+                    s.spawn(move || chunk.iter().map(|e| store.insert_episode(run, e, &EpisodeContext::default()).unwrap()).collect::<Vec<_>>())
+                })
+                .collect();
+            handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        ids.extend(written[600..].iter().map(|e| store.insert_episode(run, e, &EpisodeContext::default()).unwrap()));
+        for (id, e) in ids.iter().zip(&written) {
+            assert_eq!(&store.episode(*id).unwrap().unwrap(), e);
+        }
+        ids
+    };
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+    assert_eq!(count("SELECT COUNT(*) FROM dictionaries WHERE suite = 'dbbench'"), 1, "one dictionary, trained once");
+    let last = ids[600];
+    let with = count(&format!("SELECT COUNT(*) FROM episodes WHERE dictionary IS NOT NULL AND id >= {last}"));
+    assert_eq!(with, 100, "the episodes written after training use it");
+    // the system prompt is stored once, however many episodes carry it
+    assert_eq!(count("SELECT COUNT(*) FROM strings WHERE body LIKE 'You are a database agent working%'"), 1);
+    assert!(count("SELECT MAX(LENGTH(trajectory)) FROM episodes WHERE dictionary IS NOT NULL") < 400);
+    drop(conn);
+    // a later process reads with the stored dictionary and strings, and writes with them
+    let store = BlockingStore::open(&path).unwrap();
+    for (id, e) in ids.iter().zip(&written) {
+        assert_eq!(&store.episode(*id).unwrap().unwrap(), e);
+    }
+    let more = store.insert_episode(1, &long_episode(9_999), &EpisodeContext::default()).unwrap();
+    assert_eq!(store.episode(more).unwrap().unwrap(), long_episode(9_999));
+    store.close();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    assert_eq!(conn.query_row("SELECT COUNT(*) FROM dictionaries", [], |r| r.get::<_, i64>(0)).unwrap(), 1);
+    assert!(conn.query_row("SELECT dictionary FROM episodes WHERE id = ?1", [more], |r| r.get::<_, Option<i64>>(0)).unwrap().is_some());
+}
+
+#[test]
+fn a_string_whose_hash_is_taken_by_another_text_is_stored_inline() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = temp_db(&dir, "collision.db");
+    let e = long_episode(1);
+    let prompt = e.steps[0].context.messages[0].content.clone();
+    {
+        let store = BlockingStore::open(&path).unwrap();
+        store.create_run(&NewRun::new(KIND_EVAL, "collision")).unwrap();
+        store.close();
+    }
+    // another text already holds the prompt's content hash (FNV-1a 64, as stored)
+    let hash = prompt.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3)) as i64;
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("INSERT INTO strings (hash, body) VALUES (?1, 'some other text')", [hash]).unwrap();
+    drop(conn);
+    let store = BlockingStore::open(&path).unwrap();
+    let id = store.insert_episode(1, &e, &EpisodeContext::default()).unwrap();
+    let again = store.insert_episode(1, &e, &EpisodeContext::default()).unwrap();
+    assert_eq!(store.episode(id).unwrap().unwrap(), e);
+    assert_eq!(store.episode(again).unwrap().unwrap(), e);
+    store.close();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    assert_eq!(conn.query_row("SELECT COUNT(*) FROM strings WHERE hash = ?1", [hash], |r| r.get::<_, i64>(0)).unwrap(), 1);
+}

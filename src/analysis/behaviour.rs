@@ -13,10 +13,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::read::{self, Row, TrajectoryQuery};
+use super::read::{self, TrajectoryQuery};
 use super::AnalysisError;
 use super::Data;
 use crate::stats::wilson;
+use crate::store::EpisodeRow;
 use crate::suite::BehaviourTagger;
 
 /// The most trajectories tagged per (suite, arm, iteration): enough for a share within about
@@ -69,12 +70,12 @@ pub(crate) fn persistence(data: &Data, notes: &mut Vec<String>) -> Result<Vec<Be
             notes.push(format!("No behaviour tagger for suite `{suite}`: behaviour persistence is not measured there."));
             continue;
         };
-        let keep = |r: &&Row| {
+        let keep = |r: &&EpisodeRow| {
             &r.suite == suite && r.harness == data.base_harness && r.context.arm.is_some() && r.context.iteration.is_some() && super::counts(r)
         };
         let mut phase = "eval";
         let train_rows;
-        let mut rows: Vec<&Row> = data.phase(phase).filter(keep).collect();
+        let mut rows: Vec<&EpisodeRow> = data.phase(phase).filter(keep).collect();
         if rows.is_empty() {
             // no evaluation yet: the base-harness training tries (not loaded with the rest)
             phase = "train";
@@ -85,7 +86,7 @@ pub(crate) fn persistence(data: &Data, notes: &mut Vec<String>) -> Result<Vec<Be
             continue;
         }
         // (arm, iteration) -> rows
-        let mut cells: BTreeMap<(String, u32), Vec<&Row>> = BTreeMap::new();
+        let mut cells: BTreeMap<(String, u32), Vec<&EpisodeRow>> = BTreeMap::new();
         for r in &rows {
             cells.entry((r.context.arm.clone().unwrap_or_default(), r.context.iteration.unwrap_or(0))).or_default().push(r);
         }

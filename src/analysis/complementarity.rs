@@ -19,9 +19,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::read::Row;
 use super::{Data, ROUTED_ARM};
 use crate::stats::wilson;
+use crate::store::EpisodeRow;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct CoveragePoint {
@@ -58,7 +58,7 @@ pub struct Complementarity {
 
 type Occasion = (String, u32, u32, String);
 
-fn occasion(r: &Row) -> Option<Occasion> {
+fn occasion(r: &EpisodeRow) -> Option<Occasion> {
     Some((r.context.arm.clone()?, r.context.seed_index?, r.context.iteration?, r.task_id.clone()))
 }
 

@@ -32,8 +32,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::episode::EpisodeStatus;
+use crate::store::EpisodeRow;
 use crate::store::{BlockingStore, RunRow, RunStatus, StoreError};
-use read::Row;
 
 pub use behaviour::{BehaviourPersistence, BehaviourRow};
 pub use complementarity::{Complementarity, CoverageCurve};
@@ -132,7 +132,7 @@ pub(crate) struct Data<'a> {
     pub arms: Vec<String>,
     /// The run's episodes of the phases the analyses read ([`ANALYSIS_PHASES`]), without
     /// trajectories, by suite, arm and seed, each job's in the order it wrote them.
-    pub rows: Vec<Row>,
+    pub rows: Vec<EpisodeRow>,
     /// Every episode of the run, of any phase.
     pub episodes: u64,
     pub routes: Vec<RouteRecord>,
@@ -141,7 +141,7 @@ pub(crate) struct Data<'a> {
 
 impl Data<'_> {
     /// Rows of one phase (infrastructure errors excluded).
-    pub fn phase<'s>(&'s self, phase: &'s str) -> impl Iterator<Item = &'s Row> + 's {
+    pub fn phase<'s>(&'s self, phase: &'s str) -> impl Iterator<Item = &'s EpisodeRow> + 's {
         self.rows.iter().filter(move |r| r.context.phase.as_deref() == Some(phase) && counts(r))
     }
 
@@ -177,8 +177,8 @@ impl Data<'_> {
 
 /// Whether an episode counts in task metrics (infrastructure errors and cancelled episodes do
 /// not).
-pub(crate) fn counts(r: &Row) -> bool {
-    !matches!(r.status, EpisodeStatus::InfraError | EpisodeStatus::Cancelled) && !r.infra_error
+pub(crate) fn counts(r: &EpisodeRow) -> bool {
+    !matches!(r.status, EpisodeStatus::InfraError | EpisodeStatus::Cancelled) && r.infra_error.is_none()
 }
 
 /// The suite a record belongs to: its `suite` field, else the first segment of its key

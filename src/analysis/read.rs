@@ -1,82 +1,15 @@
-//! Lean reads of the run store for the analyses, against its documented schema
-//! ([`crate::store::schema`]): episode summary rows with only the columns the analyses use, and
-//! trajectories parsed into [`TrajectoryView`]s (steps without their contexts).
-//!
-//! Why not [`crate::store::Store::episode_rows`]: that returns every summary column, and two of
-//! them (`schema`, `created_at`) sit after the trajectory in the row, so SQLite has to walk each
-//! trajectory's overflow pages to reach them; and a full [`crate::episode::Episode`] rebuilds
-//! every step's context. On a run of 100,000 episodes both cost seconds.
+//! Reads of the run store for the analyses: episode summary rows of a run's phases, and
+//! trajectories parsed into [`TrajectoryView`]s (steps without their contexts, which are most of
+//! a trajectory's size).
 
 use serde::Deserialize;
 
 use crate::episode::{CallRecord, Episode, EpisodeStatus};
-use crate::store::sql::{args, Arg};
-use crate::store::{BlockingStore, EpisodeContext, StoreError};
-
-/// The part of an episode row the analyses read.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Row {
-    pub id: i64,
-    pub task_id: String,
-    pub suite: String,
-    pub harness: String,
-    pub status: EpisodeStatus,
-    pub success: bool,
-    pub infra_error: bool,
-    pub context: EpisodeContext,
-}
-
-#[derive(sqlx::FromRow)]
-struct RawRow {
-    id: i64,
-    task_id: String,
-    suite: String,
-    harness: String,
-    status: String,
-    success: i64,
-    infra_error: Option<String>,
-    arm: Option<String>,
-    seed_index: Option<i64>,
-    iteration: Option<i64>,
-    phase: Option<String>,
-    split: Option<String>,
-}
+use crate::store::{BlockingStore, EpisodeFilter, EpisodeRow, StoreError};
 
 /// The episode rows of a run in the given phases, in insertion order.
-pub(crate) fn rows(store: &BlockingStore, run_id: i64, phases: &[&str]) -> Result<Vec<Row>, StoreError> {
-    let op = format!("list episodes of run {run_id} for analysis");
-    let marks: Vec<String> = (0..phases.len()).map(|i| format!("${}", i + 2)).collect();
-    let sql = format!(
-        "SELECT id, task_id, suite, harness, status, success, infra_error, arm, seed_index, iteration, phase, split \
-         FROM episodes WHERE run_id = $1 AND phase IN ({}) ORDER BY id",
-        marks.join(", ")
-    );
-    let mut a = args![run_id];
-    a.extend(phases.iter().map(|p| Arg::from(*p)));
-    let raw: Vec<RawRow> = store.handle().block_on(store.store().fetch_all(&op, sqlx::AssertSqlSafe(sql), a))?;
-    raw.into_iter()
-        .map(|r| {
-            // the store's own reader refuses an unknown status; so does this one
-            let status = EpisodeStatus::parse(&r.status)
-                .ok_or_else(|| store.store().corrupt(&op, format!("episode {}: unknown status `{}`", r.id, r.status)))?;
-            Ok(Row {
-                id: r.id,
-                task_id: r.task_id,
-                suite: r.suite,
-                harness: r.harness,
-                status,
-                success: r.success != 0,
-                infra_error: r.infra_error.is_some(),
-                context: EpisodeContext {
-                    arm: r.arm,
-                    seed_index: r.seed_index.and_then(|v| u32::try_from(v).ok()),
-                    iteration: r.iteration.and_then(|v| u32::try_from(v).ok()),
-                    phase: r.phase,
-                    split: r.split,
-                },
-            })
-        })
-        .collect()
+pub(crate) fn rows(store: &BlockingStore, run_id: i64, phases: &[&str]) -> Result<Vec<EpisodeRow>, StoreError> {
+    store.handle().block_on(store.store().episode_rows_in_phases(run_id, phases))
 }
 
 /// One step of a trajectory as a tagger reads it: the calls the policy made (proposed and
@@ -133,17 +66,15 @@ pub(crate) struct TrajectoryQuery<'a> {
 
 /// Trajectories of one (suite, phase, harness, arm, iteration) cell.
 pub(crate) fn trajectories(store: &BlockingStore, q: &TrajectoryQuery) -> Result<Vec<TrajectoryView>, StoreError> {
-    let op = format!("read {} trajectories of run {} ({}/{} iteration {})", q.phase, q.run_id, q.suite, q.arm, q.iteration);
-    let mut sql = String::from(
-        "SELECT trajectory FROM episodes WHERE run_id = $1 AND suite = $2 AND phase = $3 AND harness = $4 AND arm = $5 AND iteration = $6",
-    );
-    let mut a: Vec<Arg> = args![q.run_id, q.suite, q.phase, q.harness, q.arm, i64::from(q.iteration)];
-    if let Some(ids) = q.ids {
-        let marks: Vec<String> = ids.iter().enumerate().map(|(i, _)| format!("${}", i + 7)).collect();
-        sql.push_str(&format!(" AND id IN ({})", marks.join(", ")));
-        a.extend(ids.iter().map(|id| Arg::from(*id)));
-    }
-    sql.push_str(" ORDER BY id");
-    let raw: Vec<(String,)> = store.handle().block_on(store.store().fetch_all(&op, sqlx::AssertSqlSafe(sql), a))?;
-    raw.into_iter().map(|(json,)| serde_json::from_str::<TrajectoryView>(&json).map_err(|e| store.store().json_error(&op, e))).collect()
+    let filter = EpisodeFilter {
+        run_id: Some(q.run_id),
+        suite: Some(q.suite.to_string()),
+        phase: Some(q.phase.to_string()),
+        harness: Some(q.harness.to_string()),
+        arm: Some(q.arm.to_string()),
+        iteration: Some(q.iteration),
+        ..Default::default()
+    };
+    let views = store.handle().block_on(store.store().trajectory_views::<TrajectoryView>(&filter, q.ids))?;
+    Ok(views.into_iter().map(|(_, v)| v).collect())
 }

@@ -1,11 +1,12 @@
 //! Episodes: one row per finished episode, with summary columns for filtering and the whole
-//! trajectory as JSON.
+//! trajectory in its stored form (see `codec`).
 
 use serde::{Deserialize, Serialize};
 
 use crate::episode::{Episode, EpisodeStatus};
 
-use super::sql::{args, escape_like, now_utc, Arg, Conditions};
+use super::sql::{args, now_utc, Arg, Conditions};
+use super::trajectories::{Encoded, StoredTrajectory, TRAJECTORY_COLUMNS};
 use super::{on_backend, Backend, BackendKind, Store, StoreError};
 
 /// The experiment context of an episode; all optional (plain evaluations leave it empty).
@@ -63,9 +64,10 @@ pub struct EpisodeFilter {
     pub iteration: Option<u32>,
     pub phase: Option<String>,
     pub split: Option<String>,
-    /// A substring of `task_id` or of the trajectory JSON text (SQL `LIKE '%text%'`; `%` and
-    /// `_` match literally). ASCII case-insensitive on both back-ends. Note that the trajectory
-    /// is JSON: quotes and control characters in it are escaped.
+    /// A substring of `task_id` or of the trajectory's JSON text (`%` and `_` match literally).
+    /// ASCII case-insensitive on both back-ends. Note that the trajectory is JSON: quotes and
+    /// control characters in it are escaped. Matched by reading every trajectory the other
+    /// fields select, so narrow by run first on a large store.
     pub text: Option<String>,
     /// At most this many rows ([`Store::episode_rows`] only).
     pub limit: Option<u32>,
@@ -140,22 +142,50 @@ struct RawEpisodeRow {
     created_at: String,
 }
 
+#[derive(sqlx::FromRow)]
+struct TextRow {
+    task_id: String,
+    id: i64,
+    codec: i64,
+    dictionary: Option<i64>,
+    trajectory: Vec<u8>,
+}
+
 const ROW_COLUMNS: &str = "id, run_id, task_id, suite, family, harness, policy, sample, seed, status, success, \
      reward, infra_error, n_steps, n_interventions, prompt_tokens, completion_tokens, duration_ms, arm, seed_index, \
      iteration, phase, split, schema, created_at";
 
 const INSERT_EPISODE: &str = "INSERT INTO episodes (run_id, task_id, suite, family, harness, policy, sample, seed, \
      status, success, reward, infra_error, n_steps, n_interventions, prompt_tokens, completion_tokens, duration_ms, \
-     arm, seed_index, iteration, phase, split, trajectory, schema, created_at) \
+     arm, seed_index, iteration, phase, split, schema, created_at, codec, dictionary, trajectory) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, \
-     $23, $24, $25) RETURNING id";
+     $23, $24, $25, $26, $27) RETURNING id";
 
 fn saturating_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
+/// The conditions of a filter's fields, but for its text.
+fn conditions(f: &EpisodeFilter) -> Conditions {
+    let mut c = Conditions::default();
+    c.eq("run_id", f.run_id);
+    c.eq("task_id", f.task_id.clone());
+    c.eq("suite", f.suite.clone());
+    c.eq("family", f.family.clone());
+    c.eq("harness", f.harness.clone());
+    c.eq("policy", f.policy.clone());
+    c.eq("status", f.status.map(EpisodeStatus::as_str));
+    c.eq("success", f.success.map(i64::from));
+    c.eq("arm", f.arm.clone());
+    c.eq("seed_index", f.seed_index.map(i64::from));
+    c.eq("iteration", f.iteration.map(i64::from));
+    c.eq("phase", f.phase.clone());
+    c.eq("split", f.split.clone());
+    c
+}
+
 /// The bind values of [`INSERT_EPISODE`].
-fn insert_args(run_id: i64, episode: &Episode, context: &EpisodeContext, trajectory: String) -> Vec<Arg> {
+fn insert_args(run_id: i64, episode: &Episode, context: &EpisodeContext, trajectory: Encoded) -> Vec<Arg> {
     args![
         run_id,
         episode.task_id.as_str(),
@@ -180,9 +210,11 @@ fn insert_args(run_id: i64, episode: &Episode, context: &EpisodeContext, traject
         context.iteration.map(i64::from),
         context.phase.clone(),
         context.split.clone(),
-        trajectory,
         i64::from(episode.schema),
         now_utc(),
+        trajectory.codec,
+        trajectory.dictionary,
+        trajectory.blob,
     ]
 }
 
@@ -191,7 +223,7 @@ impl Store {
     /// returns (one statement, its own transaction), so it survives the process being killed.
     pub async fn insert_episode(&self, run_id: i64, episode: &Episode, context: &EpisodeContext) -> Result<i64, StoreError> {
         let op = format!("insert episode {} into run {run_id}", episode.task_id);
-        let trajectory = serde_json::to_string(episode).map_err(|e| self.json_error(&op, e))?;
+        let trajectory = self.encode_episode(&op, episode).await?;
         let (id,): (i64,) = self.fetch_one(&op, INSERT_EPISODE, insert_args(run_id, episode, context, trajectory)).await?;
         Ok(id)
     }
@@ -201,7 +233,7 @@ impl Store {
         let op = format!("insert {} episodes into run {run_id}", episodes.len());
         let mut all_args = Vec::with_capacity(episodes.len());
         for (episode, context) in episodes {
-            let trajectory = serde_json::to_string(episode).map_err(|e| self.json_error(&op, e))?;
+            let trajectory = self.encode_episode(&op, episode).await?;
             all_args.push(insert_args(run_id, episode, context, trajectory));
         }
         let result: Result<Vec<i64>, sqlx::Error> = on_backend!(self, |pool, DB| {
@@ -222,11 +254,18 @@ impl Store {
         result.map_err(|e| self.query_error(&op, e))
     }
 
+    async fn encode_episode(&self, op: &str, episode: &Episode) -> Result<Encoded, StoreError> {
+        let value = serde_json::to_value(episode).map_err(|e| self.json_error(op, e))?;
+        self.encode_trajectory(op, &episode.suite, value).await
+    }
+
     /// The stored episode (its trajectory, deserialised).
     pub async fn episode(&self, id: i64) -> Result<Option<Episode>, StoreError> {
         let op = format!("read episode {id}");
-        let row: Option<(String,)> = self.fetch_optional(&op, "SELECT trajectory FROM episodes WHERE id = $1", args![id]).await?;
-        row.map(|(json,)| serde_json::from_str(&json).map_err(|e| self.json_error(&op, e))).transpose()
+        let sql = format!("SELECT {TRAJECTORY_COLUMNS} FROM episodes WHERE id = $1");
+        let row: Option<StoredTrajectory> = self.fetch_optional(&op, sqlx::AssertSqlSafe(sql), args![id]).await?;
+        let Some(row) = row else { return Ok(None) };
+        Ok(self.decode_trajectories(&op, vec![row]).await?.pop().map(|(_, e)| e))
     }
 
     /// The summary row of one episode, if present.
@@ -240,19 +279,47 @@ impl Store {
     /// Summary rows (no trajectories) of the episodes the filter selects, in insertion order.
     pub async fn episode_rows(&self, filter: &EpisodeFilter) -> Result<Vec<EpisodeRow>, StoreError> {
         let op = "list episodes";
-        let (sql, args) = self.select_sql(ROW_COLUMNS, filter, true);
+        let (sql, args) = self.select_sql(ROW_COLUMNS, filter, true).await?;
         let raw: Vec<RawEpisodeRow> = self.fetch_all(op, sqlx::AssertSqlSafe(sql), args).await?;
         raw.into_iter().map(|r| self.episode_row_from(op, r)).collect()
+    }
+
+    /// Summary rows of one run's episodes in any of `phases`, in insertion order.
+    pub async fn episode_rows_in_phases(&self, run_id: i64, phases: &[&str]) -> Result<Vec<EpisodeRow>, StoreError> {
+        let op = format!("list episodes of run {run_id} in phases {}", phases.join(", "));
+        let marks: Vec<String> = (0..phases.len()).map(|i| format!("${}", i + 2)).collect();
+        let sql = format!("SELECT {ROW_COLUMNS} FROM episodes WHERE run_id = $1 AND phase IN ({}) ORDER BY id", marks.join(", "));
+        let mut a = args![run_id];
+        a.extend(phases.iter().map(|p| Arg::from(*p)));
+        let raw: Vec<RawEpisodeRow> = self.fetch_all(&op, sqlx::AssertSqlSafe(sql), a).await?;
+        raw.into_iter().map(|r| self.episode_row_from(&op, r)).collect()
+    }
+
+    /// The trajectories the filter's fields select (its text, limit and offset ignored), only
+    /// those with the given ids if `ids` is set, read as `T`: a view of an episode's JSON that
+    /// leaves out what it does not need. In insertion order.
+    pub async fn trajectory_views<T: serde::de::DeserializeOwned>(
+        &self,
+        filter: &EpisodeFilter,
+        ids: Option<&[i64]>,
+    ) -> Result<Vec<(i64, T)>, StoreError> {
+        let op = "read trajectories";
+        let mut c = conditions(filter);
+        if let Some(ids) = ids {
+            let marks: Vec<String> = ids.iter().map(|id| c.bind(*id)).collect();
+            c.push(format!("id IN ({})", marks.join(", ")));
+        }
+        let sql = format!("SELECT {TRAJECTORY_COLUMNS} FROM episodes{} ORDER BY id", c.where_sql());
+        let raw: Vec<StoredTrajectory> = self.fetch_all(op, sqlx::AssertSqlSafe(sql), c.args).await?;
+        self.decode_trajectories(op, raw).await
     }
 
     /// Full episodes the filter selects, with their ids, in insertion order.
     pub async fn episodes(&self, filter: &EpisodeFilter) -> Result<Vec<(i64, Episode)>, StoreError> {
         let op = "read episodes";
-        let (sql, args) = self.select_sql("id, trajectory", filter, true);
-        let raw: Vec<(i64, String)> = self.fetch_all(op, sqlx::AssertSqlSafe(sql), args).await?;
-        raw.into_iter()
-            .map(|(id, json)| serde_json::from_str(&json).map(|e| (id, e)).map_err(|e| self.json_error(&format!("read episode {id}"), e)))
-            .collect()
+        let (sql, args) = self.select_sql(TRAJECTORY_COLUMNS, filter, true).await?;
+        let raw: Vec<StoredTrajectory> = self.fetch_all(op, sqlx::AssertSqlSafe(sql), args).await?;
+        self.decode_trajectories(op, raw).await
     }
 
     /// Delete the episodes of one experiment job (suite, arm, seed index) from `iteration` on:
@@ -270,34 +337,25 @@ impl Store {
     /// How many episodes the filter selects (`limit` and `offset` ignored).
     pub async fn count_episodes(&self, filter: &EpisodeFilter) -> Result<u64, StoreError> {
         let op = "count episodes";
-        let (sql, args) = self.select_sql("COUNT(*)", filter, false);
+        let (sql, args) = self.select_sql("COUNT(*)", filter, false).await?;
         let (n,): (i64,) = self.fetch_one(op, sqlx::AssertSqlSafe(sql), args).await?;
         u64::try_from(n).map_err(|_| self.corrupt(op, format!("negative count {n}")))
     }
 
-    fn select_sql(&self, columns: &str, f: &EpisodeFilter, paged: bool) -> (String, Vec<Arg>) {
-        let mut c = Conditions::default();
-        c.eq("run_id", f.run_id);
-        c.eq("task_id", f.task_id.clone());
-        c.eq("suite", f.suite.clone());
-        c.eq("family", f.family.clone());
-        c.eq("harness", f.harness.clone());
-        c.eq("policy", f.policy.clone());
-        c.eq("status", f.status.map(EpisodeStatus::as_str));
-        c.eq("success", f.success.map(i64::from));
-        c.eq("arm", f.arm.clone());
-        c.eq("seed_index", f.seed_index.map(i64::from));
-        c.eq("iteration", f.iteration.map(i64::from));
-        c.eq("phase", f.phase.clone());
-        c.eq("split", f.split.clone());
+    /// The statement selecting `columns` of the episodes `f` selects. A text filter is matched
+    /// here, against the decoded trajectories (they are stored compressed), and becomes a list
+    /// of ids.
+    async fn select_sql(&self, columns: &str, f: &EpisodeFilter, paged: bool) -> Result<(String, Vec<Arg>), StoreError> {
+        let mut c = conditions(f);
         if let Some(text) = &f.text {
-            let p = c.bind(format!("%{}%", escape_like(text)));
-            // SQLite's LIKE is ASCII case-insensitive; Postgres needs ILIKE for the same.
-            let like = match self.backend() {
-                BackendKind::Sqlite => "LIKE",
-                BackendKind::Postgres => "ILIKE",
-            };
-            c.push(format!("(task_id {like} {p} ESCAPE '\\' OR trajectory {like} {p} ESCAPE '\\')"));
+            let ids = self.ids_with_text(&c, text).await?;
+            if ids.is_empty() {
+                c.push("0 = 1".into());
+            } else {
+                // ids are integers read from the store: safe to write into the statement
+                let list: Vec<String> = ids.iter().map(i64::to_string).collect();
+                c.push(format!("id IN ({})", list.join(", ")));
+            }
         }
         let mut sql = format!("SELECT {columns} FROM episodes{}", c.where_sql());
         if paged {
@@ -319,7 +377,36 @@ impl Store {
                 (None, None) => {}
             }
         }
-        (sql, c.args)
+        Ok((sql, c.args))
+    }
+
+    /// The ids of the episodes the conditions select whose task id or trajectory holds `text`,
+    /// read a page of rows at a time.
+    async fn ids_with_text(&self, c: &Conditions, text: &str) -> Result<Vec<i64>, StoreError> {
+        const PAGE: i64 = 2_000;
+        let op = "search episodes";
+        let mut out = Vec::new();
+        let mut after = i64::MIN;
+        loop {
+            let mut page = Conditions { clauses: c.clauses.clone(), args: c.args.clone() };
+            let a = page.bind(after);
+            page.push(format!("id > {a}"));
+            let l = page.bind(PAGE);
+            let sql = format!("SELECT task_id, {TRAJECTORY_COLUMNS} FROM episodes{} ORDER BY id LIMIT {l}", page.where_sql());
+            let rows: Vec<TextRow> = self.fetch_all(op, sqlx::AssertSqlSafe(sql), page.args).await?;
+            let Some(last) = rows.last().map(|r| r.id) else { break };
+            let n = rows.len() as i64;
+            let rows = rows
+                .into_iter()
+                .map(|r| (r.task_id, StoredTrajectory { id: r.id, codec: r.codec, dictionary: r.dictionary, trajectory: r.trajectory }))
+                .collect();
+            out.extend(self.matching_text(op, rows, text).await?);
+            if n < PAGE {
+                break;
+            }
+            after = last;
+        }
+        Ok(out)
     }
 
     fn episode_row_from(&self, op: &str, r: RawEpisodeRow) -> Result<EpisodeRow, StoreError> {

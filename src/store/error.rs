@@ -24,6 +24,9 @@ pub enum StoreError {
     /// A value could not be turned into JSON, or a stored JSON text could not be read back.
     #[error("store {location}: {op}: JSON: {source}")]
     Json { location: String, op: String, source: serde_json::Error },
+    /// A trajectory could not be compressed or decompressed.
+    #[error("store {location}: {op}: compression: {source}")]
+    Codec { location: String, op: String, source: std::io::Error },
     /// The row an update refers to does not exist.
     #[error("store {location}: {op}: {what} not found")]
     NotFound { location: String, op: String, what: String },

@@ -42,6 +42,9 @@ pub struct StoreInfo {
     pub bytes_per_episode: Option<f64>,
     /// The write-ahead log as found (0 when it was merged on the last exit, or for Postgres).
     pub wal_bytes: u64,
+    /// Episodes whose trajectory is still the JSON text a v1 store wrote (read in place;
+    /// `harness-s store compact` converts them).
+    pub v1_episodes: u64,
     pub files: Vec<StoreFile>,
     /// Tables and indexes, largest first.
     pub parts: Vec<StorePart>,
@@ -85,6 +88,7 @@ impl Store {
     async fn measure(&self, files: Vec<StoreFile>) -> Result<StoreInfo, StoreError> {
         let (runs,): (i64,) = self.fetch_one("counting runs", "SELECT COUNT(*) FROM runs", Vec::new()).await?;
         let episodes = self.count_episodes(&super::EpisodeFilter::default()).await?;
+        let v1_episodes = self.json_episodes().await?;
         let (backend, sql) = match &self.inner.backend {
             // dbstat counts the pages of each table and index (the main file only)
             Backend::Sqlite(_) => ("sqlite", "SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC, name"),
@@ -111,6 +115,7 @@ impl Store {
             bytes,
             bytes_per_episode: (episodes > 0).then(|| bytes as f64 / episodes as f64),
             wal_bytes,
+            v1_episodes,
             files,
             parts,
         })

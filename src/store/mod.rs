@@ -21,6 +21,7 @@
 //! [`Store`]; plain worker threads use [`BlockingStore`].
 
 mod blocking;
+mod codec;
 mod episodes;
 mod error;
 mod info;
@@ -31,6 +32,7 @@ mod runs;
 pub mod schema;
 pub(crate) mod sql;
 mod state;
+mod trajectories;
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -74,6 +76,8 @@ struct Inner {
     backend: Backend,
     /// The location as given, with any password masked: used in every error message.
     location: String,
+    /// Interned strings and compression dictionaries known to this handle.
+    codec: codec::CodecCache,
 }
 
 enum Backend {
@@ -182,7 +186,7 @@ impl Store {
             Backend::Postgres(pool) => schema::POSTGRES_MIGRATIONS.run(pool).await,
         };
         migrated.map_err(|source| StoreError::Migrate { location: shown.clone(), source })?;
-        Ok(Store { inner: Arc::new(Inner { backend, location: shown }) })
+        Ok(Store { inner: Arc::new(Inner { backend, location: shown, codec: codec::CodecCache::default() }) })
     }
 
     /// The location this store was opened at (any password masked).
@@ -224,6 +228,10 @@ impl Store {
 
     pub(crate) fn corrupt(&self, op: &str, detail: impl Into<String>) -> StoreError {
         StoreError::Corrupt { location: self.inner.location.clone(), op: op.to_string(), detail: detail.into() }
+    }
+
+    pub(crate) fn codec_error(&self, op: &str, source: std::io::Error) -> StoreError {
+        StoreError::Codec { location: self.inner.location.clone(), op: op.to_string(), source }
     }
 
     pub(crate) fn not_found(&self, op: &str, what: impl Into<String>) -> StoreError {

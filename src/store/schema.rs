@@ -5,6 +5,13 @@
 //! `migrations/postgres` (kept column-for-column identical), run by [`Store::open`]. sqlx
 //! records applied migrations in `_sqlx_migrations`.
 //!
+//! Version 2 changed one column's contents, the only such change: `episodes.trajectory` is an
+//! encoded blob instead of JSON text (see `codec` below), and `episodes` lost the indexes no
+//! query used. A v1 store is upgraded when a v2 release opens it: its rows keep their JSON text
+//! (`codec` 0, read in place) until `harness-s store compact` converts them. Readers outside the
+//! workbench get an episode's JSON with `harness-s store episode ID`, or decode it as
+//! described under `codec`.
+//!
 //! Conventions, both back-ends:
 //! - ids are 64-bit integers assigned by the database, increasing: newest first is `id DESC`;
 //! - timestamps are UTC RFC 3339 text with milliseconds (`2025-01-02T03:04:05.678Z`), which
@@ -12,7 +19,8 @@
 //! - "JSON" columns hold JSON text (TEXT, not a JSON type, on both back-ends);
 //! - integers are `INTEGER` on SQLite and `BIGINT` on Postgres, reals `REAL` / `DOUBLE
 //!   PRECISION`; booleans are integers 0/1;
-//! - deleting a run deletes its episodes, state and records (`ON DELETE CASCADE`).
+//! - deleting a run deletes its episodes, state and records (`ON DELETE CASCADE`); interned
+//!   strings and dictionaries are shared by runs and stay.
 //!
 //! ## `runs`
 //! One evaluation or experiment.
@@ -53,12 +61,48 @@
 //! | `iteration` | integer, null | the training iteration |
 //! | `phase` | text, null | `train`, `rescue`, `probe`, `eval`, ... |
 //! | `split` | text, null | `train` or `heldout` |
-//! | `trajectory` | JSON, not null | the whole [`Episode`] as serialised by serde |
 //! | `schema` | integer, not null | the trajectory schema version ([`TRAJECTORY_SCHEMA`] when written) |
 //! | `created_at` | timestamp, not null | when the row was written |
+//! | `codec` | integer, not null | how `trajectory` is encoded: 0 or 1, below |
+//! | `dictionary` | integer, null | → `dictionaries.id`, the zstd dictionary `trajectory` was compressed with |
+//! | `trajectory` | blob, not null | the whole [`Episode`] as serialised by serde, encoded |
 //!
-//! Indexes: `(run_id, id)`, `(run_id, arm, iteration)`, `(run_id, phase)`, `(run_id, success)`,
-//! `(family)`, `(harness)`, `(task_id)`.
+//! The summary columns come before the trajectory so that reading them never walks a
+//! trajectory's overflow pages.
+//!
+//! `codec` 0: the serde JSON text as UTF-8 bytes (rows of a v1 store not yet compacted).
+//! `codec` 1: the serde JSON with every string value of 48 bytes or more replaced by a
+//! reference — the character U+007F followed by the decimal id of its row in `strings` (a
+//! string value that itself starts with U+007F is written with one more in front) — then
+//! compressed as one zstd frame, with the dictionary `dictionary` when set.
+//!
+//! Indexes, each with the queries it serves:
+//! - `(run_id, arm, iteration)`: an arm's episodes of one iteration — the analyses' trajectory
+//!   reads, the rescue view, the resume's deletion of an interrupted iteration, the episode
+//!   list's arm filter;
+//! - `(run_id, phase)`: the analyses' summary rows by phase; every per-run list and count;
+//!   deleting a run (the cascade finds its episodes);
+//! - `(task_id)`: every try at one task across runs (the episode list's task filter).
+//!
+//! ## `strings`
+//! Texts that recur in trajectories (system prompts, tool descriptions, task prompts,
+//! observations), each stored once.
+//!
+//! | column | type | |
+//! |---|---|---|
+//! | `id` | integer, primary key | what references name |
+//! | `hash` | integer, not null, unique | FNV-1a 64 of the UTF-8 text (same-bits signed); a text whose hash is taken by another stays inline |
+//! | `body` | text, not null | |
+//!
+//! ## `dictionaries`
+//! zstd dictionaries, one trained per suite on its first 500 episodes written to the store.
+//!
+//! | column | type | |
+//! |---|---|---|
+//! | `id` | integer, primary key | |
+//! | `suite` | text, not null | |
+//! | `body` | blob, not null | the dictionary as `zstd --train` writes it |
+//! | `created_at` | timestamp, not null | |
 //!
 //! ## `run_state`
 //! Key/value checkpoints of a run's progress, for resume ([`Store::set_state`], an upsert).
@@ -98,7 +142,7 @@
 use sqlx::migrate::Migrator;
 
 /// The latest store schema version (the number of the newest migration).
-pub const STORE_SCHEMA_VERSION: i64 = 1;
+pub const STORE_SCHEMA_VERSION: i64 = 2;
 
 /// Migrations for SQLite stores (`migrations/sqlite`).
 pub static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("migrations/sqlite");

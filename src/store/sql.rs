@@ -15,6 +15,7 @@ pub(crate) enum Arg {
     OptF64(Option<f64>),
     Text(String),
     OptText(Option<String>),
+    Bytes(Vec<u8>),
 }
 
 impl From<i64> for Arg {
@@ -53,6 +54,12 @@ impl From<Option<String>> for Arg {
     }
 }
 
+impl From<Vec<u8>> for Arg {
+    fn from(v: Vec<u8>) -> Self {
+        Arg::Bytes(v)
+    }
+}
+
 /// `args![a, b, c]`: a `Vec<Arg>` from values convertible into [`Arg`].
 macro_rules! args {
     ($($v:expr),* $(,)?) => { vec![$($crate::store::sql::Arg::from($v)),*] };
@@ -68,6 +75,7 @@ where
     for<'t> Option<f64>: Encode<'t, DB> + Type<DB>,
     for<'t> String: Encode<'t, DB> + Type<DB>,
     for<'t> Option<String>: Encode<'t, DB> + Type<DB>,
+    for<'t> Vec<u8>: Encode<'t, DB> + Type<DB>,
 {
     let mut out = DB::Arguments::default();
     for arg in args {
@@ -78,6 +86,7 @@ where
             Arg::OptF64(v) => out.add(v),
             Arg::Text(v) => out.add(v),
             Arg::OptText(v) => out.add(v),
+            Arg::Bytes(v) => out.add(v),
         };
         added.map_err(sqlx::Error::Encode)?;
     }
@@ -87,7 +96,7 @@ where
 /// A `WHERE` clause under construction.
 #[derive(Default)]
 pub(crate) struct Conditions {
-    clauses: Vec<String>,
+    pub(crate) clauses: Vec<String>,
     pub(crate) args: Vec<Arg>,
 }
 
@@ -115,18 +124,6 @@ impl Conditions {
             format!(" WHERE {}", self.clauses.join(" AND "))
         }
     }
-}
-
-/// Escape `%`, `_` and `\` for a `LIKE ... ESCAPE '\'` pattern.
-pub(crate) fn escape_like(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The current time as UTC RFC 3339 text with milliseconds, e.g. `2025-01-02T03:04:05.678Z`.
@@ -164,10 +161,5 @@ mod tests {
         assert_eq!(format_utc(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(format_utc(951_782_400_123), "2000-02-29T00:00:00.123Z");
         assert_eq!(format_utc(1_735_787_045_678), "2025-01-02T03:04:05.678Z");
-    }
-
-    #[test]
-    fn escapes_like() {
-        assert_eq!(escape_like(r"50%_a\b"), r"50\%\_a\\b");
     }
 }
