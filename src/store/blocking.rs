@@ -137,6 +137,10 @@ impl BlockingStore {
         self.handle.block_on(self.store.episode_rows(filter))
     }
 
+    pub fn episode_page(&self, filter: &EpisodeFilter) -> Result<(u64, Vec<EpisodeRow>), StoreError> {
+        self.handle.block_on(self.store.episode_page(filter))
+    }
+
     pub fn episodes(&self, filter: &EpisodeFilter) -> Result<Vec<(i64, Episode)>, StoreError> {
         self.handle.block_on(self.store.episodes(filter))
     }

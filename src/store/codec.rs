@@ -13,7 +13,6 @@
 //! interned.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -33,6 +32,8 @@ pub(crate) const DICTIONARY_SAMPLES: usize = 500;
 const DICTIONARY_BYTES: usize = 64 * 1024;
 /// zstd level: 3 is zstd's default; 9 saved 15 % more on the demo at several times the time.
 const LEVEL: i32 = 3;
+/// The largest payload [`decompress`] accepts.
+const MAX_PAYLOAD_BYTES: u64 = 1 << 30;
 /// Interned strings kept in memory for reading before the cache is emptied.
 const STRING_CACHE_ENTRIES: usize = 200_000;
 /// Hashes of interned strings kept in memory for writing before the cache is emptied (about
@@ -100,6 +101,19 @@ pub(crate) fn references(value: &Value, out: &mut Vec<i64>) -> Result<(), String
     Ok(())
 }
 
+/// The ids a packed payload (the interned JSON, decompressed) references, read from its bytes
+/// without parsing it: a reference is the only string value that opens with [`REF`] followed by
+/// a digit (a text that starts with [`REF`] is written with two).
+pub(crate) fn payload_references(payload: &[u8]) -> impl Iterator<Item = i64> + '_ {
+    // a quote, then REF (one byte in UTF-8)
+    const MARKER: &[u8] = &[b'"', REF as u8];
+    memchr::memmem::find_iter(payload, MARKER).filter_map(move |at| {
+        let digits = &payload[at + 2..];
+        let n = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+        (n > 0 && digits.get(n) == Some(&b'"')).then(|| std::str::from_utf8(&digits[..n]).ok()?.parse().ok()).flatten()
+    })
+}
+
 /// Put the interned strings back (and unescape the others).
 pub(crate) fn resolve(value: &mut Value, strings: &HashMap<i64, Arc<str>>) -> Result<(), String> {
     match value {
@@ -140,20 +154,46 @@ pub(crate) fn train(samples: &[Vec<u8>]) -> std::io::Result<Vec<u8>> {
 
 /// Compress a payload, with the dictionary if there is one.
 pub(crate) fn compress(payload: &[u8], dictionary: Option<&Dictionary>) -> std::io::Result<Vec<u8>> {
-    match dictionary {
-        Some(d) => zstd::bulk::Compressor::with_prepared_dictionary(&d.encoder)?.compress(payload),
-        None => zstd::bulk::compress(payload, LEVEL),
+    let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(payload.len()));
+    // as for decompression: a context per thread, not per call
+    thread_local! {
+        static CONTEXT: std::cell::RefCell<zstd::zstd_safe::CCtx<'static>> = std::cell::RefCell::new(zstd::zstd_safe::CCtx::create());
     }
+    let done = CONTEXT.with(|c| {
+        let mut c = c.borrow_mut();
+        match dictionary {
+            Some(d) => c.compress_using_cdict(&mut out, payload, d.encoder.as_cdict()),
+            None => c.compress(&mut out, payload, LEVEL),
+        }
+    });
+    done.map(|_| out).map_err(|code| std::io::Error::other(zstd::zstd_safe::get_error_name(code)))
 }
 
 /// Decompress a payload written by [`compress`].
 pub(crate) fn decompress(blob: &[u8], dictionary: Option<&Dictionary>) -> std::io::Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(blob.len() * 8);
-    match dictionary {
-        Some(d) => zstd::stream::read::Decoder::with_prepared_dictionary(blob, &d.decoder)?.read_to_end(&mut out)?,
-        None => zstd::stream::read::Decoder::with_buffer(blob)?.read_to_end(&mut out)?,
+    let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+    let size = match zstd::zstd_safe::get_frame_content_size(blob) {
+        Ok(Some(size)) if size <= MAX_PAYLOAD_BYTES => size as usize,
+        Ok(Some(_)) => return Err(bad("a trajectory larger than 1 GiB")),
+        Ok(None) | Err(_) => return Err(bad("not a zstd frame with its content size")),
     };
-    Ok(out)
+    let mut out = Vec::with_capacity(size);
+    // a decompression context is costly to create (half of a search's time): one per thread
+    thread_local! {
+        static CONTEXT: std::cell::RefCell<zstd::zstd_safe::DCtx<'static>> = std::cell::RefCell::new(zstd::zstd_safe::DCtx::create());
+    }
+    let done = CONTEXT.with(|c| {
+        let mut c = c.borrow_mut();
+        match dictionary {
+            Some(d) => c.decompress_using_ddict(&mut out, blob, d.decoder.as_ddict()),
+            None => c.decompress(&mut out, blob),
+        }
+    });
+    match done {
+        Ok(n) if n == size => Ok(out),
+        Ok(_) => Err(bad("a trajectory shorter than its frame says")),
+        Err(code) => Err(bad(zstd::zstd_safe::get_error_name(code))),
+    }
 }
 
 /// Where a suite's dictionary stands in this process.
@@ -220,6 +260,8 @@ mod tests {
         let mut refs = Vec::new();
         references(&v, &mut refs).unwrap();
         assert_eq!(refs, vec![5]);
+        let payload = serde_json::to_vec(&v).unwrap();
+        assert_eq!(payload_references(&payload).collect::<Vec<_>>(), vec![5]);
         resolve(&mut v, &HashMap::from([(5, Arc::from(long.as_str()))])).unwrap();
         assert_eq!(v, original);
         let mut missing = json!(format!("{REF}9"));

@@ -284,6 +284,29 @@ impl Store {
         raw.into_iter().map(|r| self.episode_row_from(op, r)).collect()
     }
 
+    /// One page of the filter's summary rows (its `limit` and `offset`) and how many rows the
+    /// filter selects in all. With a text filter the trajectories are searched once for both.
+    pub async fn episode_page(&self, filter: &EpisodeFilter) -> Result<(u64, Vec<EpisodeRow>), StoreError> {
+        let Some(text) = &filter.text else {
+            return Ok((self.count_episodes(filter).await?, self.episode_rows(filter).await?));
+        };
+        let op = "list episodes";
+        let ids = self.ids_with_text(&conditions(filter), text).await?;
+        let offset = filter.offset.unwrap_or(0) as usize;
+        let end = filter.limit.map_or(ids.len(), |l| offset.saturating_add(l as usize).min(ids.len()));
+        let page = ids.get(offset..end).unwrap_or_default();
+        let mut rows = Vec::with_capacity(page.len());
+        for chunk in page.chunks(500) {
+            let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+            let sql = format!("SELECT {ROW_COLUMNS} FROM episodes WHERE id IN ({}) ORDER BY id", marks.join(", "));
+            let raw: Vec<RawEpisodeRow> = self.fetch_all(op, sqlx::AssertSqlSafe(sql), chunk.iter().map(|id| Arg::from(*id)).collect()).await?;
+            for r in raw {
+                rows.push(self.episode_row_from(op, r)?);
+            }
+        }
+        Ok((ids.len() as u64, rows))
+    }
+
     /// Summary rows of one run's episodes in any of `phases`, in insertion order.
     pub async fn episode_rows_in_phases(&self, run_id: i64, phases: &[&str]) -> Result<Vec<EpisodeRow>, StoreError> {
         let op = format!("list episodes of run {run_id} in phases {}", phases.join(", "));
@@ -383,8 +406,11 @@ impl Store {
     /// The ids of the episodes the conditions select whose task id or trajectory holds `text`,
     /// read a page of rows at a time.
     async fn ids_with_text(&self, c: &Conditions, text: &str) -> Result<Vec<i64>, StoreError> {
-        const PAGE: i64 = 2_000;
+        const PAGE: i64 = 5_000;
         let op = "search episodes";
+        let needle = text.to_ascii_lowercase();
+        let finder = memchr::memmem::Finder::new(needle.as_bytes());
+        let strings = self.strings_containing(op, &finder).await?;
         let mut out = Vec::new();
         let mut after = i64::MIN;
         loop {
@@ -400,7 +426,7 @@ impl Store {
                 .into_iter()
                 .map(|r| (r.task_id, StoredTrajectory { id: r.id, codec: r.codec, dictionary: r.dictionary, trajectory: r.trajectory }))
                 .collect();
-            out.extend(self.matching_text(op, rows, text).await?);
+            out.extend(self.matching_text(op, rows, &finder, &strings).await?);
             if n < PAGE {
                 break;
             }

@@ -239,20 +239,64 @@ impl Store {
         Ok(out)
     }
 
-    /// The ids among `rows` whose task id or trajectory JSON text holds `needle` (ASCII
-    /// case-insensitive, as SQL `LIKE`).
-    pub(crate) async fn matching_text(&self, op: &str, rows: Vec<(String, StoredTrajectory)>, needle: &str) -> Result<Vec<i64>, StoreError> {
-        let needle = needle.to_ascii_lowercase();
-        let (tasks, stored): (Vec<String>, Vec<StoredTrajectory>) = rows.into_iter().unzip();
-        let decoded = self.decode_values(op, stored).await?;
+    /// The ids of the interned strings whose JSON form (as the trajectory's JSON text writes
+    /// them, escapes included) holds `needle`, lowercased.
+    pub(crate) async fn strings_containing(
+        &self,
+        op: &str,
+        needle: &memchr::memmem::Finder<'_>,
+    ) -> Result<std::collections::HashSet<i64>, StoreError> {
+        const PAGE: i64 = 20_000;
+        let mut out = std::collections::HashSet::new();
+        let mut after = i64::MIN;
+        loop {
+            let rows: Vec<(i64, String)> =
+                self.fetch_all(op, "SELECT id, body FROM strings WHERE id > $1 ORDER BY id LIMIT $2", args![after, PAGE]).await?;
+            let Some(&(last, _)) = rows.last() else { break };
+            for (id, body) in &rows {
+                let json = serde_json::to_string(body).map_err(|e| self.json_error(op, e))?;
+                if needle.find(json[1..json.len() - 1].to_ascii_lowercase().as_bytes()).is_some() {
+                    out.insert(*id);
+                }
+            }
+            if (rows.len() as i64) < PAGE {
+                break;
+            }
+            after = last;
+        }
+        Ok(out)
+    }
+
+    /// The ids among `rows` whose task id or trajectory JSON text holds the lowercased needle
+    /// (ASCII case-insensitive, as SQL `LIKE`), given the interned strings that hold it. A
+    /// packed trajectory is searched as stored — its inline text, and its references looked up
+    /// in `strings` — without being decoded; so a needle that runs across the edge of an
+    /// interned string is not found (one within a string, or within the text between, is).
+    pub(crate) async fn matching_text(
+        &self,
+        op: &str,
+        rows: Vec<(String, StoredTrajectory)>,
+        needle: &memchr::memmem::Finder<'_>,
+        strings: &std::collections::HashSet<i64>,
+    ) -> Result<Vec<i64>, StoreError> {
         let mut out = Vec::new();
-        for (task, (id, d)) in tasks.iter().zip(decoded) {
-            let text = match d {
-                Decoded::Json(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-                Decoded::Value(v) => serde_json::to_string(&v).map_err(|e| self.json_error(op, e))?,
+        for (task, r) in rows {
+            let text = match r.codec {
+                CODEC_JSON => r.trajectory,
+                CODEC_PACKED => {
+                    let dictionary = match r.dictionary {
+                        Some(d) => Some(self.dictionary(op, d).await?),
+                        None => None,
+                    };
+                    codec::decompress(&r.trajectory, dictionary.as_deref()).map_err(|e| self.codec_error(&format!("{op}: episode {}", r.id), e))?
+                }
+                other => return Err(self.corrupt(op, format!("episode {}: unknown trajectory codec {other}", r.id))),
             };
-            if task.to_ascii_lowercase().contains(&needle) || text.to_ascii_lowercase().contains(&needle) {
-                out.push(id);
+            let hit = needle.find(task.to_ascii_lowercase().as_bytes()).is_some()
+                || needle.find(&text.to_ascii_lowercase()).is_some()
+                || (r.codec == CODEC_PACKED && codec::payload_references(&text).any(|id| strings.contains(&id)));
+            if hit {
+                out.push(r.id);
             }
         }
         Ok(out)

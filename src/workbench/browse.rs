@@ -354,12 +354,11 @@ impl Workbench {
             }
             f.success = Some(rescued);
         }
-        let total = self.store.count_episodes(&f)?;
         let limit = a.opt_i64("limit")?.unwrap_or(100).clamp(1, 1000);
         let offset = a.opt_i64("offset")?.unwrap_or(0).max(0);
         f.limit = Some(limit as u32);
         f.offset = Some(offset as u32);
-        let rows = self.store.episode_rows(&f)?;
+        let (total, rows) = self.store.episode_page(&f)?;
         api::reply(api::EpisodePage { total, offset: offset as u64, rows: rows.iter().map(episode_row).collect() })
     }
 
