@@ -479,3 +479,36 @@ fn expensive_functions_stay_bounded() {
     assert!(out.starts_with("3024 (HY000)") || out == "[(0,)]", "{out}");
     assert!(start.elapsed() < Duration::from_secs(60), "{:?}", start.elapsed());
 }
+
+#[test]
+fn an_episode_database_started_from_kept_pages_behaves_as_a_freshly_loaded_one() {
+    // a table set no other test loads: the first executor loads it, the next ones start from
+    // the pages it kept
+    let t = table("Snapshot Probe", &["Name", "Score"], &[&["Ann", "3"], &["Bob", "10"], &["Cy", "7"]]);
+    let statements = [
+        "SELECT * FROM `Snapshot Probe`",
+        "SELECT TABLE_NAME, TABLE_ROWS FROM information_schema.tables",
+        "SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.columns ORDER BY ORDINAL_POSITION",
+        "SELECT MAX(Score + 0), SUM(Score) FROM `Snapshot Probe`",
+        "INSERT INTO `Snapshot Probe` (Name, Score) VALUES ('Dee', '1')",
+        "UPDATE `Snapshot Probe` SET Score = '4' WHERE Name = 'Ann'",
+        "SELECT Name, Score FROM `Snapshot Probe` ORDER BY Name",
+        "SELECT TABLE_ROWS FROM information_schema.tables",
+        "CREATE TABLE extra (x TEXT)",
+        "SHOW TABLES",
+        "DROP TABLE `Snapshot Probe`",
+        "SELECT * FROM `Snapshot Probe`",
+    ];
+    let mut fresh = SqliteExecutor::new(std::slice::from_ref(&t)).unwrap();
+    let mut kept = SqliteExecutor::new(std::slice::from_ref(&t)).unwrap();
+    assert_eq!(fresh.tables_hash(std::slice::from_ref(&t)), kept.tables_hash(std::slice::from_ref(&t)));
+    let a: Vec<String> = statements.iter().map(|s| run(&mut fresh, s)).collect();
+    let b: Vec<String> = statements.iter().map(|s| run(&mut kept, s)).collect();
+    assert_eq!(a, b);
+    assert_eq!(a[0], "[('Ann', '3'), ('Bob', '10'), ('Cy', '7')]");
+    assert!(a[11].contains("1146"), "{}", a[11]);
+    // each database is its own copy: what the two changed is not in a third
+    let mut third = SqliteExecutor::new(&[t]).unwrap();
+    assert_eq!(run(&mut third, "SELECT COUNT(*) FROM `Snapshot Probe`"), "[(3,)]");
+    assert_eq!(run(&mut third, "SHOW TABLES"), "[('Snapshot Probe',)]");
+}

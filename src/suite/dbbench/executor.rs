@@ -133,7 +133,7 @@ impl SqliteExecutor {
     }
 
     pub fn with_options(tables: &[TableSpec], opts: ExecOptions) -> Result<Self, EnvError> {
-        let conn = Connection::open_in_memory().map_err(|e| env_err("cannot open SQLite", e))?;
+        let mut conn = Connection::open_in_memory().map_err(|e| env_err("cannot open SQLite", e))?;
         let cfg = |c: DbConfig, v: bool| conn.set_db_config(c, v).map_err(|e| env_err("cannot configure SQLite", e));
         // Double-quoted strings are not identifiers' fallback here: an unknown "x" is an error.
         cfg(DbConfig::SQLITE_DBCONFIG_DQS_DML, false)?;
@@ -148,34 +148,18 @@ impl SqliteExecutor {
         conn.set_limit(Limit::SQLITE_LIMIT_SQL_LENGTH, 1_000_000).map_err(|e| env_err("cannot limit SQLite", e))?;
         conn.set_limit(Limit::SQLITE_LIMIT_TRIGGER_DEPTH, 16).map_err(|e| env_err("cannot limit SQLite", e))?;
         functions::register(&conn).map_err(|e| env_err("cannot register MySQL functions", e))?;
-        conn.execute_batch(
-            "CREATE TABLE information_schema.tables (TABLE_CATALOG TEXT COLLATE mysql_ci, TABLE_SCHEMA TEXT COLLATE mysql_ci, \
-             TABLE_NAME TEXT COLLATE mysql_ci, TABLE_TYPE TEXT COLLATE mysql_ci, ENGINE TEXT COLLATE mysql_ci, TABLE_ROWS INTEGER, \
-             TABLE_COLLATION TEXT COLLATE mysql_ci);
-             CREATE TABLE information_schema.columns (TABLE_CATALOG TEXT COLLATE mysql_ci, TABLE_SCHEMA TEXT COLLATE mysql_ci, \
-             TABLE_NAME TEXT COLLATE mysql_ci, COLUMN_NAME TEXT COLLATE mysql_ci, ORDINAL_POSITION INTEGER, COLUMN_DEFAULT TEXT, \
-             IS_NULLABLE TEXT COLLATE mysql_ci, DATA_TYPE TEXT COLLATE mysql_ci, CHARACTER_MAXIMUM_LENGTH INTEGER, \
-             COLUMN_TYPE TEXT COLLATE mysql_ci, COLUMN_KEY TEXT COLLATE mysql_ci, EXTRA TEXT COLLATE mysql_ci, \
-             CHARACTER_SET_NAME TEXT COLLATE mysql_ci, COLLATION_NAME TEXT COLLATE mysql_ci);",
-        )
-        .map_err(|e| env_err("cannot create information_schema", e))?;
-
-        for t in tables {
-            let cols: Vec<String> = t.columns.iter().map(|c| format!("{} TEXT COLLATE mysql_ci", dquote(&c.name))).collect();
-            let create = format!("CREATE TABLE IF NOT EXISTS main.{} ({})", dquote(&t.name), cols.join(", "));
-            conn.execute_batch(&create).map_err(|e| env_err(&format!("cannot create table `{}`", t.name), e))?;
-            let names: Vec<String> = t.columns.iter().map(|c| dquote(&c.name)).collect();
-            let marks = vec!["?"; t.columns.len()].join(", ");
-            let insert = format!("INSERT INTO main.{} ({}) VALUES ({marks})", dquote(&t.name), names.join(", "));
-            let tx = conn.unchecked_transaction().map_err(|e| env_err("cannot load rows", e))?;
-            {
-                let mut stmt = tx.prepare(&insert).map_err(|e| env_err(&format!("cannot load table `{}`", t.name), e))?;
-                for (r, row) in t.rows.iter().enumerate() {
-                    stmt.execute(rusqlite::params_from_iter(row.iter()))
-                        .map_err(|e| env_err(&format!("cannot insert row {} of `{}`", r + 1, t.name), e))?;
-                }
+        // The same tables are loaded for every episode of a task (and every path of a grammar
+        // search): the first load is kept as a copy of its pages, and later ones start from it.
+        let snapshot = snapshots::find(tables);
+        match &snapshot {
+            Some(s) => {
+                let load = |conn: &mut Connection, schema: &str, pages: &[u8]| {
+                    conn.deserialize_read_exact(schema, pages, pages.len(), false).map_err(|e| env_err("cannot load the tables", e))
+                };
+                load(&mut conn, "main", &s.main)?;
+                load(&mut conn, "information_schema", &s.information_schema)?;
             }
-            tx.commit().map_err(|e| env_err("cannot load rows", e))?;
+            None => load_tables(&conn, tables)?,
         }
 
         let guard = Arc::new(Guard {
@@ -210,7 +194,14 @@ impl SqliteExecutor {
         let g = guard.clone();
         conn.authorizer(Some(move |ctx: AuthContext<'_>| authorize(&g, ctx))).map_err(|e| env_err("cannot install the authorizer", e))?;
         let mut ex = SqliteExecutor { conn, guard, opts };
-        ex.refresh_information_schema();
+        if snapshot.is_none() {
+            ex.refresh_information_schema();
+            let pages = ex.internal(|c| Ok::<_, rusqlite::Error>((c.serialize("main")?.to_vec(), c.serialize("information_schema")?.to_vec())));
+            // without a copy every episode loads its tables itself, as it did before
+            if let Ok((main, information_schema)) = pages {
+                snapshots::keep(tables, snapshots::Snapshot { main, information_schema });
+            }
+        }
         Ok(ex)
     }
 
@@ -447,6 +438,97 @@ impl SqliteExecutor {
             (_, true) => return Ok(RowSet::default()),
         };
         self.internal(|c| c.execute_batch(sql)).map(|_| RowSet::default()).map_err(|e| SqlError::new(1105, "HY000", e.to_string()))
+    }
+}
+
+/// Create `information_schema`'s tables and the task's tables with their rows.
+fn load_tables(conn: &Connection, tables: &[TableSpec]) -> Result<(), EnvError> {
+    conn.execute_batch(
+        "CREATE TABLE information_schema.tables (TABLE_CATALOG TEXT COLLATE mysql_ci, TABLE_SCHEMA TEXT COLLATE mysql_ci, \
+         TABLE_NAME TEXT COLLATE mysql_ci, TABLE_TYPE TEXT COLLATE mysql_ci, ENGINE TEXT COLLATE mysql_ci, TABLE_ROWS INTEGER, \
+         TABLE_COLLATION TEXT COLLATE mysql_ci);
+         CREATE TABLE information_schema.columns (TABLE_CATALOG TEXT COLLATE mysql_ci, TABLE_SCHEMA TEXT COLLATE mysql_ci, \
+         TABLE_NAME TEXT COLLATE mysql_ci, COLUMN_NAME TEXT COLLATE mysql_ci, ORDINAL_POSITION INTEGER, COLUMN_DEFAULT TEXT, \
+         IS_NULLABLE TEXT COLLATE mysql_ci, DATA_TYPE TEXT COLLATE mysql_ci, CHARACTER_MAXIMUM_LENGTH INTEGER, \
+         COLUMN_TYPE TEXT COLLATE mysql_ci, COLUMN_KEY TEXT COLLATE mysql_ci, EXTRA TEXT COLLATE mysql_ci, \
+         CHARACTER_SET_NAME TEXT COLLATE mysql_ci, COLLATION_NAME TEXT COLLATE mysql_ci);",
+    )
+    .map_err(|e| env_err("cannot create information_schema", e))?;
+
+    for t in tables {
+        let cols: Vec<String> = t.columns.iter().map(|c| format!("{} TEXT COLLATE mysql_ci", dquote(&c.name))).collect();
+        let create = format!("CREATE TABLE IF NOT EXISTS main.{} ({})", dquote(&t.name), cols.join(", "));
+        conn.execute_batch(&create).map_err(|e| env_err(&format!("cannot create table `{}`", t.name), e))?;
+        let names: Vec<String> = t.columns.iter().map(|c| dquote(&c.name)).collect();
+        let marks = vec!["?"; t.columns.len()].join(", ");
+        let insert = format!("INSERT INTO main.{} ({}) VALUES ({marks})", dquote(&t.name), names.join(", "));
+        let tx = conn.unchecked_transaction().map_err(|e| env_err("cannot load rows", e))?;
+        {
+            let mut stmt = tx.prepare(&insert).map_err(|e| env_err(&format!("cannot load table `{}`", t.name), e))?;
+            for (r, row) in t.rows.iter().enumerate() {
+                stmt.execute(rusqlite::params_from_iter(row.iter()))
+                    .map_err(|e| env_err(&format!("cannot insert row {} of `{}`", r + 1, t.name), e))?;
+            }
+        }
+        tx.commit().map_err(|e| env_err("cannot load rows", e))?;
+    }
+    Ok(())
+}
+
+/// Loaded tables kept as database pages, by their content.
+mod snapshots {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+
+    use super::TableSpec;
+
+    /// The pages of `main` and of `information_schema` right after a task's tables were loaded.
+    pub(super) struct Snapshot {
+        pub main: Vec<u8>,
+        pub information_schema: Vec<u8>,
+    }
+
+    /// Sets of tables kept before the cache is emptied (a bundled task's pages are about 20 KB).
+    const ENTRIES: usize = 2_048;
+
+    type Cache = HashMap<u64, Vec<(Vec<TableSpec>, Arc<Snapshot>)>>;
+
+    fn cache() -> &'static Mutex<Cache> {
+        static CACHE: std::sync::OnceLock<Mutex<Cache>> = std::sync::OnceLock::new();
+        CACHE.get_or_init(Default::default)
+    }
+
+    fn key(tables: &[TableSpec]) -> u64 {
+        let mut h = crate::seed::FNV_OFFSET;
+        for t in tables {
+            h = crate::seed::fnv1a_update(h, t.name.bytes().chain([0]));
+            for c in &t.columns {
+                h = crate::seed::fnv1a_update(h, c.name.bytes().chain([1]));
+            }
+            for row in &t.rows {
+                for v in row {
+                    h = crate::seed::fnv1a_update(h, v.bytes().chain([2]));
+                }
+            }
+        }
+        h
+    }
+
+    /// The snapshot of exactly these tables, if one was kept.
+    pub(super) fn find(tables: &[TableSpec]) -> Option<Arc<Snapshot>> {
+        let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+        cache.get(&key(tables))?.iter().find(|(t, _)| t.as_slice() == tables).map(|(_, s)| s.clone())
+    }
+
+    pub(super) fn keep(tables: &[TableSpec], snapshot: Snapshot) {
+        let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+        if cache.values().map(Vec::len).sum::<usize>() >= ENTRIES {
+            cache.clear();
+        }
+        let entry = cache.entry(key(tables)).or_default();
+        if !entry.iter().any(|(t, _)| t.as_slice() == tables) {
+            entry.push((tables.to_vec(), Arc::new(snapshot)));
+        }
     }
 }
 
