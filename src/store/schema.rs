@@ -95,7 +95,7 @@
 //! | `body` | text, not null | |
 //!
 //! ## `dictionaries`
-//! zstd dictionaries, one trained per suite on its first 500 episodes written to the store.
+//! zstd dictionaries, one trained per suite on its first 200 episodes written to the store.
 //!
 //! | column | type | |
 //! |---|---|---|

@@ -55,7 +55,8 @@ impl Store {
     }
 
     /// The ids of the long strings of `value` in `strings`, inserting those not there yet. A
-    /// string whose hash is taken by another text is left out (it stays inline).
+    /// string met for the first time, and one whose hash is taken by another text, are left
+    /// out (they stay inline).
     async fn intern_strings(&self, op: &str, value: &Value) -> Result<HashMap<String, i64>, StoreError> {
         let mut ids = HashMap::new();
         for s in codec::long_strings(value) {
@@ -65,7 +66,8 @@ impl Store {
             let id = match known {
                 Some((id, c)) if c == check => Some(id),
                 Some(_) => None,
-                None => self.store_string(op, hash, s).await?,
+                None if self.inner.codec.seen_before(hash) => self.store_string(op, hash, s).await?,
+                None => None,
             };
             if let Some(id) = id {
                 ids.insert(s.to_string(), id);
