@@ -22,7 +22,6 @@ ALTER TABLE episodes ALTER COLUMN codec DROP DEFAULT;
 ALTER TABLE episodes ADD COLUMN dictionary BIGINT REFERENCES dictionaries (id);
 ALTER TABLE episodes ALTER COLUMN trajectory TYPE BYTEA USING convert_to(trajectory, 'UTF8');
 
-DROP INDEX episodes_run_idx;
 DROP INDEX episodes_family_idx;
 DROP INDEX episodes_harness_idx;
 DROP INDEX episodes_success_idx;

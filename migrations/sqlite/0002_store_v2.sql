@@ -63,6 +63,7 @@ INSERT INTO sqlite_sequence (name, seq) SELECT 'episodes_v2', seq FROM sqlite_se
 DROP TABLE episodes;
 ALTER TABLE episodes_v2 RENAME TO episodes;
 
+CREATE INDEX episodes_run_idx   ON episodes (run_id, id);
 CREATE INDEX episodes_arm_idx   ON episodes (run_id, arm, iteration);
 CREATE INDEX episodes_phase_idx ON episodes (run_id, phase);
 CREATE INDEX episodes_task_idx  ON episodes (task_id);

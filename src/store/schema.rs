@@ -77,11 +77,13 @@
 //! compressed as one zstd frame, with the dictionary `dictionary` when set.
 //!
 //! Indexes, each with the queries it serves:
+//! - `(run_id, id)`: a run's episodes in order — the episode list's pages (a deep page reads
+//!   the index, not a sort of the run: 3 ms instead of 75 ms at offset 68,000), counts;
 //! - `(run_id, arm, iteration)`: an arm's episodes of one iteration — the analyses' trajectory
 //!   reads, the rescue view, the resume's deletion of an interrupted iteration, the episode
 //!   list's arm filter;
-//! - `(run_id, phase)`: the analyses' summary rows by phase; every per-run list and count;
-//!   deleting a run (the cascade finds its episodes);
+//! - `(run_id, phase)`: the analyses' summary rows by phase; deleting a run (the cascade finds
+//!   its episodes);
 //! - `(task_id)`: every try at one task across runs (the episode list's task filter).
 //!
 //! ## `strings`
