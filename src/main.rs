@@ -711,11 +711,16 @@ fn cmd_store_info(db: &str, json: bool) -> Result<()> {
     Ok(())
 }
 
-fn cmd_store_episode(db: &str, id: i64) -> Result<()> {
+/// Open a store a command only reads: a missing SQLite file is an error, not a new empty store.
+fn open_existing_store(db: &str) -> Result<BlockingStore> {
     if !db.contains("://") && !db.starts_with("sqlite:") && !std::path::Path::new(db).exists() {
         bail!("no run store at {db} (pass --db FILE or set HARNESS_S_DB)");
     }
-    let store = BlockingStore::open(db).with_context(|| format!("opening the store {db}"))?;
+    BlockingStore::open(db).with_context(|| format!("opening the store {db}"))
+}
+
+fn cmd_store_episode(db: &str, id: i64) -> Result<()> {
+    let store = open_existing_store(db)?;
     let episode = store.episode(id).with_context(|| format!("reading episode {id} of {db}"))?;
     let Some(episode) = episode else { bail!("the store {db} has no episode {id}") };
     out!("{}", serde_json::to_string(&episode)?);
@@ -743,11 +748,7 @@ fn cmd_store_compact(db: &str) -> Result<()> {
 }
 
 fn cmd_report(experiment: &str, db: &str, compare: Option<&str>, out: &std::path::Path) -> Result<()> {
-    // a report only reads: do not create an empty store by accident
-    if !db.contains("://") && !db.starts_with("sqlite:") && !std::path::Path::new(db).exists() {
-        bail!("no run store at {db} (pass --db FILE or set HARNESS_S_DB)");
-    }
-    let store = BlockingStore::open(db).with_context(|| format!("opening the store {db}"))?;
+    let store = open_existing_store(db)?;
     let paths = harness_s::report::write_report(&store, experiment, compare, out)?;
     if paths.status != "finished" {
         eprintln!("note: run {} is {}: the report is provisional and marked as such", paths.run_id, paths.status);
@@ -770,10 +771,7 @@ fn cmd_export(
 ) -> Result<()> {
     use harness_s::experiment::batch::Source;
     use harness_s::experiment::export::{export, ExportFormat, ExportRequest};
-    if !db.contains("://") && !db.starts_with("sqlite:") && !std::path::Path::new(db).exists() {
-        bail!("no run store at {db} (pass --db FILE or set HARNESS_S_DB)");
-    }
-    let store = BlockingStore::open(db).with_context(|| format!("opening the store {db}"))?;
+    let store = open_existing_store(db)?;
     let run_id = match run {
         "latest" => store.latest_run(Some("experiment"))?.map(|r| r.id).ok_or_else(|| anyhow!("no experiment run in {db}"))?,
         id => id.parse::<i64>().map_err(|_| anyhow!("RUN: `{id}` is not a run id or `latest`"))?,

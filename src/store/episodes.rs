@@ -297,9 +297,10 @@ impl Store {
         let page = ids.get(offset..end).unwrap_or_default();
         let mut rows = Vec::with_capacity(page.len());
         for chunk in page.chunks(500) {
-            let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
-            let sql = format!("SELECT {ROW_COLUMNS} FROM episodes WHERE id IN ({}) ORDER BY id", marks.join(", "));
-            let raw: Vec<RawEpisodeRow> = self.fetch_all(op, sqlx::AssertSqlSafe(sql), chunk.iter().map(|id| Arg::from(*id)).collect()).await?;
+            let mut c = Conditions::default();
+            c.is_in("id", chunk.iter().copied());
+            let sql = format!("SELECT {ROW_COLUMNS} FROM episodes{} ORDER BY id", c.where_sql());
+            let raw: Vec<RawEpisodeRow> = self.fetch_all(op, sqlx::AssertSqlSafe(sql), c.args).await?;
             for r in raw {
                 rows.push(self.episode_row_from(op, r)?);
             }
@@ -310,11 +311,11 @@ impl Store {
     /// Summary rows of one run's episodes in any of `phases`, in insertion order.
     pub async fn episode_rows_in_phases(&self, run_id: i64, phases: &[&str]) -> Result<Vec<EpisodeRow>, StoreError> {
         let op = format!("list episodes of run {run_id} in phases {}", phases.join(", "));
-        let marks: Vec<String> = (0..phases.len()).map(|i| format!("${}", i + 2)).collect();
-        let sql = format!("SELECT {ROW_COLUMNS} FROM episodes WHERE run_id = $1 AND phase IN ({}) ORDER BY id", marks.join(", "));
-        let mut a = args![run_id];
-        a.extend(phases.iter().map(|p| Arg::from(*p)));
-        let raw: Vec<RawEpisodeRow> = self.fetch_all(&op, sqlx::AssertSqlSafe(sql), a).await?;
+        let mut c = Conditions::default();
+        c.eq("run_id", Some(run_id));
+        c.is_in("phase", phases.iter().copied());
+        let sql = format!("SELECT {ROW_COLUMNS} FROM episodes{} ORDER BY id", c.where_sql());
+        let raw: Vec<RawEpisodeRow> = self.fetch_all(&op, sqlx::AssertSqlSafe(sql), c.args).await?;
         raw.into_iter().map(|r| self.episode_row_from(&op, r)).collect()
     }
 
@@ -329,8 +330,7 @@ impl Store {
         let op = "read trajectories";
         let mut c = conditions(filter);
         if let Some(ids) = ids {
-            let marks: Vec<String> = ids.iter().map(|id| c.bind(*id)).collect();
-            c.push(format!("id IN ({})", marks.join(", ")));
+            c.is_in("id", ids.iter().copied());
         }
         let sql = format!("SELECT {TRAJECTORY_COLUMNS} FROM episodes{} ORDER BY id", c.where_sql());
         let raw: Vec<StoredTrajectory> = self.fetch_all(op, sqlx::AssertSqlSafe(sql), c.args).await?;

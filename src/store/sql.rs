@@ -116,6 +116,11 @@ impl Conditions {
             self.push(format!("{column} = {p}"));
         }
     }
+    /// `column IN ($n, ...)` over the values.
+    pub(crate) fn is_in<T: Into<Arg>>(&mut self, column: &str, values: impl IntoIterator<Item = T>) {
+        let marks: Vec<String> = values.into_iter().map(|v| self.bind(v)).collect();
+        self.push(format!("{column} IN ({})", marks.join(", ")));
+    }
     /// ` WHERE a AND b ...`, or nothing.
     pub(crate) fn where_sql(&self) -> String {
         if self.clauses.is_empty() {

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::codec::{self, Dictionary, SuiteDictionary, CODEC_JSON, CODEC_PACKED};
-use super::sql::{args, now_utc, Arg};
+use super::sql::{args, now_utc, Conditions};
 use super::{on_backend, Backend, Store, StoreError};
 
 /// The columns of a stored trajectory, in this order: see [`StoredTrajectory`].
@@ -185,14 +185,28 @@ impl Store {
             }
         }
         for chunk in missing.chunks(STRINGS_PER_QUERY) {
-            let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
-            let sql = format!("SELECT id, body FROM strings WHERE id IN ({})", marks.join(", "));
-            let rows: Vec<(i64, String)> = self.fetch_all(op, sqlx::AssertSqlSafe(sql), chunk.iter().map(|id| Arg::from(*id)).collect()).await?;
+            let mut c = Conditions::default();
+            c.is_in("id", chunk.iter().copied());
+            let sql = format!("SELECT id, body FROM strings{}", c.where_sql());
+            let rows: Vec<(i64, String)> = self.fetch_all(op, sqlx::AssertSqlSafe(sql), c.args).await?;
             let read: Vec<(i64, Arc<str>)> = rows.into_iter().map(|(id, body)| (id, Arc::from(body))).collect();
             out.extend(read.iter().cloned());
             self.inner.codec.remember_strings(read);
         }
         Ok(out)
+    }
+
+    /// The JSON payload of a packed row (strings still interned), decompressed with its
+    /// dictionary.
+    async fn unpack(&self, op: &str, r: &StoredTrajectory) -> Result<Vec<u8>, StoreError> {
+        if r.codec != CODEC_PACKED {
+            return Err(self.corrupt(op, format!("episode {}: unknown trajectory codec {}", r.id, r.codec)));
+        }
+        let dictionary = match r.dictionary {
+            Some(d) => Some(self.dictionary(op, d).await?),
+            None => None,
+        };
+        codec::decompress(&r.trajectory, dictionary.as_deref()).map_err(|e| self.codec_error(&format!("{op}: episode {}", r.id), e))
     }
 
     /// Decode stored trajectories into `T` (an [`crate::episode::Episode`], or any view of its
@@ -216,21 +230,14 @@ impl Store {
         let mut wanted = Vec::new();
         for r in rows {
             let id = r.id;
-            match r.codec {
-                CODEC_JSON => out.push((id, Decoded::Json(r.trajectory))),
-                CODEC_PACKED => {
-                    let dictionary = match r.dictionary {
-                        Some(d) => Some(self.dictionary(op, d).await?),
-                        None => None,
-                    };
-                    let payload =
-                        codec::decompress(&r.trajectory, dictionary.as_deref()).map_err(|e| self.codec_error(&format!("{op}: episode {id}"), e))?;
-                    let value: Value = serde_json::from_slice(&payload).map_err(|e| self.json_error(&format!("{op}: episode {id}"), e))?;
-                    codec::references(&value, &mut wanted).map_err(|e| self.corrupt(op, format!("episode {id}: {e}")))?;
-                    out.push((id, Decoded::Value(value)));
-                }
-                other => return Err(self.corrupt(op, format!("episode {id}: unknown trajectory codec {other}"))),
+            if r.codec == CODEC_JSON {
+                out.push((id, Decoded::Json(r.trajectory)));
+                continue;
             }
+            let payload = self.unpack(op, &r).await?;
+            let value: Value = serde_json::from_slice(&payload).map_err(|e| self.json_error(&format!("{op}: episode {id}"), e))?;
+            codec::references(&value, &mut wanted).map_err(|e| self.corrupt(op, format!("episode {id}: {e}")))?;
+            out.push((id, Decoded::Value(value)));
         }
         let strings = self.strings(op, wanted).await?;
         for (id, d) in &mut out {
@@ -283,22 +290,13 @@ impl Store {
     ) -> Result<Vec<i64>, StoreError> {
         let mut out = Vec::new();
         for (task, r) in rows {
-            let text = match r.codec {
-                CODEC_JSON => r.trajectory,
-                CODEC_PACKED => {
-                    let dictionary = match r.dictionary {
-                        Some(d) => Some(self.dictionary(op, d).await?),
-                        None => None,
-                    };
-                    codec::decompress(&r.trajectory, dictionary.as_deref()).map_err(|e| self.codec_error(&format!("{op}: episode {}", r.id), e))?
-                }
-                other => return Err(self.corrupt(op, format!("episode {}: unknown trajectory codec {other}", r.id))),
-            };
+            let (id, packed) = (r.id, r.codec != CODEC_JSON);
+            let text = if packed { self.unpack(op, &r).await? } else { r.trajectory };
             let hit = needle.find(task.to_ascii_lowercase().as_bytes()).is_some()
                 || needle.find(&text.to_ascii_lowercase()).is_some()
-                || (r.codec == CODEC_PACKED && codec::payload_references(&text).any(|id| strings.contains(&id)));
+                || (packed && codec::payload_references(&text).any(|id| strings.contains(&id)));
             if hit {
-                out.push(r.id);
+                out.push(id);
             }
         }
         Ok(out)
