@@ -13,6 +13,15 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$venv/bin/python" -c "
   echo "trainer virtualenv ready: $venv"
   exit 0
 fi
+# About 3 GB downloaded and a 6 GB virtualenv (torch with its CUDA packages): say so before pip
+# fails half-way with "No space left on device".
+mkdir -p "$(dirname "$venv")"
+need_kb=$((8 * 1024 * 1024))
+free_kb="$(df -Pk "$(dirname "$venv")" | awk 'NR==2 {print $4}')"
+if [ -n "$free_kb" ] && [ "$free_kb" -lt "$need_kb" ]; then
+  echo "trainer virtualenv: $(dirname "$venv") has $((free_kb / 1024)) MB free; making $venv needs about 8 GB (set HARNESS_S_TRAINER_VENV to a disk with room)" >&2
+  exit 1
+fi
 echo "making the trainer virtualenv in $venv (about 3 GB to download the first time)"
 "$python" -m venv "$venv"
 "$venv/bin/pip" install --quiet --upgrade pip
