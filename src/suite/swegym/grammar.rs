@@ -123,6 +123,13 @@ pub struct SweView {
     pub edits: usize,
     pub tested_since_edit: bool,
     pub last_tests_ok: Option<bool>,
+    /// What the issue says the example should give: a value as Python prints it, or the name of
+    /// an exception (`expected_raises`).
+    pub expected: Option<String>,
+    pub expected_raises: bool,
+    /// The issue's example since the last change of a file: `none` (not run), `expected` (it
+    /// printed what the issue expects), `other`, or `unknown` (the issue says no expectation).
+    pub example: &'static str,
 }
 
 fn is_ident(c: char) -> bool {
@@ -245,6 +252,40 @@ fn modules(text: &str) -> Vec<Pointer> {
     out
 }
 
+/// The expectation an issue states: "I expected `3`." / "Expected: `3`" / "I expected a `ValueError`".
+fn expectation(issue: &str) -> Option<(String, bool)> {
+    for cue in ["I expected ", "Expected: "] {
+        let Some(i) = issue.find(cue) else { continue };
+        let rest = &issue[i + cue.len()..];
+        let (rest, raises) = match rest.strip_prefix("a `").or_else(|| rest.strip_prefix("an `")) {
+            Some(r) => (r, true),
+            None => match rest.strip_prefix('`') {
+                Some(r) => (r, false),
+                None => continue,
+            },
+        };
+        let Some(j) = rest.find('`') else { continue };
+        return Some((rest[..j].trim().to_string(), raises));
+    }
+    None
+}
+
+/// Did a run of the issue's example give what the issue expects?
+fn example_outcome(obs: &str, expected: Option<&str>, raises: bool) -> &'static str {
+    let Some(want) = expected else { return "unknown" };
+    let body = obs.split("\n[The command").next().unwrap_or(obs);
+    let matched = if raises {
+        body.lines().any(|l| l.trim_start().starts_with(want))
+    } else {
+        body.lines().rev().map(str::trim).find(|l| !l.is_empty()) == Some(want)
+    };
+    if matched {
+        "expected"
+    } else {
+        "other"
+    }
+}
+
 fn words(s: &str) -> Vec<String> {
     s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| w.to_lowercase()).collect()
 }
@@ -305,7 +346,7 @@ fn classify(call: &ToolCall) -> (&'static str, Option<String>, String) {
 
 impl SweView {
     pub fn parse(ctx: &Context) -> SweView {
-        let mut v = SweView::default();
+        let mut v = SweView { example: "none", ..SweView::default() };
         let mut first_user = true;
         for m in &ctx.messages {
             match m.role {
@@ -322,6 +363,10 @@ impl SweView {
                     v.snippet =
                         v.issue.lines().filter_map(|l| l.strip_prefix(">>> ").or_else(|| l.strip_prefix("... ")).map(str::to_string)).collect();
                     v.exceptions = EXCEPTIONS.iter().filter(|e| v.issue.contains(*e)).copied().collect();
+                    if let Some((want, raises)) = expectation(&v.issue) {
+                        v.expected = Some(want);
+                        v.expected_raises = raises;
+                    }
                     v.pointers.extend(frames(&v.issue, "traceback"));
                     v.pointers.extend(modules(&v.issue));
                 }
@@ -351,6 +396,9 @@ impl SweView {
             "search" => self.pointers.extend(hits(obs, "search")),
             "test" | "reproduce" => {
                 self.pointers.extend(frames(obs, "run"));
+                if kind == "reproduce" {
+                    self.example = example_outcome(obs, self.expected.as_deref(), self.expected_raises);
+                }
                 if kind == "test" {
                     self.tested_since_edit = true;
                     self.last_tests_ok = Some(obs.contains("[The command completed with exit code 0.]"));
@@ -359,6 +407,7 @@ impl SweView {
             "edit" if ok => {
                 self.edits += 1;
                 self.tested_since_edit = false;
+                self.example = "none";
                 let last = self.history.last().cloned();
                 if let Some(Past { path: Some(p), label, .. }) = last {
                     self.last_edit = Some((p, label));
@@ -367,6 +416,7 @@ impl SweView {
             "undo" if ok => {
                 self.last_edit = None;
                 self.tested_since_edit = false;
+                self.example = "none";
             }
             _ => {}
         }
@@ -529,6 +579,8 @@ impl Builder<'_> {
         out.push(f(&[slot, label, "last_ok", yn(v.history.last().map(|h| h.ok).unwrap_or(true))]));
         out.push(f(&[slot, label, "traceback", yn(v.pointers.iter().any(|p| p.source == "traceback"))]));
         out.push(f(&[slot, label, "reproduced", yn(v.history.iter().any(|h| h.kind == "reproduce"))]));
+        out.push(f(&[slot, label, "example", v.example, "edited", yn(v.last_edit.is_some())]));
+        out.push(f(&[slot, label, "example", v.example, "last", last]));
     }
 
     fn kind(&mut self, ch: &mut dyn Chooser) -> Option<&'static str> {
@@ -565,6 +617,20 @@ impl Builder<'_> {
             }
             if k == "undo" && v.feedback_mentions("undo it") && v.last_tests_ok == Some(false) {
                 prior += innate::FOLLOW_HINT * 0.5;
+            }
+            // a harness that asks for the issue's example after every change, and says what to
+            // do with what it prints
+            let last = v.history.last().map(|h| h.kind);
+            if v.feedback_mentions("run the issue's example again") {
+                if k == "reproduce" && last == Some("edit") {
+                    prior += innate::FOLLOW_HINT;
+                }
+                if k == "undo" && last == Some("reproduce") && v.example == "other" && v.last_edit.is_some() {
+                    prior += innate::FOLLOW_HINT;
+                }
+                if k == "finish" && last == Some("reproduce") && v.example == "expected" && v.last_edit.is_some() {
+                    prior += innate::FOLLOW_HINT * 0.5;
+                }
             }
             d.push(k, fs, prior);
             kinds.push(k);
@@ -898,6 +964,39 @@ mod tests {
         let opens: Vec<&str> = v.open_candidates().iter().map(|p| p.path.as_str()).collect();
         assert_eq!(opens, vec!["/testbed/textkit/core.py"]);
         assert_eq!(v.pointers[0].line, Some(12));
+    }
+
+    #[test]
+    fn the_issue_s_example_is_compared_with_what_the_issue_expects() {
+        assert_eq!(expectation("x\n\nI expected `True`.\n"), Some(("True".into(), false)));
+        assert_eq!(expectation("Expected: `(3, 4)`\nActual: `(4, 3)`"), Some(("(3, 4)".into(), false)));
+        assert_eq!(expectation("I expected a `ValueError`.\n"), Some(("ValueError".into(), true)));
+        assert_eq!(expectation("no expectation here"), None);
+        let done = "\n[The command completed with exit code 0.]";
+        assert_eq!(example_outcome(&format!("True{done}"), Some("True"), false), "expected");
+        assert_eq!(example_outcome(&format!("False{done}"), Some("True"), false), "other");
+        let tb = "Traceback (most recent call last):\n  File \"<stdin>\", line 2\nValueError: bad\n[The command completed with exit code 1.]";
+        assert_eq!(example_outcome(tb, Some("ValueError"), true), "expected");
+        assert_eq!(example_outcome(tb, Some("3"), false), "other");
+        assert_eq!(example_outcome("3", None, false), "unknown");
+
+        // the view: before any run `none`; a run sets it; a change resets it
+        let mut c = ctx("`f(1)` gives 0\n\n```python\n>>> from p.m import f\n>>> f(1)\n0\n```\n\nI expected `2`.");
+        assert_eq!(SweView::parse(&c).example, "none");
+        let run = ToolCall { id: "a".into(), name: "execute_bash".into(), arguments: serde_json::json!({"command": "cd /testbed && python3 - <<'EOF'\nf(1)\nEOF"}) };
+        push_call(&mut c, run.clone(), format!("0{done}"));
+        assert_eq!(SweView::parse(&c).example, "other");
+        let view = ToolCall { id: "b".into(), name: "str_replace_editor".into(), arguments: serde_json::json!({"command": "view", "path": "/testbed/p/m.py"}) };
+        push_call(&mut c, view, "Here's the result of running `cat -n` on /testbed/p/m.py:\n     1\tdef f(x):\n     2\t    return x - 1\n".into());
+        let edit = ToolCall {
+            id: "c".into(),
+            name: "str_replace_editor".into(),
+            arguments: serde_json::json!({"command": "str_replace", "path": "/testbed/p/m.py", "old_str": "    return x - 1", "new_str": "    return x + 1"}),
+        };
+        push_call(&mut c, edit, "The file /testbed/p/m.py has been edited.".into());
+        assert_eq!(SweView::parse(&c).example, "none");
+        push_call(&mut c, run, format!("2{done}"));
+        assert_eq!(SweView::parse(&c).example, "expected");
     }
 
     #[test]
