@@ -26,6 +26,40 @@ struct App {
     workbench: Arc<Workbench>,
     token: String,
     ui_dir: Option<PathBuf>,
+    /// The `Host` values this server answers: `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`.
+    hosts: Vec<String>,
+}
+
+/// What every response carries: the UI loads only its own scripts and styles, talks only to
+/// this server and may not be framed; the token in a URL never leaves in a `Referer`.
+const SECURITY_HEADERS: &[(&str, &str)] = &[
+    (
+        "content-security-policy",
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; \
+         object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    ),
+    ("x-frame-options", "DENY"),
+    ("x-content-type-options", "nosniff"),
+    ("referrer-policy", "no-referrer"),
+];
+
+/// Refuse a request whose `Host` is not this loopback server (a page of another site that
+/// rebinds its DNS name to 127.0.0.1 sends its own name), and add [`SECURITY_HEADERS`].
+async fn guard(State(app): State<Arc<App>>, req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    let mut res = if app.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
+        next.run(req).await
+    } else {
+        error_reply(
+            StatusCode::MISDIRECTED_REQUEST,
+            "misdirected_request",
+            format!("this workbench answers only requests for {} (the request was for host `{host}`)", app.hosts.join(", ")),
+        )
+    };
+    for (k, v) in SECURITY_HEADERS {
+        res.headers_mut().insert(*k, header::HeaderValue::from_static(v));
+    }
+    res
 }
 
 /// A fresh random token: 128 bits as hex.
@@ -202,13 +236,20 @@ pub fn serve(port: u16, db: &str, ui: Option<&Path>, stop: Arc<std::sync::atomic
     let workbench = Arc::new(Workbench::open(db, &workspace).map_err(|e| anyhow::anyhow!("{e}"))?);
     let ui_dir = find_ui_dir(ui);
     let token = std::env::var("HARNESS_S_SERVE_TOKEN").ok().filter(|t| t.len() >= 16).unwrap_or_else(new_token);
-    let app = Arc::new(App { workbench: workbench.clone(), token: token.clone(), ui_dir: ui_dir.clone() });
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the server runtime")?;
+    let served = workbench.clone();
     rt.block_on(async move {
-        let router = Router::new().route("/api/{command}", get(api_get).post(api_post)).fallback(static_file).with_state(app);
+        let workbench = served;
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding 127.0.0.1:{port}"))?;
         let local = listener.local_addr()?;
+        let hosts = ["127.0.0.1", "localhost", "[::1]"].iter().map(|h| format!("{h}:{}", local.port())).collect();
+        let app = Arc::new(App { workbench: workbench.clone(), token: token.clone(), ui_dir: ui_dir.clone(), hosts });
+        let router = Router::new()
+            .route("/api/{command}", get(api_get).post(api_post))
+            .fallback(static_file)
+            .layer(axum::middleware::from_fn_with_state(app.clone(), guard))
+            .with_state(app);
         println!("serving http://{local}/?token={token}");
         match &ui_dir {
             Some(d) => eprintln!("ui: {}", d.display()),

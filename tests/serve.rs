@@ -133,3 +133,35 @@ async fn the_ui_is_served_at_the_root_with_its_assets() {
     let r = http.get(format!("{}/../Cargo.toml", s.base)).send().await.unwrap();
     assert!(!r.text().await.unwrap().contains("[package]"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_foreign_host_is_refused_and_every_answer_forbids_framing() {
+    let s = start(None);
+    let port = s.base.rsplit(':').next().unwrap().to_string();
+    let http = reqwest::Client::new();
+    // A page whose DNS name was rebound to 127.0.0.1 sends its own name as the Host: refused
+    // before the token is even looked at, with a clear message.
+    for host in ["evil.example:".to_string() + &port, "127.0.0.1".into(), "127.0.0.1:1".into(), "localhost.evil.example".into()] {
+        let r = http.get(format!("{}/api/experiments", s.base)).header("host", &host).bearer_auth(&s.token).send().await.unwrap();
+        assert_eq!(r.status(), 421, "Host {host}");
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(body["kind"], "misdirected_request");
+        assert!(body["error"].as_str().unwrap().contains(&format!("127.0.0.1:{port}")), "{body}");
+        assert!(body["error"].as_str().unwrap().contains(&host), "{body}");
+    }
+    for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("LOCALHOST:{port}"), format!("[::1]:{port}")] {
+        let r = http.get(format!("{}/api/experiments", s.base)).header("host", &host).bearer_auth(&s.token).send().await.unwrap();
+        assert_eq!(r.status(), 200, "Host {host}");
+        let h = r.headers();
+        assert_eq!(h["x-frame-options"], "DENY");
+        let csp = h["content-security-policy"].to_str().unwrap();
+        assert!(csp.contains("frame-ancestors 'none'") && csp.contains("default-src 'self'") && csp.contains("script-src 'self'"), "{csp}");
+        assert_eq!(h["referrer-policy"], "no-referrer");
+    }
+    // refusals and the UI's pages carry the same headers
+    let r = http.get(format!("{}/api/experiments", s.base)).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    assert_eq!(r.headers()["x-frame-options"], "DENY");
+    let r = http.get(format!("{}/", s.base)).send().await.unwrap();
+    assert!(r.headers()["content-security-policy"].to_str().unwrap().contains("frame-ancestors 'none'"));
+}
