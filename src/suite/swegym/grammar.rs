@@ -105,6 +105,9 @@ pub struct Past {
     pub path: Option<String>,
     pub label: String,
     pub ok: bool,
+    /// For a `str_replace`: the last line it replaced and the line it wrote there (the line
+    /// a repair operator changed; the lines before it only make the match unique).
+    pub changed: Option<(String, String)>,
 }
 
 /// What the context says, parsed once per decision.
@@ -274,10 +277,12 @@ fn expectation(issue: &str) -> Option<(String, bool)> {
 fn example_outcome(obs: &str, expected: Option<&str>, raises: bool) -> &'static str {
     let Some(want) = expected else { return "unknown" };
     let body = obs.split("\n[The command").next().unwrap_or(obs);
+    // An issue writes a value as its author would (`"a"`, `[1,2]`); Python prints its repr.
+    let norm = |s: &str| s.chars().filter(|c| !c.is_whitespace()).map(|c| if c == '"' { '\'' } else { c }).collect::<String>();
     let matched = if raises {
         body.lines().any(|l| l.trim_start().starts_with(want))
     } else {
-        body.lines().rev().map(str::trim).find(|l| !l.is_empty()) == Some(want)
+        body.lines().rev().map(str::trim).find(|l| !l.is_empty()).is_some_and(|l| norm(l) == norm(want))
     };
     if matched {
         "expected"
@@ -344,7 +349,26 @@ fn classify(call: &ToolCall) -> (&'static str, Option<String>, String) {
     }
 }
 
+/// The last line a `str_replace` replaces and the line it writes in its place.
+fn changed_line(call: &ToolCall) -> Option<(String, String)> {
+    let arg = |k: &str| call.arguments.get(k).and_then(|v| v.as_str());
+    if arg("command")? != "str_replace" {
+        return None;
+    }
+    let last = |s: &str| s.lines().last().unwrap_or("").to_string();
+    Some((last(arg("old_str")?), last(arg("new_str").unwrap_or(""))))
+}
+
 impl SweView {
+    /// Has an earlier edit of `path` replaced `line` (with `after`, when given)?
+    fn edited_before(&self, path: &str, line: &str, after: Option<&str>) -> bool {
+        self.history.iter().any(|h| {
+            h.kind == "edit"
+                && h.path.as_deref() == Some(path)
+                && h.changed.as_ref().is_some_and(|(old, new)| old == line && after.is_none_or(|a| a == new))
+        })
+    }
+
     pub fn parse(ctx: &Context) -> SweView {
         let mut v = SweView { example: "none", ..SweView::default() };
         let mut first_user = true;
@@ -377,7 +401,8 @@ impl SweView {
                 Role::Assistant => {
                     for c in &m.tool_calls {
                         let (kind, path, label) = classify(c);
-                        v.history.push(Past { kind, path, label, ok: false });
+                        let changed = (c.name == "str_replace_editor").then(|| changed_line(c)).flatten();
+                        v.history.push(Past { kind, path, label, ok: false, changed });
                     }
                 }
                 Role::Tool => v.observe(&m.content),
@@ -677,8 +702,6 @@ impl Builder<'_> {
         let v = self.view;
         let region = v.region(fv);
         let mut d = Decision { slot: "line", labels: vec![], options: vec![], prior: vec![] };
-        let tried: Vec<&str> =
-            v.history.iter().filter(|h| h.kind == "edit" && h.path.as_deref() == Some(fv.path.as_str())).map(|h| h.label.as_str()).collect();
         for (k, (n, tag)) in region.iter().enumerate() {
             let text = &fv.lines[n - 1];
             let t = text.trim_start();
@@ -699,7 +722,7 @@ impl Builder<'_> {
                 f(&["line", "stmt", stmt]),
                 f(&["line", "tag", tag, "stmt", stmt]),
                 f(&["line", "pos", pos]),
-                f(&["line", "tried", yn(tried.iter().any(|l| l.starts_with(&format!("{text}|"))))]),
+                f(&["line", "tried", yn(v.edited_before(&fv.path, text, None))]),
             ];
             let mut classes: Vec<&str> = edits(text).iter().map(|e| e.class).collect();
             classes.dedup();
@@ -715,11 +738,10 @@ impl Builder<'_> {
         Some(region[i].0)
     }
 
-    fn op(&mut self, text: &str, ch: &mut dyn Chooser) -> Option<LineEdit> {
+    fn op(&mut self, path: &str, text: &str, ch: &mut dyn Chooser) -> Option<LineEdit> {
         let v = self.view;
         let options = edits(text);
         let mut d = Decision { slot: "op", labels: vec![], options: vec![], prior: vec![] };
-        let undone: Vec<&str> = v.history.iter().filter(|h| h.kind == "edit").map(|h| h.label.as_str()).collect();
         for e in &options {
             let mut fs = vec![f(&["op", e.op]), f(&["op", "class", e.class]), f(&["op", "occ", &e.occurrence.min(2).to_string()])];
             for w in &v.issue_words {
@@ -731,8 +753,11 @@ impl Builder<'_> {
             for x in &v.exceptions {
                 fs.push(f(&["op", "class", e.class, "exc", x]));
             }
-            fs.push(f(&["op", "tried", yn(undone.iter().any(|l| *l == format!("{text}|{}", e.after)))]));
-            d.push(format!("{}@{}", e.op, e.occurrence), fs, 0.0);
+            // The line reads as it did before an edit that wrote `e.after`: that edit was undone,
+            // and no one redoes a change they have just taken back.
+            let tried = v.edited_before(path, text, Some(&e.after));
+            fs.push(f(&["op", "tried", yn(tried)]));
+            d.push(format!("{}@{}", e.op, e.occurrence), fs, if tried { -innate::FOLLOW_HINT } else { 0.0 });
         }
         let i = self.decide(d, ch)?;
         Some(options[i].clone())
@@ -782,7 +807,7 @@ pub fn build(view: &SweView, ch: &mut dyn Chooser) -> Option<Built> {
         "edit" => {
             let fv = view.focus()?;
             let n = b.line(fv, ch)?;
-            let e = b.op(&fv.lines[n - 1], ch)?;
+            let e = b.op(&fv.path, &fv.lines[n - 1], ch)?;
             let (old, start) = unique_context(fv, n);
             let mut new_lines: Vec<String> = fv.lines[start - 1..n].to_vec();
             if let Some(last) = new_lines.last_mut() {
@@ -975,6 +1000,7 @@ mod tests {
         let done = "\n[The command completed with exit code 0.]";
         assert_eq!(example_outcome(&format!("True{done}"), Some("True"), false), "expected");
         assert_eq!(example_outcome(&format!("False{done}"), Some("True"), false), "other");
+        assert_eq!(example_outcome(&format!("['Ada', 'alan']{done}"), Some("[\"Ada\", \"alan\"]"), false), "expected");
         let tb = "Traceback (most recent call last):\n  File \"<stdin>\", line 2\nValueError: bad\n[The command completed with exit code 1.]";
         assert_eq!(example_outcome(tb, Some("ValueError"), true), "expected");
         assert_eq!(example_outcome(tb, Some("3"), false), "other");
@@ -983,10 +1009,18 @@ mod tests {
         // the view: before any run `none`; a run sets it; a change resets it
         let mut c = ctx("`f(1)` gives 0\n\n```python\n>>> from p.m import f\n>>> f(1)\n0\n```\n\nI expected `2`.");
         assert_eq!(SweView::parse(&c).example, "none");
-        let run = ToolCall { id: "a".into(), name: "execute_bash".into(), arguments: serde_json::json!({"command": "cd /testbed && python3 - <<'EOF'\nf(1)\nEOF"}) };
+        let run = ToolCall {
+            id: "a".into(),
+            name: "execute_bash".into(),
+            arguments: serde_json::json!({"command": "cd /testbed && python3 - <<'EOF'\nf(1)\nEOF"}),
+        };
         push_call(&mut c, run.clone(), format!("0{done}"));
         assert_eq!(SweView::parse(&c).example, "other");
-        let view = ToolCall { id: "b".into(), name: "str_replace_editor".into(), arguments: serde_json::json!({"command": "view", "path": "/testbed/p/m.py"}) };
+        let view = ToolCall {
+            id: "b".into(),
+            name: "str_replace_editor".into(),
+            arguments: serde_json::json!({"command": "view", "path": "/testbed/p/m.py"}),
+        };
         push_call(&mut c, view, "Here's the result of running `cat -n` on /testbed/p/m.py:\n     1\tdef f(x):\n     2\t    return x - 1\n".into());
         let edit = ToolCall {
             id: "c".into(),
