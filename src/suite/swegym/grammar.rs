@@ -1034,6 +1034,30 @@ mod tests {
     }
 
     #[test]
+    fn an_edit_made_and_undone_is_not_made_again() {
+        let mut c = ctx("`first` is wrong: `first(1)` gives 0");
+        let file = "     1\tdef first(x):\n     2\t    return x - 1\n     3\t\n     4\tdef second(x):\n     5\t    return x - 1\n";
+        let call = |id: &str, args: serde_json::Value| ToolCall { id: id.into(), name: "str_replace_editor".into(), arguments: args };
+        push_call(
+            &mut c,
+            call("a", serde_json::json!({"command": "view", "path": "/testbed/p/m.py"})),
+            format!("Here's the result of running `cat -n` on /testbed/p/m.py:\n{file}"),
+        );
+        let edit = serde_json::json!({"command": "str_replace", "path": "/testbed/p/m.py", "old_str": "def first(x):\n    return x - 1", "new_str": "def first(x):\n    return x + 1"});
+        push_call(&mut c, call("b", edit), "The file /testbed/p/m.py has been edited.".into());
+        push_call(
+            &mut c,
+            call("c", serde_json::json!({"command": "undo_edit", "path": "/testbed/p/m.py"})),
+            format!("Last edit to /testbed/p/m.py undone successfully. Here's the result of running `cat -n` on /testbed/p/m.py:\n{file}"),
+        );
+        let all = all_of(&c, "edit", 50);
+        let prior_of = |b: &Built| b.decisions.iter().find(|(d, _)| d.slot == "op").map(|(d, i)| d.prior[*i]).unwrap();
+        let again = all.iter().find(|b| b.arguments["new_str"] == "def first(x):\n    return x + 1").expect("the grammar can still build it");
+        assert!(prior_of(again) < 0.0, "the undone edit is disfavoured");
+        assert!(all.iter().filter(|b| b.arguments["new_str"] != again.arguments["new_str"]).all(|b| prior_of(b) == 0.0));
+    }
+
+    #[test]
     fn edits_are_built_from_the_viewed_lines() {
         let mut c = ctx("`first` is wrong: `first(1)` gives 0");
         let view_call = ToolCall {
