@@ -104,6 +104,7 @@ fn command_error(e: &CommandError) -> Response {
     let status = match e {
         CommandError::BadArguments(_) => StatusCode::BAD_REQUEST,
         CommandError::NotFound(_) => StatusCode::NOT_FOUND,
+        CommandError::Conflict(_) => StatusCode::CONFLICT,
         CommandError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
     };
     (status, axum::Json(e.body())).into_response()

@@ -1,6 +1,7 @@
 //! The workbench command set end to end on a real store and a real (small) experiment: what the
 //! app and `harness-s serve` show comes from these commands.
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -32,6 +33,9 @@ probe_tasks = 8
 [eval]
 train_tasks = 20
 "#;
+
+/// The demo's experiment file.
+const DEMO: &str = harness_s::workbench::DEMO_CONFIG;
 
 fn open(dir: &tempfile::TempDir) -> Workbench {
     Workbench::open(&dir.path().join("wb.db").display().to_string(), dir.path()).unwrap()
@@ -137,6 +141,157 @@ fn experiment_files_are_checked_rendered_and_saved() {
 }
 
 #[test]
+fn saved_files_stay_in_the_workspace_and_replace_nothing_unasked() {
+    let dir = tempfile::tempdir().unwrap();
+    let wb = open(&dir);
+    let text = wb.call("config_template", Value::Null).unwrap()["toml"].as_str().unwrap().to_string();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("x.toml");
+
+    // absolute paths and `..` are refused, naming the argument and what it should be
+    let e = wb.call("config_save", json!({"path": target.display().to_string(), "toml": text})).unwrap_err();
+    assert_eq!(
+        e,
+        CommandError::BadArguments(format!(
+            "config_save: path `{}` must be relative to the workspace's experiments folder (no absolute path, no `..`)",
+            target.display()
+        ))
+    );
+    for bad in ["../x.toml", "sub/../../x.toml", "../../x.toml"] {
+        let e = wb.call("config_save", json!({"path": bad, "toml": text})).unwrap_err();
+        assert!(matches!(e, CommandError::BadArguments(_)) && e.to_string().contains(&format!("path `{bad}` must be relative")), "{e}");
+    }
+    assert!(!target.exists() && !dir.path().join("x.toml").exists());
+
+    // a symbolic link out of the workspace: a folder on the way, or the file itself (even dangling)
+    std::fs::create_dir_all(dir.path().join("experiments")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("experiments/out")).unwrap();
+    let e = wb.call("config_save", json!({"path": "out/x.toml", "toml": text})).unwrap_err();
+    assert!(matches!(e, CommandError::BadArguments(_)) && e.to_string().contains("outside the workspace"), "{e}");
+    std::os::unix::fs::symlink(&target, dir.path().join("experiments/link.toml")).unwrap();
+    for overwrite in [false, true] {
+        let e = wb.call("config_save", json!({"path": "link.toml", "toml": text, "overwrite": overwrite})).unwrap_err();
+        assert!(matches!(e, CommandError::BadArguments(_)), "{e}");
+    }
+    assert!(!target.exists(), "nothing written outside the workspace");
+    // a link that stays inside is fine
+    std::fs::create_dir_all(dir.path().join("shared")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("shared"), dir.path().join("experiments/shared")).unwrap();
+    wb.call("config_save", json!({"path": "shared/s.toml", "toml": text})).unwrap();
+    assert!(dir.path().join("shared/s.toml").exists());
+
+    // a new file is written (folders made); an existing one only with `overwrite: true`
+    let saved = wb.call("config_save", json!({"path": "team/mine.toml", "toml": text})).unwrap();
+    let p = dir.path().join("experiments/team/mine.toml");
+    assert_eq!(Path::new(saved["path"].as_str().unwrap()), p);
+    let edited = text.replace("iterations = 8", "iterations = 3");
+    assert_ne!(edited, text);
+    let e = wb.call("config_save", json!({"path": "team/mine.toml", "toml": edited})).unwrap_err();
+    assert!(matches!(e, CommandError::Conflict(_)), "{e}");
+    assert_eq!(e.kind(), "conflict");
+    assert!(e.to_string().contains("already exists") && e.to_string().contains("overwrite: true"), "{e}");
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), text, "the refused save changed nothing");
+    wb.call("config_save", json!({"path": "team/mine.toml", "toml": edited, "overwrite": false})).unwrap_err();
+    wb.call("config_save", json!({"path": "team/mine.toml", "toml": edited, "overwrite": true})).unwrap();
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), edited);
+    // dataset import is confined the same way
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("datasets")).unwrap();
+    let e = wb.call("import_dataset", json!({"suite": "dbbench", "name": "d.jsonl", "text": "{}"})).unwrap_err();
+    assert!(matches!(e, CommandError::BadArguments(_)) && e.to_string().starts_with("import_dataset:"), "{e}");
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_form_edit_keeps_the_files_comments_and_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let wb = open(&dir);
+    let original = r#"# my experiment: keep this comment
+seeds = [3, 1]   # odd order on purpose
+name = "custom"
+
+iterations = 8 # eight rounds
+
+[budget]
+# the batch first
+batch_tasks = 24      # training tasks per iteration
+base_tries = 4
+
+[policy]
+temperature = 0.6
+"#;
+    let c = wb.call("config_check", json!({"toml": original})).unwrap();
+    assert_eq!(c["ok"], true, "{c}");
+    let mut cfg = c["config"].clone();
+    cfg["iterations"] = json!(3);
+    cfg["budget"]["batch_tasks"] = json!(8);
+    let r = wb.call("config_render", json!({"config": cfg, "original": original})).unwrap();
+    let want = original.replace("iterations = 8 #", "iterations = 3 #").replace("batch_tasks = 24 ", "batch_tasks = 8 ");
+    assert_eq!(r["toml"].as_str().unwrap(), want);
+    // a setting the file did not have is added to its table; nothing else moves
+    cfg["budget"]["probe_tasks"] = json!(5);
+    let r = wb.call("config_render", json!({"config": cfg, "original": want})).unwrap();
+    assert_eq!(
+        r["toml"].as_str().unwrap(),
+        want.replace(
+            "base_tries = 4
+",
+            "base_tries = 4
+probe_tasks = 5
+"
+        )
+    );
+    // without the original, the file is written afresh (as before)
+    let fresh = wb.call("config_render", json!({"config": cfg})).unwrap();
+    assert!(!fresh["toml"].as_str().unwrap().contains('#'));
+}
+
+#[test]
+fn numbers_are_checked_with_their_key_and_the_estimate_comes_with_the_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let wb = open(&dir);
+    // in a file: the key, its line, and words a person uses
+    let c = wb.call("config_check", json!({"toml": "name = \"x\"\niterations = -1\n"})).unwrap();
+    assert_eq!((c["ok"].clone(), c["key"].clone(), c["line"].clone()), (json!(false), json!("iterations"), json!(2)), "{c}");
+    assert!(c["error"].as_str().unwrap().ends_with("iterations: line 2: must be a whole number ≥ 1, got -1"), "{c}");
+    let c = wb.call("config_check", json!({"toml": "name = \"x\"\n[budget]\nprobe_tasks = 2.5\n"})).unwrap();
+    assert_eq!(c["key"], "budget.probe_tasks", "{c}");
+    assert!(c["error"].as_str().unwrap().ends_with("must be a whole number ≥ 0, got 2.5"), "{c}");
+    let c = wb.call("config_check", json!({"toml": "name = \"x\"\n[budget]\nbatch_tasks = 0\n"})).unwrap();
+    assert_eq!(c["key"], "budget.batch_tasks", "{c}");
+    assert!(c["error"].as_str().unwrap().ends_with("must be a whole number ≥ 1, got 0"), "{c}");
+    // the form's JSON: the same key, no line of a text nobody sees
+    let mut cfg = wb.call("config_check", json!({"toml": DEMO})).unwrap()["config"].clone();
+    cfg["budget"]["batch_tasks"] = json!(-24);
+    let c = wb.call("config_check", json!({"config": cfg})).unwrap();
+    assert_eq!((c["ok"].clone(), c["key"].clone(), c["line"].clone()), (json!(false), json!("budget.batch_tasks"), Value::Null), "{c}");
+    assert_eq!(c["error"], "config: budget.batch_tasks: must be a whole number ≥ 1, got -24");
+    let e = wb.call("config_render", json!({"config": cfg})).unwrap_err();
+    assert!(matches!(e, CommandError::BadArguments(_)) && e.to_string().contains("budget.batch_tasks: must be a whole number ≥ 1"), "{e}");
+    cfg["budget"]["batch_tasks"] = json!(24);
+    cfg["seeds"] = json!([1, 2.5]);
+    assert_eq!(wb.call("config_check", json!({"config": cfg})).unwrap()["key"], "seeds");
+
+    // valid: the estimate, its parts adding up, and a warning (not a refusal) when it is large
+    let c = wb.call("config_check", json!({"toml": DEMO})).unwrap();
+    let e = &c["estimate"];
+    let n = |k: &str| e[k].as_u64().unwrap_or_else(|| panic!("{k} in {e}"));
+    assert_eq!(n("jobs"), 25, "{e}");
+    assert_eq!(n("max"), n("train") + n("rescue") + n("probe") + n("eval"), "{e}");
+    assert!(n("min") < n("max") && n("min") > n("train"), "{e}");
+    // 5 arms × 5 seeds × 8 iterations × 24 tasks × 4 base tries
+    assert_eq!(n("train"), 5 * 5 * 8 * 24 * 4, "{e}");
+    assert!(e["seconds_min"].as_f64().unwrap() > 0.0 && e["seconds_max"].as_f64() >= e["seconds_min"].as_f64(), "{e}");
+    assert!(e["warning"].is_null(), "{e}");
+    let big = wb.call("config_check", json!({"toml": DEMO.replace("iterations = 8", "iterations = 100000")})).unwrap();
+    assert_eq!(big["ok"], true, "a large experiment may still run: {big}");
+    assert!(big["estimate"]["max"].as_u64().unwrap() > 10_000_000, "{big}");
+    let max = big["estimate"]["max"].as_u64().unwrap().to_string();
+    let grouped: Vec<String> = max.as_bytes().rchunks(3).rev().map(|c| String::from_utf8_lossy(c).into_owned()).collect();
+    let warning = big["estimate"]["warning"].as_str().unwrap();
+    assert!(warning.starts_with(&format!("a large experiment: up to {} executor rollouts, roughly ", grouped.join(","))), "{warning}");
+}
+
+#[test]
 fn an_experiment_runs_in_the_background_and_its_evidence_is_browsable() {
     let dir = tempfile::tempdir().unwrap();
     let wb = open(&dir);
@@ -227,10 +382,33 @@ fn an_experiment_runs_in_the_background_and_its_evidence_is_browsable() {
     assert_eq!(profiled[0]["profile"]["run_id"], run_id);
 
     // Export: files on disk, and single files for a browser download.
-    let out = dir.path().join("report");
-    let paths = wb.call("export_report", json!({"id": run_id, "out_dir": out.display().to_string()})).unwrap();
+    let paths = wb.call("export_report", json!({"id": run_id, "out_dir": "small"})).unwrap();
+    assert_eq!(Path::new(paths["dir"].as_str().unwrap()), dir.path().join("reports/small"));
     let html = std::fs::read_to_string(paths["html"].as_str().unwrap()).unwrap();
     assert!(html.contains("<svg"));
+    // ... never outside the workspace
+    let outside = tempfile::tempdir().unwrap();
+    for bad in [outside.path().display().to_string(), "../escaped".to_string(), "a/../../escaped".to_string()] {
+        let e = wb.call("export_report", json!({"id": run_id, "out_dir": bad})).unwrap_err();
+        assert!(matches!(e, CommandError::BadArguments(_)), "{e}");
+        assert!(e.to_string().starts_with(&format!("export_report: out_dir `{bad}` must be relative to the workspace's reports folder")), "{e}");
+    }
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("reports/elsewhere")).unwrap();
+    let e = wb.call("export_report", json!({"id": run_id, "out_dir": "elsewhere/r"})).unwrap_err();
+    assert!(matches!(e, CommandError::BadArguments(_)) && e.to_string().contains("symbolic link"), "{e}");
+    assert!(!dir.path().join("escaped").exists() && !dir.path().parent().unwrap().join("escaped").exists());
+    // training data: into exports/ of the workspace, and not through a link out of it
+    let exported = wb.call("export_training", json!({"id": run_id, "format": "openai-chat"})).unwrap();
+    assert!(Path::new(exported["dir"].as_str().unwrap()).starts_with(dir.path().join("exports")), "{exported}");
+    std::fs::remove_dir_all(dir.path().join("exports")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("exports")).unwrap();
+    let e = wb.call("export_training", json!({"id": run_id, "format": "sharegpt"})).unwrap_err();
+    assert!(matches!(e, CommandError::BadArguments(_)) && e.to_string().starts_with("export_training:"), "{e}");
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0, "nothing written outside the workspace");
+    // The estimate config_check gave before the start brackets what the run spent.
+    let est = wb.call("config_check", json!({"toml": SMALL})).unwrap()["estimate"].clone();
+    let spent = wb.call("episodes", json!({"run_id": run_id, "limit": 1})).unwrap()["total"].as_u64().unwrap();
+    assert!(est["min"].as_u64().unwrap() <= spent && spent <= est["max"].as_u64().unwrap(), "spent {spent}, estimate {est}");
     let f = wb.call("report_file", json!({"id": run_id, "format": "json"})).unwrap();
     let parsed: Value = serde_json::from_str(f["text"].as_str().unwrap()).unwrap();
     assert_eq!(parsed["status"], "finished");

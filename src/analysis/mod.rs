@@ -203,11 +203,16 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 
 impl<'a> Data<'a> {
     pub fn load(store: &'a BlockingStore, run_id: i64) -> Result<Data<'a>, AnalysisError> {
+        Data::load_phases(store, run_id, ANALYSIS_PHASES)
+    }
+
+    /// As [`Data::load`], reading only the episodes of `phases`.
+    fn load_phases(store: &'a BlockingStore, run_id: i64, phases: &[&str]) -> Result<Data<'a>, AnalysisError> {
         let run = store.run(run_id)?.ok_or_else(|| AnalysisError::NoRun { id: run_id, db: store.location().to_string() })?;
         if run.kind != crate::store::KIND_EXPERIMENT {
             return Err(AnalysisError::NotAnExperiment { id: run_id, db: store.location().to_string(), kind: run.kind.clone() });
         }
-        let rows = read::rows(store, run_id, ANALYSIS_PHASES)?;
+        let rows = read::rows(store, run_id, phases)?;
         let episodes = store.count_episodes(&crate::store::EpisodeFilter::run(run_id))?;
         let mut routes = Vec::new();
         for (key, body) in store.records(run_id, "route")? {
@@ -237,14 +242,34 @@ impl<'a> Data<'a> {
     }
 }
 
+/// A run's headline numbers: the routed arm against policy-only per suite (held-out families
+/// when there are any) at the last evaluation every arm and seed reached, and pooled over suites.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, ts_rs::TS)]
+pub struct Headlines {
+    pub headline: Vec<Headline>,
+    pub pooled: Option<Pooled>,
+}
+
+impl Headlines {
+    fn of(table: &FinalTable) -> Headlines {
+        Headlines { headline: final_table::headlines(table), pooled: final_table::pooled(table) }
+    }
+}
+
+/// The headline numbers of run `run_id` alone, from its evaluation episodes: what [`analyse`]
+/// gives as `headline` and `pooled`, for lists of runs that must not say otherwise.
+pub fn headlines(store: &BlockingStore, run_id: i64) -> Result<Headlines, AnalysisError> {
+    let data = Data::load_phases(store, run_id, &["eval"])?;
+    Ok(Headlines::of(&final_table::table(&data)))
+}
+
 /// Analyse experiment run `run_id`.
 pub fn analyse(store: &BlockingStore, run_id: i64) -> Result<Analysis, AnalysisError> {
     let data = Data::load(store, run_id)?;
     let mut notes = Vec::new();
     let transfer = transfer::curves(&data);
     let final_table = final_table::table(&data);
-    let headline = final_table::headlines(&final_table);
-    let pooled = final_table::pooled(&final_table);
+    let Headlines { headline, pooled } = Headlines::of(&final_table);
     let locality = locality::locality(&data);
     let complementarity = complementarity::complementarity(&data);
     let router = router::router_quality(&data);

@@ -363,7 +363,7 @@ impl ExperimentConfig {
                 return err("trainer.command", "the program to run and its arguments, e.g. [\"python3\", \"train_step.py\", \"{request}\"]".into());
             }
             if t.timeout_s == 0 {
-                return err("trainer.timeout_s", "must be at least 1".into());
+                return err("trainer.timeout_s", "must be a whole number ≥ 1, got 0".into());
             }
             if !["group", "sft"].contains(&t.objective.as_str()) {
                 return err("trainer.objective", format!("`{}` (allowed: group, sft)", t.objective));
@@ -377,7 +377,7 @@ impl ExperimentConfig {
                 return err("serving.command", "kind = \"command\" needs the program that reloads the endpoint".into());
             }
             if s.ready_timeout_s == 0 {
-                return err("serving.ready_timeout_s", "must be at least 1".into());
+                return err("serving.ready_timeout_s", "must be a whole number ≥ 1, got 0".into());
             }
         }
         Ok(())
@@ -450,6 +450,225 @@ pub struct CostEstimate {
     pub total: u128,
 }
 
+/// What a rollout estimate needs to know of a suite that the experiment file does not say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SuiteSize {
+    /// Tasks of the training families.
+    pub train_tasks: usize,
+    /// Tasks of the held-out families.
+    pub heldout_tasks: usize,
+    /// Siblings in the pool of the base harness.
+    pub siblings: usize,
+}
+
+/// Siblings a pool is assumed to have when the harness library is not at hand.
+const ASSUMED_SIBLINGS: usize = 16;
+
+/// Rough seconds one episode takes on one core, per suite: (built-in policy, an endpoint's
+/// model). Measured on a 2-core machine with a release build (built-in policy) or guessed from a
+/// few model calls of a few seconds each (endpoint); they say whether an experiment takes
+/// minutes or days, not more.
+pub const SECONDS_PER_EPISODE: &[(&str, f64, f64)] = &[("dbbench", 0.001, 10.0), ("appworld", 0.02, 30.0), ("swegym", 0.15, 60.0)];
+/// The same for a suite the table does not list.
+pub const SECONDS_PER_EPISODE_OTHER: (f64, f64) = (0.1, 30.0);
+/// Rough seconds the warm start's grammar search takes per demonstration (1,500 paths a task).
+pub const SECONDS_PER_DEMONSTRATION: f64 = 0.25;
+/// Above this many executor rollouts (or [`LARGE_SECONDS`]) the estimate carries a warning.
+pub const LARGE_ROLLOUTS: u64 = 1_000_000;
+pub const LARGE_SECONDS: f64 = 12.0 * 3600.0;
+
+/// Rough seconds per episode of `suite` under `backend` (see [`SECONDS_PER_EPISODE`]).
+pub fn seconds_per_episode(suite: &str, backend: &str) -> f64 {
+    let (builtin, endpoint) = SECONDS_PER_EPISODE.iter().find(|(s, _, _)| *s == suite).map(|(_, b, e)| (*b, *e)).unwrap_or(SECONDS_PER_EPISODE_OTHER);
+    if backend == "builtin" {
+        builtin
+    } else {
+        endpoint
+    }
+}
+
+/// How many executor rollouts (episodes) an experiment will run, and roughly how long it takes:
+/// the one estimate the app shows before Start ([`ExperimentConfig::estimate`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+pub struct RolloutEstimate {
+    /// (suite, arm, seed) jobs.
+    pub jobs: u64,
+    /// Jobs that run at the same time (`workers`, else one per core).
+    pub parallel: u64,
+    /// Fewest rollouts: every training task succeeds in some base try, so nothing is rescued.
+    pub min: u64,
+    /// Most rollouts: every training task fails all its base tries and gets the whole rescue
+    /// budget (`max` = `train` + `rescue` + `probe` + `eval`).
+    pub max: u64,
+    /// Base tries on the training batches.
+    pub train: u64,
+    /// At most this many extra tries on all-fail tasks (sibling rescues, or base resamples).
+    pub rescue: u64,
+    /// Paired base and sibling rollouts measuring behaviour profiles.
+    pub probe: u64,
+    /// Evaluation under the base harness, and the rank-one inference at the end.
+    pub eval: u64,
+    /// Warm-start demonstrations searched (once per suite and seed; not rollouts).
+    pub demonstrations: u64,
+    /// Rough wall time for `min` and for `max` rollouts, in seconds.
+    pub seconds_min: f64,
+    pub seconds_max: f64,
+    /// Set when the experiment is large (more than [`LARGE_ROLLOUTS`] rollouts or
+    /// [`LARGE_SECONDS`]); it may still run.
+    pub warning: Option<String>,
+}
+
+/// One job's rollouts by phase; `rescue` and the rank-one retries are the most they can be.
+#[derive(Clone, Copy, Debug, Default)]
+struct JobRollouts {
+    train: u128,
+    rescue: u128,
+    probe: u128,
+    eval: u128,
+    /// Rank-one retries that happen only when a first try fails.
+    eval_retries: u128,
+}
+
+impl ExperimentConfig {
+    /// One (arm, suite) job's rollouts, from the loop in `runner.rs`: per iteration the batch's
+    /// base tries and, for each all-fail task, the arm's rescue budget; behaviour profiles
+    /// measured on the probe set at the start and every `reanchor_every` iterations (routed
+    /// arms); evaluation at the start, every `eval_every` iterations and after the last; at the
+    /// end the rank-one inference (a first try, a routed sibling and a second base try per
+    /// evaluation task, with profiles measured once for arms that have none).
+    fn job_rollouts(&self, arm: Arm, size: &SuiteSize) -> JobRollouts {
+        let b = &self.budget;
+        let it = self.iterations as u128;
+        let batch = b.batch_tasks.min(size.train_tasks) as u128;
+        let sibs = size.siblings;
+        let per_rescue: usize = match arm {
+            Arm::PolicyOnly => 0,
+            Arm::BaseResample => b.rescue_siblings * b.rescue_tries,
+            Arm::AllSiblings if sibs > 0 => b.rescue_siblings * b.rescue_tries,
+            Arm::AllSiblings => 0,
+            Arm::HarnessS | Arm::KeepScaffold | Arm::RandomRescue => b.rescue_siblings.min(sibs) * b.rescue_tries,
+        };
+        let per_rescue = per_rescue as u128;
+        let probe_once = (b.probe_tasks.min(size.train_tasks) as u128) * (1 + sibs as u128);
+        let anchors = if arm.routed() { 1 + (self.iterations.saturating_sub(1) / self.reanchor_every.max(1)) as u128 } else { 0 };
+        let pick = |want: usize, have: usize| (if want > 0 && want < have { want } else { have }) as u128;
+        let eval_tasks = pick(self.eval.train_tasks, size.train_tasks) + pick(self.eval.heldout_tasks, size.heldout_tasks);
+        let evals = 1 + (self.iterations / self.eval_every.max(1)) as u128 + u128::from(!self.iterations.is_multiple_of(self.eval_every.max(1)));
+        let (rank_one_probe, rank_one_retries) = if sibs == 0 { (0, 0) } else { (if arm.routed() { 0 } else { probe_once }, 2 * eval_tasks) };
+        JobRollouts {
+            train: it * batch * b.base_tries as u128,
+            rescue: it * batch * per_rescue,
+            probe: anchors * probe_once + rank_one_probe,
+            eval: evals * eval_tasks + if sibs == 0 { 0 } else { eval_tasks },
+            eval_retries: rank_one_retries,
+        }
+    }
+
+    /// The rollouts and rough wall time of this experiment, given each suite's size (in the
+    /// order of `suites`) and the cores of the machine that runs it.
+    pub fn estimate(&self, sizes: &[SuiteSize], cores: usize) -> RolloutEstimate {
+        let clamp = |n: u128| u64::try_from(n).unwrap_or(u64::MAX);
+        let mut sum = JobRollouts::default();
+        let (mut secs_min, mut secs_max) = (0.0f64, 0.0f64);
+        for (suite, size) in self.suites.iter().zip(sizes) {
+            let spe = seconds_per_episode(suite, &self.policy.backend);
+            for arm in self.arms.iter().filter_map(|a| Arm::parse(a)) {
+                let j = self.job_rollouts(arm, size);
+                let seeds = self.seeds.len() as u128;
+                sum.train += j.train * seeds;
+                sum.rescue += j.rescue * seeds;
+                sum.probe += j.probe * seeds;
+                sum.eval += j.eval * seeds;
+                sum.eval_retries += j.eval_retries * seeds;
+                let least = (j.train + j.probe + j.eval) * seeds;
+                secs_min += least as f64 * spe;
+                secs_max += (least + (j.rescue + j.eval_retries) * seeds) as f64 * spe;
+            }
+        }
+        let demos = (self.policy.warm_start_demos * self.seeds.len() * self.suites.len()) as u64;
+        let jobs = (self.arms.len() * self.seeds.len() * self.suites.len()) as u64;
+        let parallel = ((if self.workers == 0 { cores.max(1) } else { self.workers }) as u64).min(jobs).max(1);
+        let demo_secs = demos as f64 * SECONDS_PER_DEMONSTRATION;
+        let min = clamp(sum.train + sum.probe + sum.eval);
+        let max = clamp(sum.train + sum.rescue + sum.probe + sum.eval + sum.eval_retries);
+        let seconds_min = (secs_min + demo_secs) / parallel as f64;
+        let seconds_max = (secs_max + demo_secs) / parallel as f64;
+        let warning = (max > LARGE_ROLLOUTS || seconds_max > LARGE_SECONDS).then(|| {
+            format!(
+                "a large experiment: up to {} executor rollouts, roughly {} here; fewer iterations, seeds, arms or a smaller batch make it smaller",
+                thousands(max),
+                rough_duration(seconds_max)
+            )
+        });
+        RolloutEstimate {
+            jobs,
+            parallel,
+            min,
+            max,
+            train: clamp(sum.train),
+            rescue: clamp(sum.rescue),
+            probe: clamp(sum.probe),
+            eval: clamp(sum.eval + sum.eval_retries),
+            demonstrations: demos,
+            seconds_min,
+            seconds_max,
+            warning,
+        }
+    }
+}
+
+/// `754,024,680`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `40 s`, `12 min`, `3.5 h`, `9 days`.
+fn rough_duration(s: f64) -> String {
+    if s < 90.0 {
+        format!("{} s", s.round())
+    } else if s < 90.0 * 60.0 {
+        format!("{} min", (s / 60.0).round())
+    } else if s < 48.0 * 3600.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else {
+        format!("{} days", (s / 86400.0).round())
+    }
+}
+
+/// The smallest whole number a count setting takes (0 unless it must be at least 1).
+pub fn whole_number_min(key: &str) -> usize {
+    const AT_LEAST_ONE: [&str; 7] =
+        ["iterations", "eval_every", "reanchor_every", "budget.base_tries", "budget.batch_tasks", "trainer.timeout_s", "serving.ready_timeout_s"];
+    usize::from(AT_LEAST_ONE.contains(&key))
+}
+
+/// A deserializer's complaint about a number in words a person uses: `integer `-1`, expected
+/// usize` becomes `must be a whole number ≥ 1, got -1`.
+fn plain_message(key: &str, msg: &str) -> String {
+    let Some((what, want)) =
+        msg.strip_prefix("invalid value: ").or_else(|| msg.strip_prefix("invalid type: ")).and_then(|r| r.rsplit_once(", expected "))
+    else {
+        return msg.to_string();
+    };
+    let got = match what.split('`').nth(1) {
+        Some(inner) => inner.to_string(),
+        None => what.strip_prefix("string ").unwrap_or(what).to_string(),
+    };
+    match want {
+        "usize" | "u64" | "u32" | "u16" | "u8" => format!("must be a whole number ≥ {}, got {got}", whole_number_min(key)),
+        "f32" | "f64" => format!("must be a number, got {got}"),
+        _ => msg.to_string(),
+    }
+}
+
 /// The dotted key a TOML value at byte `offset` belongs to: `table.key` from the nearest table
 /// header above and the `key =` of its line.
 fn key_at(text: &str, offset: usize) -> Option<String> {
@@ -488,6 +707,7 @@ impl ExperimentConfig {
                 Some(rest) => rest.split('`').next().unwrap_or("(file)").to_string(),
                 None => start.and_then(|s| key_at(text, s)).unwrap_or_else(|| "(file)".into()),
             };
+            let msg = plain_message(&key, &msg);
             ConfigError { file: file.into(), key, message: format!("line {line}: {msg}") }
         })?;
         cfg.validate(file)?;
@@ -495,13 +715,20 @@ impl ExperimentConfig {
     }
 
     /// An upper bound of the executor rollouts the experiment's training and probing can spend
-    /// (every task of every batch all-fail and rescued), per arm × seed and in all; evaluation
-    /// comes on top and depends on the dataset.
+    /// (every task of every batch all-fail and rescued), per arm × seed and in all, without the
+    /// dataset at hand: [`Self::estimate`]'s count with every batch full and a pool of
+    /// [`ASSUMED_SIBLINGS`]; evaluation comes on top and depends on the dataset.
     pub fn cost_estimate(&self) -> CostEstimate {
-        let b = &self.budget;
-        let per_task = (b.base_tries as u128) + (b.rescue_siblings as u128) * (b.rescue_tries as u128);
-        let anchors = (self.iterations / self.reanchor_every.max(1)) as u128 + 1;
-        let per_job = (self.iterations as u128) * (b.batch_tasks as u128) * per_task + anchors * (b.probe_tasks as u128) * 16;
+        let size = SuiteSize { train_tasks: self.budget.batch_tasks.max(self.budget.probe_tasks), heldout_tasks: 0, siblings: ASSUMED_SIBLINGS };
+        let per_job = Arm::ALL
+            .into_iter()
+            .filter(|a| self.arms.iter().any(|x| x == a.as_str()))
+            .map(|a| {
+                let j = self.job_rollouts(a, &size);
+                j.train + j.rescue + j.probe
+            })
+            .max()
+            .unwrap_or(0);
         let jobs = (self.arms.len() * self.seeds.len() * self.suites.len()) as u128;
         CostEstimate { per_job, jobs, total: per_job.saturating_mul(jobs) }
     }
@@ -544,13 +771,13 @@ impl ExperimentConfig {
             return err("seeds", "list at least one seed".into());
         }
         if self.iterations == 0 {
-            return err("iterations", "must be at least 1".into());
+            return err("iterations", "must be a whole number ≥ 1, got 0".into());
         }
         if self.eval_every == 0 {
-            return err("eval_every", "must be at least 1".into());
+            return err("eval_every", "must be a whole number ≥ 1, got 0".into());
         }
         if self.reanchor_every == 0 {
-            return err("reanchor_every", "must be at least 1".into());
+            return err("reanchor_every", "must be a whole number ≥ 1, got 0".into());
         }
         match self.policy.backend.as_str() {
             "builtin" => {}
@@ -575,10 +802,10 @@ impl ExperimentConfig {
             return err("policy.temperature", "must be between 0 and 10".into());
         }
         if self.budget.base_tries == 0 {
-            return err("budget.base_tries", "n must be at least 1".into());
+            return err("budget.base_tries", "n must be a whole number ≥ 1, got 0".into());
         }
         if self.budget.batch_tasks == 0 {
-            return err("budget.batch_tasks", "must be at least 1".into());
+            return err("budget.batch_tasks", "must be a whole number ≥ 1, got 0".into());
         }
         for (key, value, max) in [
             ("iterations", self.iterations, MAX_ITERATIONS),

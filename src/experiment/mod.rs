@@ -9,6 +9,6 @@ pub mod learner;
 pub mod runner;
 
 pub use crate::records::task_record_key;
-pub use config::{ConfigError, ExperimentConfig};
+pub use config::{ConfigError, ExperimentConfig, RolloutEstimate};
 pub use learner::{BuiltinLearner, Learner, LearnerError};
-pub use runner::{run_experiment, ExperimentOutcome};
+pub use runner::{estimate, run_experiment, ExperimentOutcome};

@@ -22,7 +22,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::batch::{BatchManifest, BatchMeta, Source, StepsRef, TrainSequence};
-use super::config::ExperimentConfig;
+use super::config::{ExperimentConfig, RolloutEstimate, SuiteSize};
 use super::external::{ExternalLearner, JobIdentity};
 use super::learner::{BuiltinLearner, Learner, LearnerError};
 use crate::distil::{distil, DistillMode};
@@ -209,6 +209,28 @@ fn setup_suite(cfg: &ExperimentConfig, name: &str, lib: &HarnessLibrary) -> Resu
     Ok(SuiteSetup { suite, tasks, train, heldout, base, siblings })
 }
 
+/// The shipped harnesses, and those of `harness.dir` when the file names one.
+fn harness_library(cfg: &ExperimentConfig) -> Result<HarnessLibrary, ExperimentError> {
+    match &cfg.harness.dir {
+        Some(d) => HarnessLibrary::with_dir(std::path::Path::new(d)),
+        None => HarnessLibrary::builtin(),
+    }
+    .map_err(|e| ExperimentError::Setup(e.to_string()))
+}
+
+/// The experiment's rollouts and rough wall time on a machine of `cores` cores
+/// ([`ExperimentConfig::estimate`]), with each suite's split and sibling pool set up as a run
+/// sets them up (so a setup error here is the one Start would give).
+pub fn estimate(cfg: &ExperimentConfig, cores: usize) -> Result<RolloutEstimate, ExperimentError> {
+    let lib = harness_library(cfg)?;
+    let mut sizes = Vec::new();
+    for s in &cfg.suites {
+        let su = setup_suite(cfg, s, &lib)?;
+        sizes.push(SuiteSize { train_tasks: su.train.len(), heldout_tasks: su.heldout.len(), siblings: su.siblings.len() });
+    }
+    Ok(cfg.estimate(&sizes, cores))
+}
+
 /// Run (or resume) an experiment. Progress goes to `sink`; `cancel` stops it cleanly after the
 /// work in flight, leaving it resumable.
 pub fn run_experiment(
@@ -226,11 +248,7 @@ pub fn run_experiment(
             }
         }
     }
-    let lib = match &cfg.harness.dir {
-        Some(d) => HarnessLibrary::with_dir(std::path::Path::new(d)),
-        None => HarnessLibrary::builtin(),
-    }
-    .map_err(|e| ExperimentError::Setup(e.to_string()))?;
+    let lib = harness_library(cfg)?;
     let mut suites = Vec::new();
     for s in &cfg.suites {
         suites.push(setup_suite(cfg, s, &lib)?);

@@ -15,6 +15,7 @@ pub const RESPONSES: &[(&str, &str)] = &[
     ("task", "TaskDetail"),
     ("import_dataset", "ImportResult"),
     ("harnesses", "Harness[]"),
+    ("profile_runs", "ProfileRun[]"),
     ("config_template", "ConfigText"),
     ("config_check", "ConfigCheck"),
     ("config_render", "ConfigText"),
@@ -169,6 +170,23 @@ pub struct Profile {
     pub evidence: Vec<String>,
 }
 
+/// An experiment run that measured behaviour profiles of a suite's siblings (`profile_runs`).
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct ProfileRun {
+    pub run_id: i64,
+    pub name: String,
+    pub status: String,
+    /// The arm whose profiles are shown (harness-s when the run has it).
+    pub arm: String,
+    /// The last re-anchor measured.
+    pub anchor: usize,
+    pub siblings: usize,
+    /// Paired probe outcomes (base against sibling) behind the profiles, all siblings together.
+    pub pairs: u64,
+    /// The run `harnesses` takes its profiles from when none is named: the most pairs.
+    pub default: bool,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, TS)]
 pub struct Harness {
     pub name: String,
@@ -190,7 +208,11 @@ pub struct ConfigText {
     pub toml: String,
 }
 
-/// `config_check`: the configuration as JSON, or the first problem with its key and line.
+/// How many rollouts an experiment runs and roughly how long it takes.
+pub use crate::experiment::RolloutEstimate;
+
+/// `config_check`: the configuration as JSON with its rollout estimate, or the first problem
+/// with its key and line.
 #[derive(Clone, Debug, Serialize, Deserialize, TS)]
 #[serde(untagged)]
 pub enum ConfigCheck {
@@ -199,13 +221,17 @@ pub enum ConfigCheck {
         ok: bool,
         #[ts(type = "ExperimentConfig")]
         config: Value,
+        /// `null` when a suite cannot be set up (a dataset file that does not load).
+        estimate: Option<RolloutEstimate>,
     },
     Invalid {
         #[ts(type = "false")]
         ok: bool,
         error: String,
-        /// The setting the error is about (`iterations`, `policy.base_url`, ...); empty when none.
+        /// The setting the error is about (`iterations`, `budget.batch_tasks`, `policy.base_url`,
+        /// ...) as a TOML key path.
         key: String,
+        /// The line of the checked `toml`; `null` for a `config` given as JSON.
         line: Option<u64>,
     },
 }
@@ -281,6 +307,10 @@ pub struct ExperimentRow {
     pub policy: Value,
     #[ts(type = "unknown")]
     pub summary: Value,
+    /// The routed arm against policy-only, from the same analysis as the run's results (at
+    /// the last evaluation every arm and seed reached, which each headline names).
+    pub headline: Vec<crate::analysis::Headline>,
+    pub pooled: Option<crate::analysis::Pooled>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, TS)]
@@ -429,8 +459,10 @@ pub fn typescript() -> String {
         Counts::decl(&cfg),
         ProfileBucket::decl(&cfg),
         Profile::decl(&cfg),
+        ProfileRun::decl(&cfg),
         Harness::decl(&cfg),
         ConfigText::decl(&cfg),
+        RolloutEstimate::decl(&cfg),
         ConfigCheck::decl(&cfg),
         SavedFile::decl(&cfg),
         ConnectionCheck::decl(&cfg),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{api, line_diff, Args, CommandError, CommandResult, Workbench};
-use crate::analysis::ProfileRecord;
+use crate::analysis::{Headlines, ProfileRecord};
 use crate::harness::HarnessLibrary;
 use crate::report::{ReportBundle, ReportError};
 use crate::route::BehaviorProfile;
@@ -53,8 +53,10 @@ fn episode_row(r: &EpisodeRow) -> api::EpisodeRow {
     api::EpisodeRow { rescued: r.context.phase.as_deref() == Some("rescue") && r.success, row: r.clone() }
 }
 
-fn experiment_row(r: &RunRow) -> api::ExperimentRow {
+fn experiment_row(r: &RunRow, headlines: Headlines) -> api::ExperimentRow {
     api::ExperimentRow {
+        headline: headlines.headline,
+        pooled: headlines.pooled,
         id: r.id,
         name: r.name.clone(),
         status: r.status.as_str().to_string(),
@@ -197,7 +199,8 @@ impl Workbench {
         let s = suite_named(a.str("suite")?)?;
         let name = dataset_name(a.str("name")?)?;
         let text = a.str("text")?;
-        let dir = self.workspace.join("datasets").join(s.name());
+        let path = super::confined_path(&self.workspace, &format!("datasets/{}", s.name()), "import_dataset", "name", name)?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_else(|| self.workspace.clone());
         std::fs::create_dir_all(&dir).map_err(|e| CommandError::Internal(format!("creating {}: {e}", dir.display())))?;
         // Parse from a scratch file first, so a bad upload never replaces a good dataset.
         let scratch = dir.join(format!(".{name}.importing"));
@@ -216,7 +219,6 @@ impl Workbench {
                 })
             }
             Ok(tasks) => {
-                let path = dir.join(name);
                 std::fs::rename(&scratch, &path).map_err(|e| CommandError::Internal(format!("saving {}: {e}", path.display())))?;
                 api::reply(api::ImportResult::Imported {
                     ok: true,
@@ -229,19 +231,51 @@ impl Workbench {
         }
     }
 
+    /// The suite's harnesses, each sibling with its behaviour profile from one experiment run:
+    /// `run` when given, else the run with the most probe evidence ([`Workbench::profile_sources`]).
     pub(super) fn harnesses(&self, a: &Args) -> CommandResult {
         let s = suite_named(a.str("suite")?)?;
         let lib = HarnessLibrary::builtin().map_err(|e| CommandError::Internal(e.to_string()))?;
-        let profiles = self.latest_profiles(s.name())?;
-        let out = harness_rows(&lib, s.name(), &profiles);
-        api::reply(out)
+        let sources = self.profile_sources(s.name())?;
+        let chosen =
+            match a.opt_i64("run")? {
+                Some(id) => Some(sources.iter().find(|src| src.run.id == id).ok_or_else(|| {
+                    CommandError::NotFound(format!("run {id} measured no behaviour profiles for {} (see `profile_runs`)", s.name()))
+                })?),
+                None => default_source(&sources),
+            };
+        let profiles = chosen.map(ProfileSource::api_profiles).unwrap_or_default();
+        api::reply(harness_rows(&lib, s.name(), &profiles))
     }
 
-    /// The newest measured profile of every sibling of `suite`: from the newest experiment run
-    /// that has profiles, the harness-s arm (else the first arm found), first seed, last anchor.
-    fn latest_profiles(&self, suite: &str) -> Result<BTreeMap<String, api::Profile>, CommandError> {
+    /// Every experiment run that measured profiles of `suite`'s siblings, with how much probe
+    /// evidence each holds; `default` marks the one `harnesses` shows when no run is named.
+    pub(super) fn profile_runs(&self, a: &Args) -> CommandResult {
+        let s = suite_named(a.str("suite")?)?;
+        let sources = self.profile_sources(s.name())?;
+        let default_id = default_source(&sources).map(|src| src.run.id);
+        let rows: Vec<api::ProfileRun> = sources
+            .iter()
+            .map(|src| api::ProfileRun {
+                run_id: src.run.id,
+                name: src.run.name.clone(),
+                status: src.run.status.as_str().to_string(),
+                arm: src.arm.clone(),
+                anchor: src.profiles.values().map(|p| p.anchor).max().unwrap_or(0),
+                siblings: src.profiles.len(),
+                pairs: src.pairs(),
+                default: Some(src.run.id) == default_id,
+            })
+            .collect();
+        api::reply(rows)
+    }
+
+    /// Every experiment run, newest first, that measured profiles of `suite`'s siblings: from
+    /// each, the harness-s arm (else the first arm found), first seed, each sibling's last anchor.
+    fn profile_sources(&self, suite: &str) -> Result<Vec<ProfileSource>, CommandError> {
         let mut runs: Vec<RunRow> = self.store.runs()?.into_iter().filter(|r| r.kind == KIND_EXPERIMENT).collect();
         runs.sort_by_key(|r| std::cmp::Reverse(r.id));
+        let mut out = Vec::new();
         for r in runs {
             let recs = self.store.records_with_prefix(r.id, "profile", &format!("{suite}/"))?;
             if recs.is_empty() {
@@ -255,44 +289,45 @@ impl Workbench {
                 recs.first().map(|p| p.arm.clone()).unwrap_or_default()
             };
             let Some(seed) = recs.iter().filter(|p| p.arm == arm).map(|p| p.seed_index).min() else { continue };
-            let mut best: BTreeMap<String, &BehaviorProfile> = BTreeMap::new();
-            for p in recs.iter().filter(|p| p.arm == arm && p.seed_index == seed).map(|p| &p.profile) {
-                let e = best.entry(p.sibling.clone()).or_insert(p);
-                if p.anchor >= e.anchor {
-                    *e = p;
+            let mut best: BTreeMap<String, BehaviorProfile> = BTreeMap::new();
+            for p in recs.into_iter().filter(|p| p.arm == arm && p.seed_index == seed).map(|p| p.profile) {
+                match best.get(&p.sibling) {
+                    Some(e) if p.anchor < e.anchor => {}
+                    _ => {
+                        best.insert(p.sibling.clone(), p);
+                    }
                 }
             }
-            return Ok(best
-                .into_iter()
-                .map(|(sib, p)| {
-                    let buckets = p
-                        .by_bucket
-                        .iter()
-                        .map(|(k, c)| {
-                            let (family, signature) = k.split_once('|').unwrap_or((k.as_str(), ""));
-                            api::ProfileBucket { family: family.to_string(), signature: signature.to_string(), counts: *c }
-                        })
-                        .collect();
-                    let profile = api::Profile {
-                        counts: p.total,
-                        run_id: r.id,
-                        arm: arm.clone(),
-                        anchor: p.anchor,
-                        policy_version: p.policy_version,
-                        buckets,
-                        evidence: p.evidence.clone(),
-                    };
-                    (sib, profile)
-                })
-                .collect());
+            out.push(ProfileSource { run: r, arm, profiles: best });
         }
-        Ok(BTreeMap::new())
+        Ok(out)
     }
 
     pub(super) fn experiments(&self) -> CommandResult {
         let mut runs: Vec<RunRow> = self.store.runs()?.into_iter().filter(|r| r.kind == KIND_EXPERIMENT).collect();
         runs.sort_by_key(|r| std::cmp::Reverse(r.id));
-        api::reply(runs.iter().map(experiment_row).collect::<Vec<_>>())
+        api::reply(runs.iter().map(|r| experiment_row(r, self.run_headlines(r))).collect::<Vec<_>>())
+    }
+
+    /// A run's headline numbers from the analysis ([`crate::analysis::headlines`]); a finished
+    /// run's cannot change, so they are kept. A run whose records cannot be analysed is listed
+    /// without them (its results page says why) rather than hiding every other run.
+    fn run_headlines(&self, r: &RunRow) -> Headlines {
+        if let Some(h) = self.headlines.lock().unwrap_or_else(|p| p.into_inner()).get(&r.id) {
+            return h.clone();
+        }
+        match crate::analysis::headlines(&self.store, r.id) {
+            Ok(h) => {
+                if r.status == RunStatus::Finished {
+                    self.headlines.lock().unwrap_or_else(|p| p.into_inner()).insert(r.id, h.clone());
+                }
+                h
+            }
+            Err(e) => {
+                tracing::warn!("run {}: no headline ({e})", r.id);
+                Headlines::default()
+            }
+        }
     }
 
     fn experiment_run(&self, id: i64) -> Result<RunRow, CommandError> {
@@ -306,7 +341,7 @@ impl Workbench {
     pub(super) fn experiment(&self, a: &Args) -> CommandResult {
         let r = self.experiment_run(a.i64("id")?)?;
         let toml = super::jobs::render_toml(&r.config).unwrap_or_default();
-        api::reply(api::ExperimentDetail { run: experiment_row(&r), config: r.config.clone(), config_toml: toml })
+        api::reply(api::ExperimentDetail { run: experiment_row(&r, self.run_headlines(&r)), config: r.config.clone(), config_toml: toml })
     }
 
     fn bundle(&self, id: i64, other: Option<i64>) -> Result<ReportBundle, CommandError> {
@@ -427,7 +462,7 @@ impl Workbench {
         let name = a.str("format")?;
         let format = ExportFormat::parse(name)
             .ok_or_else(|| CommandError::BadArguments(format!("format: `{name}` (allowed: {})", ExportFormat::NAMES.join(", "))))?;
-        let out = self.workspace.join("exports").join(format!("run-{id}-{name}"));
+        let out = super::confined_path(&self.workspace, "exports", "export_training", "output folder", &format!("run-{id}-{name}"))?;
         let req = ExportRequest { run_id: id, format, out: out.clone(), arm: None, seed: None, split: None, sources: None };
         match export(&self.store, &req) {
             Ok(s) => api::reply(api::ExportedFiles { dir: out.display().to_string(), files: s.files, conversations: s.conversations }),
@@ -462,10 +497,11 @@ impl Workbench {
         api::reply(rows)
     }
 
+    /// The report's files written into `out_dir`, a folder inside the workspace's `reports`.
     pub(super) fn export_report(&self, a: &Args) -> CommandResult {
         let b = self.bundle(a.i64("id")?, a.opt_i64("compare")?)?;
-        let out = Path::new(a.str("out_dir")?);
-        let p = b.write(out).map_err(report_error)?;
+        let out = super::confined_path(&self.workspace, "reports", "export_report", "out_dir", a.str("out_dir")?)?;
+        let p = b.write(&out).map_err(report_error)?;
         let s = |p: &Path| p.display().to_string();
         api::reply(api::ReportPaths {
             dir: s(&p.dir),
@@ -538,4 +574,50 @@ fn mark_producible(policy: &str, suite: &str, mut distilled: Value) -> Value {
         }
     }
     distilled
+}
+
+/// One run's measured profiles of a suite's siblings.
+struct ProfileSource {
+    run: RunRow,
+    arm: String,
+    profiles: BTreeMap<String, BehaviorProfile>,
+}
+
+impl ProfileSource {
+    /// Paired probe outcomes behind the profiles (base against sibling, every sibling).
+    fn pairs(&self) -> u64 {
+        self.profiles.values().map(|p| (p.total.fix + p.total.regress + p.total.both_pass + p.total.both_fail) as u64).sum()
+    }
+
+    fn api_profiles(&self) -> BTreeMap<String, api::Profile> {
+        self.profiles
+            .iter()
+            .map(|(sib, p)| {
+                let buckets = p
+                    .by_bucket
+                    .iter()
+                    .map(|(k, c)| {
+                        let (family, signature) = k.split_once('|').unwrap_or((k.as_str(), ""));
+                        api::ProfileBucket { family: family.to_string(), signature: signature.to_string(), counts: *c }
+                    })
+                    .collect();
+                let profile = api::Profile {
+                    counts: p.total,
+                    run_id: self.run.id,
+                    arm: self.arm.clone(),
+                    anchor: p.anchor,
+                    policy_version: p.policy_version,
+                    buckets,
+                    evidence: p.evidence.clone(),
+                };
+                (sib.clone(), profile)
+            })
+            .collect()
+    }
+}
+
+/// The run whose profiles stand by default: the most probe evidence (a small or cancelled run
+/// does not replace a large one), the newest among equals.
+fn default_source(sources: &[ProfileSource]) -> Option<&ProfileSource> {
+    sources.iter().max_by_key(|src| (src.pairs(), src.run.id))
 }

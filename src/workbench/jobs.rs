@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::{api, Args, CommandError, CommandResult, Hub};
 use crate::events::{Event, EventSink};
-use crate::experiment::{run_experiment, ExperimentConfig};
+use crate::experiment::{run_experiment, ConfigError, ExperimentConfig};
 use crate::store::{BlockingStore, RunStatus};
 
 /// What the UI shows for one running (or just ended) experiment.
@@ -264,22 +264,129 @@ fn drop_nulls(v: &mut Value) {
     }
 }
 
+/// A configuration as the JSON an experiment file reads back as: short floats, no nulls.
+fn config_json(cfg: &ExperimentConfig) -> Result<Value, CommandError> {
+    let mut v = serde_json::to_value(cfg).map_err(|e| CommandError::Internal(e.to_string()))?;
+    tidy_floats(&mut v);
+    drop_nulls(&mut v);
+    Ok(v)
+}
+
+/// `cfg` as a fresh experiment file.
+fn render_config(cfg: &ExperimentConfig) -> Result<String, CommandError> {
+    toml::to_string(&config_json(cfg)?).map_err(|e| CommandError::Internal(format!("writing the experiment file: {e}")))
+}
+
 /// The experiment file for a configuration given as JSON (checked first).
 pub(super) fn render_toml(config: &Value) -> Result<String, CommandError> {
     let cfg: ExperimentConfig = serde_json::from_value(config.clone()).map_err(|e| CommandError::BadArguments(format!("config: {e}")))?;
-    let mut v = serde_json::to_value(&cfg).map_err(|e| CommandError::Internal(e.to_string()))?;
-    tidy_floats(&mut v);
-    drop_nulls(&mut v);
-    toml::to_string(&v).map_err(|e| CommandError::Internal(format!("writing the experiment file: {e}")))
+    render_config(&cfg)
 }
 
+/// A configuration given as JSON (the builder's form), checked as a file is. A value of the wrong
+/// type is named by its key, as in a file (`budget.batch_tasks: must be a whole number ≥ 1, got
+/// -1`), without the line of a text nobody sees.
+fn config_from_json(v: &Value) -> Result<ExperimentConfig, ConfigError> {
+    const FILE: &str = "config";
+    match serde_json::from_value::<ExperimentConfig>(v.clone()) {
+        Ok(cfg) => cfg.validate(FILE).map(|_| cfg),
+        Err(e) => {
+            let mut plain = v.clone();
+            drop_nulls(&mut plain);
+            let named = toml::to_string(&plain).ok().and_then(|text| ExperimentConfig::parse(FILE, &text).err());
+            Err(match named {
+                Some(mut ce) => {
+                    if let Some((_, rest)) = ce.message.strip_prefix("line ").and_then(|r| r.split_once(": ")) {
+                        ce.message = rest.to_string();
+                    }
+                    ce
+                }
+                None => ConfigError { file: FILE.into(), key: "(config)".into(), message: e.to_string() },
+            })
+        }
+    }
+}
+
+/// `original` with the settings that differ in `cfg` changed in place: its comments, blank
+/// lines, key order and the layout of everything else are kept. An original that is not a valid
+/// experiment file gives way to `cfg` written afresh.
+pub(super) fn edit_toml(original: &str, cfg: &ExperimentConfig) -> Result<String, CommandError> {
+    let fresh_text = render_config(cfg)?;
+    let (Ok(before), Ok(mut doc)) = (ExperimentConfig::parse("original", original), original.parse::<toml_edit::DocumentMut>()) else {
+        return Ok(fresh_text);
+    };
+    let fresh: toml_edit::DocumentMut = fresh_text.parse().map_err(|e| CommandError::Internal(format!("reading the rendered file: {e}")))?;
+    if let (Value::Object(old), Value::Object(new)) = (config_json(&before)?, config_json(cfg)?) {
+        merge_changes(doc.as_table_mut(), fresh.as_table(), &old, &new);
+    }
+    Ok(doc.to_string())
+}
+
+/// Apply to `dst` every setting whose value differs between `old` and `new` (the JSON of the
+/// configuration before and after), taking the new items from `fresh` (`new` rendered).
+fn merge_changes(
+    dst: &mut dyn toml_edit::TableLike,
+    fresh: &dyn toml_edit::TableLike,
+    old: &serde_json::Map<String, Value>,
+    new: &serde_json::Map<String, Value>,
+) {
+    let keys: std::collections::BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    for k in keys {
+        let (before, after) = (old.get(k), new.get(k));
+        if before == after {
+            continue;
+        }
+        let (Some(after), Some(fresh_item)) = (after, fresh.get(k)) else {
+            dst.remove(k);
+            continue;
+        };
+        if let (Value::Object(after), Some(fresh_table)) = (after, fresh_item.as_table_like()) {
+            if !dst.get(k).is_some_and(toml_edit::Item::is_table_like) {
+                dst.insert(k, toml_edit::Item::Table(toml_edit::Table::new()));
+            }
+            let empty = serde_json::Map::new();
+            let before = before.and_then(Value::as_object).unwrap_or(&empty);
+            if let Some(t) = dst.get_mut(k).and_then(toml_edit::Item::as_table_like_mut) {
+                merge_changes(t, fresh_table, before, after);
+            }
+            continue;
+        }
+        match (dst.get_mut(k), fresh_item.as_value()) {
+            // the same place, spacing and trailing comment; the new value
+            (Some(toml_edit::Item::Value(v)), Some(fresh_value)) => {
+                let decor = v.decor().clone();
+                *v = fresh_value.clone();
+                *v.decor_mut() = decor;
+            }
+            _ => {
+                dst.insert(k, fresh_item.clone());
+            }
+        }
+    }
+}
+
+/// `config_check`: an experiment file (`toml`) or the form's configuration (`config`) checked;
+/// valid, it comes back as JSON with its rollout estimate.
 pub(super) fn config_check(a: &Args) -> CommandResult {
-    let text = a.str("toml")?;
-    match ExperimentConfig::parse("experiment file", text) {
+    let parsed = match a.opt_str("toml")? {
+        Some(text) => ExperimentConfig::parse("experiment file", text),
+        None => match a.value("config") {
+            Ok(v) => config_from_json(v),
+            Err(_) => {
+                return Err(CommandError::BadArguments(
+                    "config_check: missing argument `toml` (an experiment file's text) or `config` (its JSON)".into(),
+                ))
+            }
+        },
+    };
+    match parsed {
         Ok(cfg) => {
-            let mut v = serde_json::to_value(&cfg).map_err(|e| CommandError::Internal(e.to_string()))?;
-            tidy_floats(&mut v);
-            api::reply(api::ConfigCheck::Valid { ok: true, config: v })
+            let mut config = serde_json::to_value(&cfg).map_err(|e| CommandError::Internal(e.to_string()))?;
+            tidy_floats(&mut config);
+            let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+            // A suite that cannot be set up (a missing dataset file) has no estimate; Start says why.
+            let estimate = crate::experiment::estimate(&cfg, cores).ok();
+            api::reply(api::ConfigCheck::Valid { ok: true, config, estimate })
         }
         Err(e) => {
             let line = e.message.strip_prefix("line ").and_then(|r| r.split(':').next()).and_then(|n| n.parse::<u64>().ok());
@@ -288,29 +395,48 @@ pub(super) fn config_check(a: &Args) -> CommandResult {
     }
 }
 
+/// `config_render`: the experiment file for the form's configuration; with `original`, that file
+/// edited in place (comments and order kept).
 pub(super) fn config_render(a: &Args) -> CommandResult {
-    let config = a.value("config")?;
-    let toml = render_toml(config)?;
+    let cfg = config_from_json(a.value("config")?).map_err(|e| CommandError::BadArguments(e.to_string()))?;
+    let toml = match a.opt_str("original")? {
+        Some(original) => edit_toml(original, &cfg)?,
+        None => render_config(&cfg)?,
+    };
     // What is rendered must also pass the checks `experiment run` makes.
     ExperimentConfig::parse("experiment file", &toml).map_err(|e| CommandError::BadArguments(e.to_string()))?;
     api::reply(api::ConfigText { toml })
 }
 
-/// Save an experiment file. A relative path is taken inside the workspace; the text is checked
-/// first so a saved file always runs.
+/// Save an experiment file at `path` inside the workspace's `experiments` folder. The text is
+/// checked first so a saved file always runs; an existing file is replaced only with
+/// `overwrite: true` (otherwise a `Conflict`).
 pub(super) fn config_save(a: &Args, workspace: &Path) -> CommandResult {
+    use std::io::Write;
     let text = a.str("toml")?;
-    let path = Path::new(a.str("path")?);
-    let path = if path.is_absolute() { path.to_path_buf() } else { workspace.join("experiments").join(path) };
-    ExperimentConfig::parse(&path.display().to_string(), text).map_err(|e| CommandError::BadArguments(e.to_string()))?;
+    let rel = a.str("path")?;
+    let overwrite = a.opt_bool("overwrite")?.unwrap_or(false);
+    let path = super::confined_path(workspace, "experiments", "config_save", "path", rel)?;
     if path.extension().and_then(|e| e.to_str()) != Some("toml") {
-        return Err(CommandError::BadArguments(format!("config_save: `{}` should end in .toml", path.display())));
+        return Err(CommandError::BadArguments(format!("config_save: path `{rel}` should end in .toml")));
     }
+    ExperimentConfig::parse(&path.display().to_string(), text).map_err(|e| CommandError::BadArguments(e.to_string()))?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| CommandError::Internal(format!("creating {}: {e}", dir.display())))?;
     }
-    std::fs::write(&path, text).map_err(|e| CommandError::Internal(format!("writing {}: {e}", path.display())))?;
-    api::reply(api::SavedFile { path: path.display().to_string() })
+    let written = if overwrite {
+        std::fs::write(&path, text)
+    } else {
+        // created only if absent, in one step: a file that appears meanwhile is not replaced either
+        std::fs::OpenOptions::new().write(true).create_new(true).open(&path).and_then(|mut f| f.write_all(text.as_bytes()))
+    };
+    match written {
+        Ok(()) => api::reply(api::SavedFile { path: path.display().to_string() }),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            Err(CommandError::Conflict(format!("config_save: {} already exists; save with `overwrite: true` to replace it", path.display())))
+        }
+        Err(e) => Err(CommandError::Internal(format!("writing {}: {e}", path.display()))),
+    }
 }
 
 /// List the endpoint's models (`GET {base_url}/models`) and check the model is among them.

@@ -12,7 +12,7 @@ mod diff;
 mod jobs;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -47,6 +47,9 @@ pub enum CommandError {
     /// The command, or the object it names, does not exist.
     #[error("{0}")]
     NotFound(String),
+    /// The command would replace something that exists (a saved file) without being told to.
+    #[error("{0}")]
+    Conflict(String),
     /// Anything else: the store, the file system, a failed analysis.
     #[error("{0}")]
     Internal(String),
@@ -64,6 +67,7 @@ impl CommandError {
         match self {
             CommandError::BadArguments(_) => "bad_arguments",
             CommandError::NotFound(_) => "not_found",
+            CommandError::Conflict(_) => "conflict",
             CommandError::Internal(_) => "internal",
         }
     }
@@ -75,6 +79,36 @@ impl CommandError {
 }
 
 pub type CommandResult = Result<Value, CommandError>;
+
+/// Where a command may write: `rel` (its argument `arg`) inside the workspace's `folder`, never
+/// outside the workspace. An absolute path, a `..` and a path that an existing symbolic link
+/// (a folder on the way, or the file itself) takes outside the workspace are refused. Every
+/// command that writes a file takes the path it writes from here.
+pub(crate) fn confined_path(workspace: &Path, folder: &str, command: &str, arg: &str, rel: &str) -> Result<PathBuf, CommandError> {
+    let expected = format!("relative to the workspace's {folder} folder (no absolute path, no `..`)");
+    if rel.trim().is_empty() {
+        return Err(CommandError::BadArguments(format!("{command}: {arg} is empty; give a path {expected}")));
+    }
+    let p = Path::new(rel);
+    if !p.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)) {
+        return Err(CommandError::BadArguments(format!("{command}: {arg} `{rel}` must be {expected}")));
+    }
+    std::fs::create_dir_all(workspace).map_err(|e| CommandError::Internal(format!("creating the workspace {}: {e}", workspace.display())))?;
+    let root = workspace.canonicalize().map_err(|e| CommandError::Internal(format!("the workspace {}: {e}", workspace.display())))?;
+    let mut at = workspace.to_path_buf();
+    for c in Path::new(folder).components().chain(p.components()) {
+        at.push(c);
+        // A link (even a dangling one) must resolve inside; what does not exist yet is created
+        // as a plain folder or file below what does.
+        if std::fs::symlink_metadata(&at).is_ok() && !at.canonicalize().is_ok_and(|real| real.starts_with(&root)) {
+            return Err(CommandError::BadArguments(format!(
+                "{command}: {arg} `{rel}` leads outside the workspace through {} (a symbolic link); give a path {expected} that stays inside it",
+                at.display()
+            )));
+        }
+    }
+    Ok(workspace.join(folder).join(p))
+}
 
 type Listener = Box<dyn Fn(&Value) + Send + Sync>;
 
@@ -114,6 +148,8 @@ pub struct Workbench {
     jobs: jobs::Jobs,
     /// Reports of finished runs, by (run, compared run): they cannot change any more.
     reports: Mutex<ReportCache>,
+    /// Finished runs' headline numbers, for the lists of runs.
+    headlines: Mutex<HashMap<i64, crate::analysis::Headlines>>,
 }
 
 /// Finished runs' reports by (run, compared run).
@@ -127,7 +163,14 @@ impl Workbench {
         let hub = Arc::new(Hub::default());
         let store = Arc::new(store);
         let jobs = jobs::Jobs::new(store.clone(), hub.clone());
-        Ok(Workbench { store, workspace: workspace.to_path_buf(), hub, jobs, reports: Mutex::new(HashMap::new()) })
+        Ok(Workbench {
+            store,
+            workspace: workspace.to_path_buf(),
+            hub,
+            jobs,
+            reports: Mutex::new(HashMap::new()),
+            headlines: Mutex::new(HashMap::new()),
+        })
     }
 
     pub fn store(&self) -> &BlockingStore {
@@ -157,6 +200,7 @@ impl Workbench {
         "task",
         "import_dataset",
         "harnesses",
+        "profile_runs",
         "config_template",
         "config_check",
         "config_render",
@@ -191,6 +235,7 @@ impl Workbench {
             "task" => self.task(&a),
             "import_dataset" => self.import_dataset(&a),
             "harnesses" => self.harnesses(&a),
+            "profile_runs" => self.profile_runs(&a),
             "config_template" => api::reply(api::ConfigText { toml: DEMO_CONFIG.to_string() }),
             "config_check" => jobs::config_check(&a),
             "config_render" => jobs::config_render(&a),

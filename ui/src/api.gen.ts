@@ -82,6 +82,24 @@ fix: number,
  */
 regress: number, both_pass: number, both_fail: number, };
 
+export type ProfileRun = { run_id: number, name: string, status: string, 
+/**
+ * The arm whose profiles are shown (harness-s when the run has it).
+ */
+arm: string, 
+/**
+ * The last re-anchor measured.
+ */
+anchor: number, siblings: number, 
+/**
+ * Paired probe outcomes (base against sibling) behind the profiles, all siblings together.
+ */
+pairs: number, 
+/**
+ * The run `harnesses` takes its profiles from when none is named: the most pairs.
+ */
+default: boolean, };
+
 export type Harness = { name: string, description: string, specialty: string | null, base: boolean, extends: string | null, file: string, 
 /**
  * The spec file's own text.
@@ -94,11 +112,68 @@ diff: Array<DiffLine>, hooks: Array<HookRef>, profile: Profile | null, };
 
 export type ConfigText = { toml: string, };
 
-export type ConfigCheck = { ok: true, config: ExperimentConfig, } | { ok: false, error: string, 
+export type RolloutEstimate = { 
 /**
- * The setting the error is about (`iterations`, `policy.base_url`, ...); empty when none.
+ * (suite, arm, seed) jobs.
  */
-key: string, line: number | null, };
+jobs: number, 
+/**
+ * Jobs that run at the same time (`workers`, else one per core).
+ */
+parallel: number, 
+/**
+ * Fewest rollouts: every training task succeeds in some base try, so nothing is rescued.
+ */
+min: number, 
+/**
+ * Most rollouts: every training task fails all its base tries and gets the whole rescue
+ * budget (`max` = `train` + `rescue` + `probe` + `eval`).
+ */
+max: number, 
+/**
+ * Base tries on the training batches.
+ */
+train: number, 
+/**
+ * At most this many extra tries on all-fail tasks (sibling rescues, or base resamples).
+ */
+rescue: number, 
+/**
+ * Paired base and sibling rollouts measuring behaviour profiles.
+ */
+probe: number, 
+/**
+ * Evaluation under the base harness, and the rank-one inference at the end.
+ */
+eval: number, 
+/**
+ * Warm-start demonstrations searched (once per suite and seed; not rollouts).
+ */
+demonstrations: number, 
+/**
+ * Rough wall time for `min` and for `max` rollouts, in seconds.
+ */
+seconds_min: number, seconds_max: number, 
+/**
+ * Set when the experiment is large (more than [`LARGE_ROLLOUTS`] rollouts or
+ * [`LARGE_SECONDS`]); it may still run.
+ */
+warning: string | null, };
+
+export type ConfigCheck = { ok: true, config: ExperimentConfig, 
+/**
+ * `null` when a suite cannot be set up (a dataset file that does not load).
+ */
+estimate: RolloutEstimate | null, } | { ok: false, error: string, 
+/**
+ * The setting the error is about (`iterations`, `budget.batch_tasks`, `policy.base_url`,
+ * ...) as a TOML key path.
+ */
+key: string, 
+/**
+ * The line of the checked `toml`; `null` for a `config` given as JSON.
+ */
+line: number | null, };
 
 export type SavedFile = { path: string, };
 
@@ -134,9 +209,19 @@ export type Job = { run_id: number, name: string, status: string, error: string 
  */
 units: Unit[], messages: Array<string>, };
 
-export type ExperimentRow = { id: number, name: string, status: string, created_at: string, finished_at: string | null, suites: Array<string>, policy: unknown, summary: unknown, };
+export type ExperimentRow = { id: number, name: string, status: string, created_at: string, finished_at: string | null, suites: Array<string>, policy: unknown, summary: unknown, 
+/**
+ * The routed arm against policy-only, from the same analysis as the run's results (at
+ * the last evaluation every arm and seed reached, which each headline names).
+ */
+headline: Array<Headline>, pooled: Pooled | null, };
 
-export type ExperimentDetail = { config: ExperimentConfig, config_toml: string, id: number, name: string, status: string, created_at: string, finished_at: string | null, suites: Array<string>, policy: unknown, summary: unknown, };
+export type ExperimentDetail = { config: ExperimentConfig, config_toml: string, id: number, name: string, status: string, created_at: string, finished_at: string | null, suites: Array<string>, policy: unknown, summary: unknown, 
+/**
+ * The routed arm against policy-only, from the same analysis as the run's results (at
+ * the last evaluation every arm and seed reached, which each headline names).
+ */
+headline: Array<Headline>, pooled: Pooled | null, };
 
 export type EpisodeRow = { 
 /**

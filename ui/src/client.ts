@@ -4,9 +4,10 @@
 
 import type { WorkbenchEvent } from "./types";
 
-/** A command failed; `message` is the server's own `error` text. */
+/** A command failed; `message` is the server's own `error` text, `kind` its `ErrorBody` kind
+ * (`bad_arguments`, `not_found`, `conflict`, `internal`, ...; null when the server was not reached). */
 export class ApiError extends Error {
-  constructor(message: string, readonly command: string, readonly status: number | null) {
+  constructor(message: string, readonly command: string, readonly status: number | null, readonly kind: string | null = null) {
     super(message);
   }
 }
@@ -35,6 +36,10 @@ function readToken(): string {
 }
 
 const token = inTauri ? "" : readToken();
+
+function errorKind(body: unknown): string | null {
+  return body && typeof body === "object" && "kind" in body && typeof (body as { kind: unknown }).kind === "string" ? (body as { kind: string }).kind : null;
+}
 
 function errorText(body: unknown, fallback: string): string {
   if (body && typeof body === "object" && "error" in body) {
@@ -65,7 +70,7 @@ async function callHttp<T>(command: string, args: Record<string, unknown>): Prom
   }
   if (!res.ok) {
     const hint = res.status === 401 ? " — open the address `harness-s serve` printed (it carries the access token)" : "";
-    throw new ApiError(errorText(body, `${res.status} ${res.statusText}`) + hint, command, res.status);
+    throw new ApiError(errorText(body, `${res.status} ${res.statusText}`) + hint, command, res.status, errorKind(body));
   }
   return body as T;
 }
@@ -75,7 +80,7 @@ async function callTauri<T>(command: string, args: Record<string, unknown>): Pro
   try {
     return (await invoke("call", { command, args })) as T;
   } catch (e) {
-    throw new ApiError(errorText(e, String(e)), command, null);
+    throw new ApiError(errorText(e, String(e)), command, null, errorKind(e));
   }
 }
 
@@ -123,17 +128,15 @@ export function onEvent(l: Listener): () => void {
 export type ReportFormat = "html" | "json" | "csv";
 
 /**
- * Save a report. In a browser: the file is downloaded (`report_file`). On the desktop: a save
- * dialog picks the folder to write the whole report into (`export_report`).
- * Returns a short description of what was written, or null when the user cancelled.
+ * Save a report. In a browser: the file is downloaded (`report_file`). On the desktop: the whole
+ * report is written into a folder of the workspace's `reports/` (`export_report` writes only
+ * inside the workspace). Returns a short description of what was written, or null when nothing was.
  */
 export async function saveReport(id: number, compare: number | null, format: ReportFormat): Promise<string | null> {
   if (inTauri) {
-    const { save } = await import("@tauri-apps/plugin-dialog");
-    const dir = await save({ title: "Export the report into this folder", defaultPath: compare ? `report-${id}-vs-${compare}` : `report-${id}` });
-    if (!dir) return null;
-    const out = await call<{ html: string; json: string; csv: string[]; charts: string[] }>("export_report", { id, compare: compare ?? undefined, out_dir: dir });
-    return `wrote ${out.html}, ${out.json} and ${out.csv.length} CSV files`;
+    const dir = compare ? `report-${id}-vs-${compare}` : `report-${id}`;
+    const out = await call<{ dir: string; html: string; json: string; csv: string[]; charts: string[] }>("export_report", { id, compare: compare ?? undefined, out_dir: dir });
+    return `wrote ${out.html}, ${out.json} and ${out.csv.length} CSV files into ${out.dir}`;
   }
   const f = await call<{ file_name: string; mime: string; text: string }>("report_file", { id, compare: compare ?? undefined, format });
   const url = URL.createObjectURL(new Blob([f.text], { type: f.mime }));

@@ -170,13 +170,92 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     assert.ok(!(await page.inputValue("#toml")).includes("[trainer]"), "the built-in policy has no trainer");
   });
 
-  test("builder: builds, saves and runs two small experiments to completion with live progress", async () => {
-    runs.a = await buildAndStart("ui-small-a", "1");
-    // Saving writes the experiment file (checked first).
-    await page.fill("input[name=save_path]", path.join(server.dir, "ui-small.toml"));
+  test("builder: the save path follows the name; saving again asks before replacing the file", async () => {
+    await go("#/experiments");
+    await page.waitForFunction(() => document.querySelector("#toml")?.value.includes("name ="));
+    await page.fill("input[name=name]", "UI Save Test!");
+    await page.waitForFunction(() => document.querySelector("input[name=save_path]")?.value === "ui-save-test.toml");
+    await page.waitForFunction(() => document.querySelector("#toml")?.value.includes('"UI Save Test!"'));
     await page.click("#save-config");
     await page.waitForSelector(".builder .note.ok");
-    assert.match(readFileSync(path.join(server.dir, "ui-small.toml"), "utf8"), /iterations\s*=\s*2\b/);
+    const file = path.join(server.dir, "experiments", "ui-save-test.toml");
+    const first = readFileSync(file, "utf8");
+    assert.match(first, /name = "UI Save Test!"/);
+    // a form edit keeps the file's comments (the demo's header)
+    assert.match(first, /^# The first-run demo/);
+    // Saving again: asked first; Esc keeps the file as it was.
+    await page.fill("input[name=iterations]", "3");
+    await page.waitForFunction(() => /iterations = 3\b/.test(document.querySelector("#toml")?.value ?? ""));
+    await page.click("#save-config");
+    await page.waitForSelector("[role=alertdialog]");
+    assert.match(await page.locator("[role=alertdialog]").innerText(), /experiments\/ui-save-test\.toml already exists/);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "cancel-overwrite", "the safe choice has the focus");
+    await shot("4-builder-confirm-overwrite");
+    await page.keyboard.press("Escape");
+    await page.waitForSelector("[role=alertdialog]", { state: "detached" });
+    assert.equal(readFileSync(file, "utf8"), first, "nothing replaced without a yes");
+    // ... and with the keyboard: Tab to Replace, Enter.
+    await page.click("#save-config");
+    await page.waitForSelector("[role=alertdialog]");
+    await page.waitForFunction(() => document.activeElement?.id === "cancel-overwrite");
+    await page.keyboard.press("Tab");
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "confirm-overwrite");
+    await page.keyboard.press("Enter");
+    await page.waitForSelector("[role=alertdialog]", { state: "detached" });
+    await page.waitForSelector(".builder .note.ok");
+    assert.match(readFileSync(file, "utf8"), /iterations = 3\b/);
+    // A path of one's own stays when the name changes; emptied, it follows the name again.
+    await page.fill("input[name=save_path]", "mine.toml");
+    await page.fill("input[name=name]", "renamed");
+    await page.waitForFunction(() => document.querySelector("#toml")?.value.includes('"renamed"'));
+    assert.equal(await page.inputValue("input[name=save_path]"), "mine.toml");
+    await page.fill("input[name=save_path]", "");
+    await page.locator("input[name=save_path]").blur();
+    await page.waitForFunction(() => document.querySelector("input[name=save_path]")?.value === "renamed.toml");
+  });
+
+  test("builder: a bad number is named beside its field, the file shown is marked stale; the estimate warns when large", async () => {
+    await go("#/experiments");
+    await page.waitForSelector("#estimate");
+    assert.match(await page.locator("#estimate-rollouts").innerText(), /^[\d,]+(–[\d,]+)?$/);
+    const before = await page.inputValue("#toml");
+    for (const bad of ["-1", "2.5"]) {
+      await page.fill("input[name=iterations]", bad);
+      const field = page.locator(".num-field.invalid:has(input[name=iterations])");
+      await field.waitFor();
+      assert.match(await field.locator(".field-problem").innerText(), /^iterations must be a whole number ≥ 1$/);
+      await page.waitForSelector("#toml-stale");
+      assert.ok(await page.locator("#start-experiment").isDisabled());
+      await page.waitForSelector("#estimate.stale", { timeout: 2000 });
+      assert.doesNotMatch(await page.locator(".builder-form").innerText(), /−|-\d/, "no negative numbers in the summary");
+    }
+    await page.fill("input[name=iterations]", "100001");
+    await page.waitForFunction(() => document.querySelector("#iterations-problem")?.textContent === "iterations must be a whole number from 1 to 100,000");
+    await page.fill("input[name=batch_tasks]", "-24");
+    await page.waitForSelector(".num-field.invalid:has(input[name=batch_tasks])");
+    assert.match(await page.locator("#form-problems").innerText(), /iterations must be a whole number from 1 to 100,000; batch must be a whole number ≥ 1/);
+    assert.equal(await page.inputValue("#toml"), before, "the stale file is the last valid one");
+    assert.match(await page.getAttribute("#toml", "class"), /stale/);
+    await page.fill("input[name=batch_tasks]", "24");
+    // Large but allowed: a warning, not a refusal.
+    await page.fill("input[name=iterations]", "100000");
+    await page.waitForSelector("#toml-stale", { state: "detached" });
+    await page.waitForSelector("#estimate-warning");
+    assert.match(await page.locator("#estimate-warning").innerText(), /large experiment/);
+    assert.ok(await page.locator("#start-experiment").isEnabled());
+    await shot("4-builder-estimate-warning");
+    await page.fill("input[name=iterations]", "8");
+    await page.waitForSelector("#estimate-warning", { state: "detached" });
+    assert.ok(!(await page.locator(".num-field.invalid").count()));
+  });
+
+  test("builder: builds, saves and runs two small experiments to completion with live progress", async () => {
+    runs.a = await buildAndStart("ui-small-a", "1");
+    // Saving writes the experiment file (checked first) into the workspace's experiments/.
+    await page.fill("input[name=save_path]", "ui-small.toml");
+    await page.click("#save-config");
+    await page.waitForSelector(".builder .note.ok");
+    assert.match(readFileSync(path.join(server.dir, "experiments", "ui-small.toml"), "utf8"), /iterations\s*=\s*2\b/);
     runs.b = await buildAndStart("ui-small-b", "2");
     assert.notEqual(runs.a, runs.b);
     // Live progress per arm and seed while they run.
@@ -237,6 +316,35 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     assert.match(await page.locator(".count.fix").innerText(), new RegExp(`^${measured.profile.fix}\\b`));
     if (measured.profile.evidence.length) assert.equal(await page.locator(".evidence li").count(), measured.profile.evidence.length);
     await shot("3-harnesses-profile");
+    // Whose evidence: the picker lists every run that measured profiles and starts on the one
+    // with the most paired probes; picking another run shows its profiles.
+    const sources = await api(server, "profile_runs", { suite: "dbbench" });
+    assert.ok(sources.length >= 2, JSON.stringify(sources));
+    const most = sources.reduce((a, b) => (b.pairs > a.pairs || (b.pairs === a.pairs && b.run_id > a.run_id) ? b : a));
+    assert.ok(sources.find((r) => r.default).run_id === most.run_id);
+    const picker = page.locator("select[aria-label='profiles from run']");
+    assert.equal(await picker.inputValue(), String(most.run_id));
+    assert.match(await page.locator(".profile .muted.small").first().innerText(), new RegExp(`run ${most.run_id}\\b`));
+    const other = sources.find((r) => r.run_id !== most.run_id);
+    await picker.selectOption(String(other.run_id));
+    await page.waitForFunction((id) => document.querySelector(".profile .muted.small a")?.textContent === `run ${id}`, other.run_id);
+    assert.match(page.url(), new RegExp(`run=${other.run_id}`));
+  });
+
+  test("workspace and results give a run the same headline, and say at which iteration", async () => {
+    for (const id of [runs.a, runs.b]) {
+      const results = await api(server, "results", { id });
+      await go("#/workspace");
+      const cell = page.locator(`tr[data-run="${id}"] .headline-delta`);
+      await cell.waitFor();
+      const h = results.pooled ?? results.headline[0];
+      const text = await cell.innerText();
+      const pts = (x) => `${x > 0 ? "+" : x < 0 ? "−" : "±"}${Math.abs(x * 100).toFixed(1)} pts`;
+      assert.ok(text.replace(/\s+/g, " ").includes(`it ${results.headline[0].iteration}`), text);
+      assert.ok(text.includes(`[${(h.delta.ci95[0] * 100).toFixed(1)}, ${(h.delta.ci95[1] * 100).toFixed(1)}]`), `${text} vs ${JSON.stringify(h.delta)}`);
+      assert.ok(text.startsWith(pts(h.delta.mean)), `${text} vs ${pts(h.delta.mean)}`);
+    }
+    await shot("1-workspace-runs");
   });
 
   test("export: the report downloads as HTML, JSON and CSV", async () => {

@@ -1,14 +1,16 @@
 // Experiments: build an experiment file (form over its JSON, TOML beside it), save it, start
 // it, and follow every run's progress per arm and seed; cancel and resume.
 
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { call } from "../client";
+import { createContext, type ComponentChildren } from "preact";
+import { useContext, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { ApiError, call } from "../client";
 import { navigate, refreshJobs, runs, showError, Store, useLoad, useStore, type RunProgress } from "../store";
-import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, Suite, TrainerCheck } from "../types";
+import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, RolloutEstimate, SavedFile, Suite, TrainerCheck } from "../types";
 import { ArmName, duration, Loading, pct, Progress, StatusTag, when } from "../ui";
-import { toToml } from "../toml";
 
-type TomlError = { error: string; line: number | null; key?: string | null };
+/** A problem the server found: in the TOML the user typed (`toml`, with its line) or in the form's
+ * configuration (`form`: the TOML pane then shows the last valid file). */
+type TomlError = { error: string; line: number | null; key?: string | null; origin: "form" | "toml" };
 
 /** A config the server refused, with the setting it named. */
 class ConfigError extends Error {
@@ -17,17 +19,21 @@ class ConfigError extends Error {
   }
 }
 
-const asTomlError = (e: unknown): TomlError => (e instanceof ConfigError ? e.detail : { error: e instanceof Error ? e.message : String(e), line: null });
+const asTomlError = (e: unknown): TomlError =>
+  e instanceof ConfigError ? e.detail : { error: e instanceof Error ? e.message : String(e), line: null, origin: "form" };
 
-/** The experiment file for a config: the server's rendering, or the UI's own when that fails. */
-async function render(config: ExperimentConfig): Promise<string> {
+/**
+ * The experiment file for the form's config: `original` (the file being edited) with only the
+ * changed settings edited, comments and order kept (the server's `config_render`). When the
+ * server refuses the config, `config_check` on the same JSON names the setting.
+ */
+async function render(config: ExperimentConfig, original?: string): Promise<string> {
   try {
-    return (await call<{ toml: string }>("config_render", { config })).toml;
-  } catch {
-    const toml = toToml(config as Record<string, unknown>) + "\n";
-    const c = await call<ConfigCheck>("config_check", { toml });
-    if (!c.ok) throw new ConfigError(c);
-    return toml;
+    return (await call<{ toml: string }>("config_render", { config, original })).toml;
+  } catch (e) {
+    const c = await call<ConfigCheck>("config_check", { config });
+    if (!c.ok) throw new ConfigError({ ...c, origin: "form" });
+    throw e;
   }
 }
 
@@ -65,25 +71,105 @@ async function editCopy(runId: number) {
 }
 
 /** Settings whose form field is not named after the setting's last segment. */
-const FIELD_OF_KEY: Record<string, string> = { "eval.train_tasks": "eval_train_tasks", heldout_families: "heldout", arms: "arm", suites: "suite", "policy.backend": "backend" };
+const FIELD_OF_KEY: Record<string, string> = {
+  "eval.train_tasks": "eval_train_tasks",
+  heldout_families: "heldout",
+  arms: "arm",
+  suites: "suite",
+  "policy.backend": "backend",
+  "trainer.command": "trainer_command",
+  "trainer.objective": "trainer_objective",
+  "trainer.timeout_s": "trainer_timeout",
+  "trainer.base_model": "trainer_base_model",
+  "serving.kind": "serving_kind",
+  "serving.ready_timeout_s": "serving_ready_timeout",
+};
+const fieldOfKey = (key: string) => FIELD_OF_KEY[key] ?? key.split(".").pop() ?? key;
 
-function NumField(props: { label: string; hint?: string; value: number | undefined; onChange: (n: number) => void; min?: number; step?: number; name: string }) {
+/** The file name an experiment is saved under by default: its name, made safe. */
+export function fileNameFor(name: string): string {
+  const slug = name
+    .normalize("NFKD")
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, "-")
+    .replace(/-{2,}/g, "-")
+    .replace(/^[-.]+|[-.]+$/g, "");
+  return `${slug || "experiment"}.toml`;
+}
+
+/** What a number field accepts; the server checks the same bounds (src/experiment/config.rs). */
+type Rule = { whole: boolean; min: number; max?: number };
+const WHOLE = (min: number, max?: number): Rule => ({ whole: true, min, max });
+
+/** Why `raw` is not acceptable for the field `label`, in words, or null. */
+function numberProblem(label: string, raw: string, rule: Rule): string | null {
+  const t = raw.trim();
+  const v = Number(t);
+  // the upper bound is named when it is the one crossed
+  const range = rule.max !== undefined && v > rule.max ? `from ${rule.min} to ${rule.max.toLocaleString("en")}` : `≥ ${rule.min}`;
+  if (rule.whole) {
+    if (t === "" || !Number.isInteger(v) || v < rule.min || (rule.max !== undefined && v > rule.max)) return `${label} must be a whole number ${range}`;
+    return null;
+  }
+  if (t === "" || !Number.isFinite(v) || v < rule.min || (rule.max !== undefined && v > rule.max)) return `${label} must be a number ${range}`;
+  return null;
+}
+
+/** A seed list: whole numbers ≥ 0, at least one (at most 1,000). */
+function seedsProblem(raw: string): string | null {
+  const parts = raw.split(/[\s,]+/).filter(Boolean);
+  if (parts.length === 0) return "seeds must list at least one whole number ≥ 0";
+  if (parts.length > 1000) return "seeds: at most 1,000";
+  if (parts.some((p) => !/^\d+$/.test(p))) return "seeds must be whole numbers ≥ 0, separated by commas";
+  return null;
+}
+
+/** How number fields report to the builder: their own problem, and the server's for their setting. */
+const FieldCheck = createContext<{ report: (name: string, problem: string | null) => void; serverProblem: (name: string) => string | null }>({
+  report: () => {},
+  serverProblem: () => null,
+});
+
+function NumField(props: { label: string; hint?: string; value: number | undefined; onChange: (n: number) => void; rule: Rule; step?: number; name: string }) {
+  const check = useContext(FieldCheck);
+  // The text typed while it is not an acceptable value; the config keeps its last good value.
+  const [raw, setRaw] = useState<string | null>(null);
+  const problem = (raw !== null ? numberProblem(props.label, raw, props.rule) : null) ?? check.serverProblem(props.name);
+  // A value set from elsewhere (the TOML) replaces what was typed.
+  useEffect(() => {
+    setRaw(null);
+    check.report(props.name, null);
+  }, [props.value]);
+  useEffect(() => () => check.report(props.name, null), []);
+  const msgId = `${props.name}-problem`;
   return (
-    <label class="field num-field" title={props.hint}>
+    <label class={`field num-field ${problem ? "invalid" : ""}`} title={props.hint}>
       <span>{props.label}</span>
       <input
         type="number"
         name={props.name}
-        min={props.min ?? 0}
+        min={props.rule.min}
+        max={props.rule.max}
         step={props.step ?? 1}
-        value={props.value ?? ""}
+        value={raw ?? props.value ?? ""}
+        aria-invalid={problem ? "true" : undefined}
+        aria-describedby={problem ? msgId : undefined}
         onInput={(e) => {
-          const raw = (e.target as HTMLInputElement).value;
-          const v = Number(raw);
-          // An emptied field is being retyped: keep the value until a number is there.
-          if (raw.trim() !== "" && Number.isFinite(v)) props.onChange(v);
+          const text = (e.target as HTMLInputElement).value;
+          const p = numberProblem(props.label, text, props.rule);
+          check.report(props.name, p);
+          if (p) setRaw(text);
+          else {
+            setRaw(null);
+            props.onChange(Number(text));
+          }
         }}
       />
+      {problem && (
+        <span class="field-problem" id={msgId} role="alert">
+          {problem}
+        </span>
+      )}
     </label>
   );
 }
@@ -101,15 +187,92 @@ export function Experiments({ params }: { params: URLSearchParams }) {
   );
 }
 
+/** How many executor rollouts the experiment runs and roughly how long (the server's estimate). */
+function Estimate({ config, e, stale, updating }: { config: ExperimentConfig; e: RolloutEstimate; stale: boolean; updating: boolean }) {
+  const n = (x: number) => x.toLocaleString("en");
+  const plural = (k: number, w: string) => `${k} ${w}${k === 1 ? "" : "s"}`;
+  const rollouts = e.min === e.max ? n(e.max) : `${n(e.min)}–${n(e.max)}`;
+  const time = e.seconds_min === e.seconds_max ? duration(e.seconds_max) : `${duration(e.seconds_min)} – ${duration(e.seconds_max)}`;
+  return (
+    <div class={`estimate ${stale || updating ? "stale" : ""}`} id="estimate" aria-busy={updating ? "true" : undefined}>
+      <div>
+        {stale && <span class="tag warn">last valid settings</span>} {plural(config.arms.length, "arm")} × {plural(config.seeds.length, "seed")}
+        {config.suites.length > 1 ? ` × ${plural(config.suites.length, "suite")}` : ""} × {plural(config.iterations, "iteration")}:{" "}
+        <b id="estimate-rollouts">{rollouts}</b> executor rollouts, about <b id="estimate-time">{time}</b> here ({e.parallel} at a time).
+      </div>
+      <div class="muted small" title="fewest: every training task succeeds in a base try; most: every one fails them all and is rescued">
+        training {n(e.train)} · rescues up to {n(e.rescue)} · profile probes {n(e.probe)} · evaluation {n(e.eval)}
+        {e.demonstrations > 0 ? ` · ${n(e.demonstrations)} warm-start demonstrations searched` : ""}. Times are rough per-suite figures.
+      </div>
+      {e.warning && (
+        <div class="banner warn" id="estimate-warning">
+          {e.warning}
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** An in-page confirmation: Esc or Cancel keeps things as they are; the focus stays inside. */
+function ConfirmDialog(props: { title: string; children: ComponentChildren; confirm: string; onConfirm: () => void; onCancel: () => void }) {
+  const box = useRef<HTMLDivElement>(null);
+  // focused as the dialog appears, so no key goes to the page behind it
+  useLayoutEffect(() => {
+    box.current?.querySelector<HTMLButtonElement>("[data-cancel]")?.focus();
+  }, []);
+  return (
+    <div class="overlay" onClick={props.onCancel}>
+      <div
+        ref={box}
+        class="dialog"
+        role="alertdialog"
+        aria-modal="true"
+        aria-labelledby="confirm-title"
+        onClick={(e) => e.stopPropagation()}
+        onKeyDown={(e) => {
+          if (e.key === "Escape") {
+            e.stopPropagation();
+            props.onCancel();
+          } else if (e.key === "Tab") {
+            const buttons = [...(box.current?.querySelectorAll<HTMLButtonElement>("button") ?? [])];
+            const i = buttons.indexOf(document.activeElement as HTMLButtonElement);
+            e.preventDefault();
+            buttons[(i + (e.shiftKey ? buttons.length - 1 : 1)) % buttons.length]?.focus();
+          }
+        }}
+      >
+        <h2 id="confirm-title">{props.title}</h2>
+        <div>{props.children}</div>
+        <div class="dialog-buttons">
+          <button class="danger" onClick={props.onConfirm} id="confirm-overwrite">
+            {props.confirm}
+          </button>
+          <button onClick={props.onCancel} data-cancel id="cancel-overwrite">
+            Cancel
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}
+
 function Builder() {
   const suites = useLoad(() => call<Suite[]>("suites"), []);
   const [config, setConfig] = useState<ExperimentConfig | null>(null);
   const [toml, setToml] = useState("");
   const [tomlError, setTomlError] = useState<TomlError | null>(null);
+  // The server's estimate, with the text it is for (while the file is being re-checked, it is marked).
+  const [estimate, setEstimate] = useState<{ toml: string; e: RolloutEstimate | null } | null>(null);
+  // Form fields whose text is not an acceptable value, with why.
+  const [problems, setProblems] = useState<Record<string, string>>({});
   // Which side was edited last decides which way the next conversion goes.
   const source = useRef<"form" | "toml" | "init">("init");
-  const [savePath, setSavePath] = useState("");
+  // The last text that checked valid: form edits are applied onto it.
+  const lastValid = useRef<string | undefined>(undefined);
+  // The save path the user typed (relative to experiments/); until then it follows the name.
+  const [customPath, setCustomPath] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
+  const [confirmPath, setConfirmPath] = useState<string | null>(null);
   const [starting, setStarting] = useState(false);
 
   // The builder starts from the demo's file, or from an earlier run's file ("edit a copy").
@@ -123,42 +286,54 @@ function Builder() {
         source.current = "init";
         setToml(t);
         setSaved(null);
+        setCustomPath(null);
         if (c.ok) {
+          lastValid.current = t;
           setConfig(c.config);
+          setEstimate({ toml: t, e: c.estimate });
           setTomlError(null);
-          setSavePath(`experiments/${c.config.name}.toml`);
-        } else setTomlError(c);
+        } else setTomlError({ ...c, origin: "toml" });
       } catch (e) {
         showError(e);
       }
     })();
   }, [copy]);
 
+  const invalidFields = Object.keys(problems);
+  const formInvalid = invalidFields.length > 0;
+
   const debouncedConfig = useDebounced(config, 200);
   useEffect(() => {
-    if (!debouncedConfig || source.current !== "form") return;
-    render(debouncedConfig).then(
+    if (!debouncedConfig || source.current !== "form" || formInvalid) return;
+    render(debouncedConfig, lastValid.current).then(
       (t) => {
+        lastValid.current = t;
         setToml(t);
         setTomlError(null);
       },
       (e) => setTomlError(asTomlError(e)),
     );
-  }, [debouncedConfig]);
+  }, [debouncedConfig, formInvalid]);
 
   useEffect(() => {
     if (toml) draft = { toml, copy };
   }, [toml]);
 
+  // Every text shown is checked: a typed one updates the form, and each brings its estimate.
   const debouncedToml = useDebounced(toml, 300);
   useEffect(() => {
-    if (source.current !== "toml") return;
+    if (!debouncedToml || source.current === "init") return;
+    const typed = source.current === "toml";
     call<ConfigCheck>("config_check", { toml: debouncedToml }).then(
       (c) => {
         if (c.ok) {
-          setConfig(c.config);
-          setTomlError(null);
-        } else setTomlError(c);
+          setEstimate({ toml: debouncedToml, e: c.estimate });
+          if (typed) {
+            lastValid.current = debouncedToml;
+            setConfig(c.config);
+            setTomlError(null);
+          }
+        } else if (typed) setTomlError({ ...c, origin: "toml" });
       },
       (e) => showError(e),
     );
@@ -173,6 +348,26 @@ function Builder() {
     setConfig(next);
   }
 
+  const fieldCheck = useMemo(
+    () => ({
+      report: (name: string, problem: string | null) =>
+        setProblems((p) => {
+          if ((p[name] ?? null) === problem) return p;
+          const next = { ...p };
+          if (problem) next[name] = problem;
+          else delete next[name];
+          return next;
+        }),
+      serverProblem: (name: string) => {
+        if (!tomlError?.key || fieldOfKey(tomlError.key) !== name) return null;
+        // "experiment file: budget.batch_tasks: line 4: must be …" → "budget.batch_tasks: must be …"
+        const rest = tomlError.error.slice(tomlError.error.indexOf(`${tomlError.key}: `) + tomlError.key.length + 2).replace(/^line \d+: /, "");
+        return `${tomlError.key}: ${rest}`;
+      },
+    }),
+    [tomlError],
+  );
+
   const families = useMemo(() => {
     const out: { suite: string; family: string; tasks: number }[] = [];
     for (const s of suites.data ?? []) if (config?.suites.includes(s.name)) for (const f of s.families) out.push({ suite: s.name, ...f });
@@ -181,28 +376,34 @@ function Builder() {
 
   // The TOML sent to the server is the one shown, once it agrees with the form.
   async function settled(): Promise<string | null> {
-    if (!config) return null;
+    if (!config || formInvalid) return null;
     if (source.current === "form") {
-      const t = await render(config);
+      const t = await render(config, lastValid.current);
+      lastValid.current = t;
       setToml(t);
       return t;
     }
     const c = await call<ConfigCheck>("config_check", { toml });
     if (!c.ok) {
-      setTomlError(c);
+      setTomlError({ ...c, origin: "toml" });
       return null;
     }
     return toml;
   }
 
-  async function save() {
+  const defaultPath = fileNameFor(config?.name ?? "");
+  const savePath = customPath ?? defaultPath;
+
+  async function save(overwrite = false) {
     try {
       const t = await settled();
       if (t === null) return;
-      const r = await call<{ path: string }>("config_save", { path: savePath, toml: t });
+      const r = await call<SavedFile>("config_save", { path: savePath, toml: t, overwrite: overwrite || undefined });
+      setConfirmPath(null);
       setSaved(r.path);
     } catch (e) {
-      if (e instanceof ConfigError) setTomlError(e.detail);
+      if (e instanceof ApiError && e.kind === "conflict") setConfirmPath(savePath);
+      else if (e instanceof ConfigError) setTomlError(e.detail);
       else showError(e);
     }
   }
@@ -223,19 +424,24 @@ function Builder() {
     }
   }
 
-  // The form field of the setting the server complained about is marked.
+  // The form field (or group) of the setting the server complained about is marked; number
+  // fields mark themselves.
   useEffect(() => {
-    for (const el of document.querySelectorAll(".builder-form .invalid")) el.classList.remove("invalid");
-    const name = tomlError?.key ? FIELD_OF_KEY[tomlError.key] ?? tomlError.key.split(".").pop() : null;
+    for (const el of document.querySelectorAll(".builder-form .server-invalid")) el.classList.remove("server-invalid");
+    const name = tomlError?.key ? fieldOfKey(tomlError.key) : null;
     const input = name ? document.querySelector(`.builder-form [name="${CSS.escape(name)}"]`) : null;
-    input?.closest(".field, fieldset")?.classList.add("invalid");
+    if (input && input.closest(".num-field") === null) input.closest(".field, fieldset")?.classList.add("server-invalid");
   }, [tomlError, config]);
 
   if (!config) return tomlError ? <div class="error-text">{tomlError.error}</div> : <Loading />;
   const p = config.policy;
   const openai = p.backend !== "builtin";
+  // The TOML pane shows the last valid file while the form holds something it cannot become.
+  const stale = formInvalid || tomlError?.origin === "form";
+  const blocked = stale || !!tomlError;
 
   return (
+    <FieldCheck.Provider value={fieldCheck}>
     <section class="builder">
       <div class="builder-form">
         <div class="form-row">
@@ -335,9 +541,11 @@ function Builder() {
           {openai && <Endpoint config={config} edit={edit} />}
           {openai && <TrainerServing config={config} edit={edit} />}
           <div class="form-row">
-            <NumField name="temperature" label="temperature" step={0.1} value={p.temperature} onChange={(v) => edit((c) => (c.policy.temperature = v))} />
-            {!openai && <NumField name="learning_rate" label="learning rate" step={0.1} value={p.learning_rate} onChange={(v) => edit((c) => (c.policy.learning_rate = v))} />}
-            {!openai && <NumField name="warm_start_demos" label="warm-start demos" value={p.warm_start_demos} onChange={(v) => edit((c) => (c.policy.warm_start_demos = v))} />}
+            <NumField name="temperature" label="temperature" step={0.1} rule={{ whole: false, min: 0, max: 10 }} value={p.temperature} onChange={(v) => edit((c) => (c.policy.temperature = v))} />
+            {!openai && (
+              <NumField name="learning_rate" label="learning rate" step={0.1} rule={{ whole: false, min: 0, max: 100 }} value={p.learning_rate} onChange={(v) => edit((c) => (c.policy.learning_rate = v))} />
+            )}
+            {!openai && <NumField name="warm_start_demos" label="warm-start demos" rule={WHOLE(0, 50)} value={p.warm_start_demos} onChange={(v) => edit((c) => (c.policy.warm_start_demos = v))} />}
           </div>
         </fieldset>
 
@@ -367,64 +575,67 @@ function Builder() {
         <fieldset>
           <legend>Budgets</legend>
           <div class="form-row">
-            <NumField name="base_tries" label="n base tries" hint="base-harness tries per training task" min={1} value={config.budget.base_tries} onChange={(v) => edit((c) => (c.budget.base_tries = v))} />
-            <NumField name="rescue_siblings" label="k siblings" hint="siblings per all-fail task" value={config.budget.rescue_siblings} onChange={(v) => edit((c) => (c.budget.rescue_siblings = v))} />
-            <NumField name="rescue_tries" label="m rollouts" hint="tries under each chosen sibling" value={config.budget.rescue_tries} onChange={(v) => edit((c) => (c.budget.rescue_tries = v))} />
-            <NumField name="batch_tasks" label="batch" hint="training tasks per iteration" min={1} value={config.budget.batch_tasks} onChange={(v) => edit((c) => (c.budget.batch_tasks = v))} />
-            <NumField name="probe_tasks" label="probe" hint="probe tasks for behaviour profiles" value={config.budget.probe_tasks} onChange={(v) => edit((c) => (c.budget.probe_tasks = v))} />
+            <NumField name="base_tries" label="n base tries" hint="base-harness tries per training task" rule={WHOLE(1, 1024)} value={config.budget.base_tries} onChange={(v) => edit((c) => (c.budget.base_tries = v))} />
+            <NumField name="rescue_siblings" label="k siblings" hint="siblings per all-fail task" rule={WHOLE(0, 64)} value={config.budget.rescue_siblings} onChange={(v) => edit((c) => (c.budget.rescue_siblings = v))} />
+            <NumField name="rescue_tries" label="m rollouts" hint="tries under each chosen sibling" rule={WHOLE(0, 1024)} value={config.budget.rescue_tries} onChange={(v) => edit((c) => (c.budget.rescue_tries = v))} />
+            <NumField name="batch_tasks" label="batch" hint="training tasks per iteration" rule={WHOLE(1, 1_000_000)} value={config.budget.batch_tasks} onChange={(v) => edit((c) => (c.budget.batch_tasks = v))} />
+            <NumField name="probe_tasks" label="probe" hint="probe tasks for behaviour profiles" rule={WHOLE(0, 1_000_000)} value={config.budget.probe_tasks} onChange={(v) => edit((c) => (c.budget.probe_tasks = v))} />
           </div>
         </fieldset>
 
         <fieldset>
           <legend>Schedule</legend>
           <div class="form-row">
-            <NumField name="iterations" label="iterations" min={1} value={config.iterations} onChange={(v) => edit((c) => (c.iterations = v))} />
-            <NumField name="reanchor_every" label="R re-anchor every" min={1} value={config.reanchor_every} onChange={(v) => edit((c) => (c.reanchor_every = v))} />
-            <NumField name="eval_every" label="E evaluate every" min={1} value={config.eval_every} onChange={(v) => edit((c) => (c.eval_every = v))} />
+            <NumField name="iterations" label="iterations" rule={WHOLE(1, 100_000)} value={config.iterations} onChange={(v) => edit((c) => (c.iterations = v))} />
+            <NumField name="reanchor_every" label="R re-anchor every" rule={WHOLE(1, 100_000)} value={config.reanchor_every} onChange={(v) => edit((c) => (c.reanchor_every = v))} />
+            <NumField name="eval_every" label="E evaluate every" rule={WHOLE(1, 100_000)} value={config.eval_every} onChange={(v) => edit((c) => (c.eval_every = v))} />
             <NumField
               name="eval_train_tasks"
               label="eval train tasks"
               hint="training-family tasks per evaluation (0 = all)"
+              rule={WHOLE(0, 1_000_000)}
               value={config.eval?.train_tasks ?? 0}
               onChange={(v) => edit((c) => (c.eval = { ...(c.eval ?? {}), train_tasks: v }))}
             />
-            <label class="field" title="comma-separated seeds; every arm runs with each">
-              <span>seeds</span>
-              <input
-                name="seeds"
-                value={config.seeds.join(", ")}
-                onChange={(e) =>
-                  edit((c) => {
-                    c.seeds = (e.target as HTMLInputElement).value
-                      .split(/[\s,]+/)
-                      .filter(Boolean)
-                      .map(Number)
-                      .filter((n) => Number.isInteger(n) && n >= 0);
-                  })
-                }
-              />
-            </label>
+            <SeedsField seeds={config.seeds} onChange={(seeds) => edit((c) => (c.seeds = seeds))} />
           </div>
         </fieldset>
 
         <div class="form-row actions-row">
-          <label class="field grow">
+          <label class="field grow" title="a file name in the workspace's experiments folder; it follows the experiment's name until you type one">
             <span>Save as</span>
-            <input name="save_path" value={savePath} onInput={(e) => setSavePath((e.target as HTMLInputElement).value)} />
+            <span class="path-input">
+              <span class="muted">experiments/</span>
+              <input
+                name="save_path"
+                value={savePath}
+                onInput={(e) => {
+                  setSaved(null);
+                  setCustomPath((e.target as HTMLInputElement).value);
+                }}
+                onBlur={(e) => {
+                  // an emptied path follows the name again
+                  if (!(e.target as HTMLInputElement).value.trim()) setCustomPath(null);
+                }}
+              />
+            </span>
           </label>
-          <button onClick={save} id="save-config">
+          <button onClick={() => save()} disabled={blocked} id="save-config">
             Save
           </button>
-          <button class="primary" onClick={start} disabled={starting || !!tomlError} id="start-experiment">
+          <button class="primary" onClick={start} disabled={starting || blocked} id="start-experiment">
             {starting ? "Starting…" : "▶ Start"}
           </button>
         </div>
         {saved && <div class="note ok">Saved {saved}</div>}
         {tomlError && <div class="error-text">Cannot start: {tomlError.error}</div>}
-        <div class="muted small">
-          {config.arms.length} arm{config.arms.length === 1 ? "" : "s"} × {config.seeds.length} seed{config.seeds.length === 1 ? "" : "s"} × {config.iterations} iterations; up to{" "}
-          {config.budget.batch_tasks * (config.budget.base_tries + config.budget.rescue_siblings * config.budget.rescue_tries)} rollouts per arm and iteration before evaluation.
-        </div>
+        {formInvalid && (
+          <div class="error-text" id="form-problems">
+            Cannot start: {invalidFields.map((f) => problems[f]).join("; ")}.
+          </div>
+        )}
+        {/* while something is invalid, the estimate of the last valid settings, marked so */}
+        {estimate?.e && <Estimate config={config} e={estimate.e} stale={blocked} updating={estimate.toml !== toml} />}
       </div>
       <div class="builder-toml">
         <div class="row">
@@ -432,26 +643,78 @@ function Builder() {
           <span class="spacer" />
           <span class="muted small">editable; checked as you type</span>
         </div>
+        {stale && (
+          <div class="banner warn stale-note" id="toml-stale">
+            Not updated: the form holds a value the file cannot take (fix the highlighted field). This is the last valid file.
+          </div>
+        )}
         <textarea
           id="toml"
           spellcheck={false}
           wrap="off"
           value={toml}
-          class={tomlError ? "invalid" : ""}
+          class={stale ? "stale" : tomlError ? "invalid" : ""}
           onInput={(e) => {
             source.current = "toml";
             setSaved(null);
             setToml((e.target as HTMLTextAreaElement).value);
           }}
         />
-        {tomlError && (
+        {tomlError && tomlError.origin === "toml" && (
           <div class="error-text" id="toml-error">
             {tomlError.line != null ? `line ${tomlError.line}: ` : ""}
             {tomlError.error}
           </div>
         )}
       </div>
+      {confirmPath && (
+        <ConfirmDialog title="Replace the saved file?" confirm="Replace" onConfirm={() => void save(true)} onCancel={() => setConfirmPath(null)}>
+          <p>
+            <code>experiments/{confirmPath}</code> already exists in the workspace. Replace it with this experiment file?
+          </p>
+        </ConfirmDialog>
+      )}
     </section>
+    </FieldCheck.Provider>
+  );
+}
+
+/** The seeds, comma-separated; checked as typed, taken when the field is left. */
+function SeedsField({ seeds, onChange }: { seeds: number[]; onChange: (seeds: number[]) => void }) {
+  const check = useContext(FieldCheck);
+  const [raw, setRaw] = useState<string | null>(null);
+  const problem = (raw !== null ? seedsProblem(raw) : null) ?? check.serverProblem("seeds");
+  useEffect(() => {
+    setRaw(null);
+    check.report("seeds", null);
+  }, [seeds.join(",")]);
+  return (
+    <label class={`field ${problem ? "invalid" : ""}`} title="comma-separated seeds; every arm runs with each">
+      <span>seeds</span>
+      <input
+        name="seeds"
+        value={raw ?? seeds.join(", ")}
+        aria-invalid={problem ? "true" : undefined}
+        aria-describedby={problem ? "seeds-problem" : undefined}
+        onInput={(e) => {
+          const text = (e.target as HTMLInputElement).value;
+          setRaw(text);
+          check.report("seeds", seedsProblem(text));
+        }}
+        onChange={(e) => {
+          const text = (e.target as HTMLInputElement).value;
+          if (seedsProblem(text)) return;
+          const next = text.split(/[\s,]+/).filter(Boolean).map(Number);
+          setRaw(null);
+          if (next.join(",") !== seeds.join(",")) onChange(next);
+        }}
+      />
+      {problem && (
+        <span class="field-problem" id="seeds-problem" role="alert">
+          {problem}
+        </span>
+      )}
+    </label>
   );
 }
 
@@ -509,7 +772,7 @@ function TrainerServing({ config, edit }: { config: ExperimentConfig; edit: (f: 
             <option value="sft">sft (positive examples)</option>
           </select>
         </label>
-        <NumField name="trainer_timeout" label="timeout s" min={1} value={t.timeout_s ?? 3600} onChange={(v) => setTrainer((x) => (x.timeout_s = v))} />
+        <NumField name="trainer_timeout" label="timeout s" rule={WHOLE(1)} value={t.timeout_s ?? 3600} onChange={(v) => setTrainer((x) => (x.timeout_s = v))} />
         <button onClick={test} disabled={busy || !(t.command ?? []).length} id="test-trainer" title="run the command once on a one-line batch">
           {busy ? "Training…" : "Test trainer"}
         </button>
@@ -529,7 +792,7 @@ function TrainerServing({ config, edit }: { config: ExperimentConfig; edit: (f: 
             ))}
           </select>
         </label>
-        <NumField name="serving_ready_timeout" label="ready within s" min={1} value={sv.ready_timeout_s ?? 120} onChange={(v) => setServing((x) => (x.ready_timeout_s = v))} />
+        <NumField name="serving_ready_timeout" label="ready within s" rule={WHOLE(1)} value={sv.ready_timeout_s ?? 120} onChange={(v) => setServing((x) => (x.ready_timeout_s = v))} />
       </div>
       {check && check.ok && (
         <div class="note ok" id="trainer-check">

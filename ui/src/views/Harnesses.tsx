@@ -4,7 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { call } from "../client";
 import { navigate, useLoad } from "../store";
-import type { Counts, Harness, Suite } from "../types";
+import type { Counts, Harness, ProfileRun, Suite } from "../types";
 import { Empty, Loading } from "../ui";
 
 function isBase(h: Harness): boolean {
@@ -71,7 +71,15 @@ export function CountsBar({ c }: { c: Counts }) {
 export function Harnesses({ params }: { params: URLSearchParams }) {
   const suites = useLoad(() => call<Suite[]>("suites"), []);
   const suite = params.get("suite") ?? suites.data?.[0]?.name ?? "";
-  const list = useLoad(() => (suite ? call<Harness[]>("harnesses", { suite }) : Promise.resolve([])), [suite]);
+  // Whose evidence: profiles come from one experiment run, by default the one with the most
+  // paired probe outcomes (a small or cancelled run does not replace a large one).
+  const runs = useLoad(() => (suite ? call<ProfileRun[]>("profile_runs", { suite }) : Promise.resolve([])), [suite]);
+  const runParam = params.get("run");
+  const run = runParam ? Number(runParam) : undefined;
+  const list = useLoad(
+    () => (suite ? call<Harness[]>("harnesses", run === undefined ? { suite } : { suite, run }) : Promise.resolve([])),
+    [suite, run],
+  );
   const ordered = [...(list.data ?? [])].sort((a, b) => Number(isBase(b)) - Number(isBase(a)));
   const name = params.get("h") ?? ordered[0]?.name ?? "";
   const h = ordered.find((x) => x.name === name);
@@ -85,11 +93,11 @@ export function Harnesses({ params }: { params: URLSearchParams }) {
       if (!d || !ordered.length) return;
       e.preventDefault();
       const i = Math.max(0, Math.min(ordered.length - 1, idx + d));
-      navigate("harnesses", { suite, h: ordered[i].name });
+      navigate("harnesses", { suite, h: ordered[i].name, ...(runParam ? { run: runParam } : {}) });
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [ordered.length, idx, suite]);
+  }, [ordered.length, idx, suite, runParam]);
 
   return (
     <div class="view harnesses">
@@ -102,6 +110,23 @@ export function Harnesses({ params }: { params: URLSearchParams }) {
             </button>
           ))}
         </div>
+        {(runs.data?.length ?? 0) > 0 && (
+          <label class="profile-source">
+            Profiles from{" "}
+            <select
+              aria-label="profiles from run"
+              value={String(run ?? runs.data?.find((r) => r.default)?.run_id ?? "")}
+              onChange={(e) => navigate("harnesses", { suite, ...(name ? { h: name } : {}), run: (e.target as HTMLSelectElement).value })}
+            >
+              {runs.data?.map((r) => (
+                <option key={r.run_id} value={String(r.run_id)}>
+                  run {r.run_id} · {r.name} · {r.pairs} paired probes{r.status !== "finished" ? ` · ${r.status}` : ""}
+                  {r.default ? " · most evidence" : ""}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
         <div class="legend">
           <span>
             <i class="swatch fix" /> fix (sibling passes, base fails)
@@ -121,17 +146,31 @@ export function Harnesses({ params }: { params: URLSearchParams }) {
       <div class="cols-2">
         <aside class="pane harness-list">
           {ordered.map((x) => (
-            <button key={x.name} class={`harness-row ${x.name === name ? "selected" : ""}`} onClick={() => navigate("harnesses", { suite, h: x.name })}>
+            <button
+              key={x.name}
+              class={`harness-row ${x.name === name ? "selected" : ""}`}
+              onClick={() => navigate("harnesses", { suite, h: x.name, ...(runParam ? { run: runParam } : {}) })}
+            >
               <div class="row">
                 <b>{x.name}</b>
-                {isBase(x) ? <span class="tag base">base</span> : <span class="muted small">+{x.diff.filter((d) => d.op === "+").length} −{x.diff.filter((d) => d.op === "-").length}</span>}
+                {isBase(x) ? (
+                  <span class="tag base">base</span>
+                ) : (
+                  <span class="muted small" title="lines of the resolved spec added and removed against base">
+                    spec +{x.diff.filter((d) => d.op === "+").length} −{x.diff.filter((d) => d.op === "-").length} lines
+                  </span>
+                )}
               </div>
               <div class="muted small clamp">{summary(x)}</div>
               {x.profile && (
                 <div class="row small">
                   <CountsBar c={x.profile} />
-                  <span class="fixnum">+{x.profile.fix}</span>
-                  <span class="regnum">−{x.profile.regress}</span>
+                  <span class="fixnum" title="probe tasks base failed and this sibling solved">
+                    {x.profile.fix} fix
+                  </span>
+                  <span class="regnum" title="probe tasks base solved and this sibling failed">
+                    {x.profile.regress} regress
+                  </span>
                 </div>
               )}
             </button>
@@ -168,7 +207,8 @@ function HarnessDetail({ h }: { h: Harness }) {
       {h.profile && (
         <div class="profile">
           <div class="muted small">
-            Measured in <a href={`#/results?id=${h.profile.run_id}`}>run {h.profile.run_id}</a> with policy version {String(h.profile.policy_version)}
+            Measured in <a href={`#/results?id=${h.profile.run_id}`}>run {h.profile.run_id}</a> ({h.profile.arm} arm, re-anchor {h.profile.anchor}) with policy version{" "}
+            {String(h.profile.policy_version)}: {h.profile.fix + h.profile.regress + h.profile.both_pass + h.profile.both_fail} paired probes
           </div>
           <div class="profile-counts">
             <div class="count fix">

@@ -80,8 +80,8 @@ function ExportButtons({ id, other }: { id: number; other: number | null }) {
     <div class="export" aria-label="export">
       <span class="muted small">Export{other != null ? " comparison" : ""}:</span>
       {inTauri ? (
-        <button onClick={() => go("html")} id="export-report">
-          Save report folder…
+        <button onClick={() => go("html")} id="export-report" title="write the report (HTML, JSON, CSV, charts) into reports/ in the workspace">
+          Export report folder
         </button>
       ) : (
         (["html", "json", "csv"] as ReportFormat[]).map((f) => (

@@ -6,12 +6,21 @@ import { finished, navigate, runs, showError, useLoad, useStore } from "../store
 import type { ExperimentRow, Suite, Workspace as WorkspaceInfo } from "../types";
 import { ci, duration, Loading, names, pct, Progress, signedPts, StatusTag, when } from "../ui";
 
-/** The summary's held-out paired difference, where the run recorded one. */
-function heldoutDelta(summary: unknown): string {
-  const d = summary && typeof summary === "object" ? (summary as { heldout_delta?: { mean?: unknown; ci95?: unknown } }).heldout_delta : undefined;
-  if (!d || typeof d.mean !== "number") return "";
-  const c = Array.isArray(d.ci95) && d.ci95.length === 2 ? ` ${ci(d.ci95 as [number, number])}` : "";
-  return `${signedPts(d.mean)}${c}`;
+/** The run's headline difference, from the same analysis as its results page: pooled over
+ * suites for a run of several, else the one suite's; at the last evaluation every arm reached. */
+function HeadlineDelta({ e }: { e: ExperimentRow }) {
+  const h = e.headline[0];
+  const d = e.pooled ?? h;
+  if (!d || !h) return <span class="muted">–</span>;
+  const its = e.headline.map((x) => `${x.suite} iteration ${x.iteration}`).join(", ");
+  const split = d.split === "heldout" ? "held-out families" : "training families (no held-out families)";
+  return (
+    <span class="headline-delta" title={`harness-s minus policy-only on ${split}, ${its}: ${d.sentence}`}>
+      {signedPts(d.delta.mean)} <span class="muted">{ci(d.delta.ci95)}</span>
+      {d.split !== "heldout" && <span class="muted small"> train</span>}
+      <span class="muted small"> · it {e.headline.length === 1 ? h.iteration : e.headline.map((x) => x.iteration).join("/")}</span>
+    </span>
+  );
 }
 
 export function Workspace() {
@@ -150,13 +159,13 @@ export function Workspace() {
                 <th>status</th>
                 <th>suites</th>
                 <th>created</th>
-                <th class="num" title="held-out families: harness-s minus policy-only, from the run's summary">held-out Δ</th>
+                <th class="num" title="harness-s minus policy-only on held-out families, as on the run's results page: at the last evaluation every arm and seed reached (it)">held-out Δ</th>
                 <th />
               </tr>
             </thead>
             <tbody>
               {exps.data.slice(0, 8).map((e) => (
-                <tr key={e.id}>
+                <tr key={e.id} data-run={e.id}>
                   <td class="num">{e.id}</td>
                   <td>{e.name}</td>
                   <td>
@@ -164,7 +173,9 @@ export function Workspace() {
                   </td>
                   <td>{names(e.suites).join(", ")}</td>
                   <td class="muted">{when(e.created_at)}</td>
-                  <td class="num">{heldoutDelta(e.summary)}</td>
+                  <td class="num">
+                    <HeadlineDelta e={e} />
+                  </td>
                   <td class="actions">
                     <a href={`#/results?id=${e.id}`}>results</a> <a href={`#/inspector?run=${e.id}`}>trajectories</a>
                   </td>

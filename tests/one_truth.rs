@@ -1,0 +1,54 @@
+//! One truth per number: the list of runs (the Workspace view) and a run's results take the
+//! headline from the same analysis, at the last evaluation every arm and seed reached, never
+//! from the runner's summary, which a cancelled run writes with arms at different iterations.
+
+use harness_s::report::synthetic::{write_synthetic, Synthetic};
+use harness_s::store::{BlockingStore, RunStatus};
+use harness_s::workbench::Workbench;
+use serde_json::{json, Value};
+
+#[test]
+fn the_run_list_and_the_results_give_the_same_headline_at_the_iteration_every_arm_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("wb.db");
+    let run = {
+        let store = BlockingStore::open(db.to_str().unwrap()).unwrap();
+        let spec = Synthetic {
+            arms: vec!["policy-only".into(), "harness-s".into()],
+            seeds: vec![1, 2],
+            iterations: 4,
+            eval_every: 1,
+            reanchor_every: 2,
+            train_tasks: 40,
+            eval_train_tasks: 20,
+            heldout_tasks: 20,
+            batch_tasks: 8,
+            probe_tasks: 8,
+            ..Synthetic::default()
+        };
+        let run = write_synthetic(&store, &spec).unwrap().run_id;
+        // As a run cancelled with harness-s at iteration 2 and policy-only at 4 leaves it, with
+        // the runner's summary comparing the two arms at their own last iterations.
+        store.finish_run(run, RunStatus::Cancelled, &json!({"heldout_delta": {"mean": -0.5, "ci95": [-0.6, -0.4]}})).unwrap();
+        drop(store);
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let gone = conn.execute("DELETE FROM episodes WHERE run_id = ?1 AND arm = 'harness-s' AND iteration > 2", [run]).unwrap();
+        assert!(gone > 0);
+        run
+    };
+
+    let wb = Workbench::open(db.to_str().unwrap(), dir.path()).unwrap();
+    let list = wb.call("experiments", Value::Null).unwrap();
+    let row = list.as_array().unwrap().iter().find(|r| r["id"] == run).unwrap().clone();
+    let results = wb.call("results", json!({"id": run})).unwrap();
+    assert_eq!(row["status"], "cancelled");
+    assert_eq!(row["headline"], results["headline"], "the list and the results say the same");
+    assert_eq!(row["pooled"], results["pooled"]);
+    let h = &row["headline"][0];
+    assert_eq!(h["iteration"], 2, "the last iteration every arm reached: {h}");
+    assert_eq!(h["split"], "heldout");
+    assert_ne!(h["delta"]["mean"], json!(-0.5), "not the runner's summary");
+    // the detail of one run carries the same
+    let detail = wb.call("experiment", json!({"id": run})).unwrap();
+    assert_eq!(detail["headline"], results["headline"]);
+}
