@@ -511,6 +511,17 @@ impl EventSink for ProgressPrinter {
                     eprintln!("{bar}");
                 }
             }
+            // on a terminal, what a job is doing now and the episodes so far, on the same line
+            Event::Phase { arm, seed, label, episodes, eta_s, .. } if std::io::IsTerminal::is_terminal(&std::io::stderr()) => {
+                let planned = match episodes.expected {
+                    Some(e) => format!("~{e}"),
+                    None if episodes.min == episodes.max => episodes.max.to_string(),
+                    None => format!("{}-{}", episodes.min, episodes.max),
+                };
+                let eta = eta_s.map(|s| format!("  eta {:.0}s", s)).unwrap_or_default();
+                eprint!("\r\x1b[K{arm} seed {seed}: {label}  episodes {}/{planned}{eta}", episodes.done);
+                let _ = std::io::stderr().flush();
+            }
             Event::Message { text, .. } => eprintln!("{text}"),
             _ => {}
         }

@@ -510,6 +510,12 @@ pub struct RolloutEstimate {
     pub eval: u64,
     /// Warm-start demonstrations searched (once per suite and seed; not rollouts).
     pub demonstrations: u64,
+    /// Fewest episodes the store holds at the end: the rollouts less the rank-one inference's
+    /// base tries, which are not stored (each evaluation task's first try, and its second after
+    /// a failure). A running experiment counts its progress against these two.
+    pub episodes_min: u64,
+    /// Most episodes the store holds at the end.
+    pub episodes_max: u64,
     /// Rough wall time for `min` and for `max` rollouts, in seconds.
     pub seconds_min: f64,
     pub seconds_max: f64,
@@ -527,6 +533,10 @@ struct JobRollouts {
     eval: u128,
     /// Rank-one retries that happen only when a first try fails.
     eval_retries: u128,
+    /// Of `eval`, the rank-one first tries, which are not stored.
+    unstored: u128,
+    /// Of `eval_retries`, the rank-one second base tries, which are not stored.
+    unstored_retries: u128,
 }
 
 impl ExperimentConfig {
@@ -561,6 +571,8 @@ impl ExperimentConfig {
             probe: anchors * probe_once + rank_one_probe,
             eval: evals * eval_tasks + if sibs == 0 { 0 } else { eval_tasks },
             eval_retries: rank_one_retries,
+            unstored: if sibs == 0 { 0 } else { eval_tasks },
+            unstored_retries: rank_one_retries / 2,
         }
     }
 
@@ -580,6 +592,8 @@ impl ExperimentConfig {
                 sum.probe += j.probe * seeds;
                 sum.eval += j.eval * seeds;
                 sum.eval_retries += j.eval_retries * seeds;
+                sum.unstored += j.unstored * seeds;
+                sum.unstored_retries += j.unstored_retries * seeds;
                 let least = (j.train + j.probe + j.eval) * seeds;
                 secs_min += least as f64 * spe;
                 secs_max += (least + (j.rescue + j.eval_retries) * seeds) as f64 * spe;
@@ -610,6 +624,10 @@ impl ExperimentConfig {
             probe: clamp(sum.probe),
             eval: clamp(sum.eval + sum.eval_retries),
             demonstrations: demos,
+            episodes_min: clamp((sum.train + sum.probe + sum.eval).saturating_sub(sum.unstored)),
+            episodes_max: clamp(
+                (sum.train + sum.rescue + sum.probe + sum.eval + sum.eval_retries).saturating_sub(sum.unstored + sum.unstored_retries),
+            ),
             seconds_min,
             seconds_max,
             warning,

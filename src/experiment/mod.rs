@@ -6,6 +6,7 @@ pub mod config;
 pub mod export;
 pub mod external;
 pub mod learner;
+mod progress;
 pub mod runner;
 
 pub use crate::records::task_record_key;

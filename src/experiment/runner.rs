@@ -25,6 +25,7 @@ use super::batch::{BatchManifest, BatchMeta, Source, StepsRef, TrainSequence};
 use super::config::{ExperimentConfig, RolloutEstimate, SuiteSize};
 use super::external::{ExternalLearner, JobIdentity};
 use super::learner::{BuiltinLearner, Learner, LearnerError};
+use super::progress::{JobProgress, Plan, RunProgress};
 use crate::distil::{distil, DistillMode};
 use crate::episode::Episode;
 use crate::events::{Event, EventSink, ProgressUnit};
@@ -81,7 +82,8 @@ struct Shared<'a> {
     suites: Vec<SuiteSetup>,
     total_units: usize,
     done_units: AtomicUsize,
-    started: Instant,
+    /// Episodes against the plan, and the phases: events only, never read back by the loop.
+    progress: RunProgress<'a>,
     error: Mutex<Option<ExperimentError>>,
     /// One per seed: the first job of a seed searches its demonstrations, the others wait.
     demo_locks: Vec<Mutex<()>>,
@@ -284,6 +286,21 @@ pub fn run_experiment(
     let jobs: Vec<(usize, String, usize)> =
         (0..suites.len()).flat_map(|s| cfg.arms.iter().flat_map(move |a| (0..cfg.seeds.len()).map(move |k| (s, a.clone(), k)))).collect();
     let total_units = jobs.len() * (cfg.iterations + 1);
+    // The episodes a running experiment counts its progress against: the estimate's, from the
+    // suites as set up here; a resumed run starts from what its store holds.
+    let sizes: Vec<SuiteSize> =
+        suites.iter().map(|s| SuiteSize { train_tasks: s.train.len(), heldout_tasks: s.heldout.len(), siblings: s.siblings.len() }).collect();
+    let plan = cfg.estimate(&sizes, 1);
+    let stored = if resumed { store.count_episodes(&EpisodeFilter::run(run_id)).unwrap_or(0) } else { 0 };
+    let workers = if cfg.workers == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2) } else { cfg.workers };
+    let plan = Plan {
+        done: stored,
+        episodes: (plan.episodes_min, plan.episodes_max),
+        jobs: jobs.len(),
+        workers: workers.min(jobs.len()).max(1),
+        searches: if cfg.policy.warm_start_demos > 0 { cfg.seeds.len() * suites.len() } else { 0 },
+        seconds_per_search: cfg.policy.warm_start_demos as f64 * super::config::SECONDS_PER_DEMONSTRATION,
+    };
     let shared = Shared {
         cfg,
         run_id,
@@ -293,7 +310,7 @@ pub fn run_experiment(
         suites,
         total_units,
         done_units: AtomicUsize::new(0),
-        started,
+        progress: RunProgress::new(run_id, sink, plan),
         error: Mutex::new(None),
         demo_locks: cfg.seeds.iter().map(|_| Mutex::new(())).collect(),
         router,
@@ -302,7 +319,6 @@ pub fn run_experiment(
     if resumed {
         sink.emit(Event::Message { run_id, text: format!("resuming experiment run {run_id}") });
     }
-    let workers = if cfg.workers == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2) } else { cfg.workers };
     let next = AtomicUsize::new(0);
     let states: Mutex<Vec<Option<JobState>>> = Mutex::new(vec![None; jobs.len()]);
     std::thread::scope(|scope| {
@@ -374,6 +390,10 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
         Some(v) => crate::records::parse("job checkpoint", &key, v)?,
         None => JobState { suite: suite_name.clone(), arm: arm.to_string(), seed_index, seed, ..Default::default() },
     };
+    let progress =
+        JobProgress::new(&sh.progress, &suite_name, arm, seed, cfg.iterations, if kind == Arm::BaseResample { "resamples" } else { "rescues" });
+    // what an earlier session evaluated, for the live curves
+    progress.evaluations(&st.curve);
     let identity = JobIdentity { run_id: sh.run_id, suite: suite_name.clone(), arm: arm.to_string(), seed, seed_index };
     let learner: Box<dyn Learner + '_> = match &cfg.trainer {
         None => {
@@ -390,12 +410,14 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
     learner.load(&st).map_err(JobError::Learner)?;
     if st.finished {
         sh.done_units.fetch_add(cfg.iterations + 1, Ordering::SeqCst);
+        progress.enter("finished", cfg.iterations, 0);
         return Ok(st);
     }
     // Drop what an interrupted iteration recorded; it is replayed identically below.
     let next_iter = if st.started { st.iterations_done as u32 + 1 } else { 0 };
-    sh.store.delete_episodes_from(sh.run_id, &suite_name, arm, seed_index as u32, next_iter)?;
-    let job = Job { sh, su, kind, seed_index, seed, learner, suite_name: suite_name.clone() };
+    let dropped = sh.store.delete_episodes_from(sh.run_id, &suite_name, arm, seed_index as u32, next_iter)?;
+    sh.progress.dropped(dropped);
+    let job = Job { sh, su, kind, seed_index, seed, learner, suite_name: suite_name.clone(), progress };
     if !st.started {
         job.warm_start(&mut st)?;
         if kind.routed() {
@@ -403,6 +425,7 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
             st.anchor = 0;
         }
         let points = job.evaluate(0)?;
+        job.progress.evaluations(&points);
         st.curve.extend(points);
         st.started = true;
         learner.save(&mut st);
@@ -426,6 +449,7 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
         }
         if it.is_multiple_of(cfg.eval_every) || it == cfg.iterations {
             let points = job.evaluate(it)?;
+            job.progress.evaluations(&points);
             st.curve.extend(points);
         }
         if it == cfg.iterations {
@@ -436,6 +460,9 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
         learner.save(&mut st);
         job.checkpoint(&st)?;
         job.tick(&st);
+        if st.finished {
+            job.progress.enter("finished", it, 0);
+        }
     }
     Ok(st)
 }
@@ -449,6 +476,7 @@ struct Job<'a> {
     seed: u64,
     learner: &'a dyn Learner,
     suite_name: String,
+    progress: JobProgress<'a, 'a>,
 }
 
 impl Job<'_> {
@@ -465,7 +493,15 @@ impl Job<'_> {
             .with_split(split)
     }
 
+    /// One episode the store keeps (it counts in the live progress).
     fn rollout(&self, task: &Task, harness: &HarnessSpec, sample: u32, seed: u64, temperature: f32) -> Episode {
+        let ep = self.trial(task, harness, sample, seed, temperature);
+        self.progress.episode();
+        ep
+    }
+
+    /// One executor rollout, stored or not (the rank-one inference's base tries are not).
+    fn trial(&self, task: &Task, harness: &HarnessSpec, sample: u32, seed: u64, temperature: f32) -> Episode {
         let req =
             EpisodeRequest { suite: self.su.suite.as_ref(), harness, task, policy: self.learner.policy(), sample, seed, temperature, cancel: None };
         let ep = run_episode(&req);
@@ -497,8 +533,8 @@ impl Job<'_> {
     fn tick(&self, st: &JobState) {
         let d = self.sh.done_units.fetch_add(1, Ordering::SeqCst) + 1;
         let total = self.sh.total_units;
-        let elapsed = self.sh.started.elapsed().as_secs_f64();
-        let eta = if d > 0 { Some(elapsed / d as f64 * (total.saturating_sub(d)) as f64) } else { None };
+        // from the episodes per second measured so far (none before a few seconds of them)
+        let eta = self.sh.progress.eta_s(&self.sh.progress.count());
         let success = st.curve.iter().rev().find(|p| p.split == "train").map(|p| p.success).unwrap_or(0.0);
         self.sh.sink.emit(Event::Progress {
             run_id: self.sh.run_id,
@@ -528,7 +564,11 @@ impl Job<'_> {
         if want == 0 {
             return Ok(());
         }
-        let demos = self.demonstrations(want)?;
+        self.progress.enter("demonstrations", 0, want);
+        let clock = self.progress.demonstrations_start();
+        let found = self.demonstrations(want);
+        self.progress.demonstrations_end(clock, &self.demos_key(), found.as_ref().is_ok_and(|f| f.1));
+        let (demos, _) = found?;
         let base = &self.su.base.name;
         // a search may leave the tool specs out of its contexts (a grammar reads messages only);
         // a trained model sees them, as it does in its rollouts
@@ -574,16 +614,17 @@ impl Job<'_> {
         Ok(self.sh.store.put_record(self.sh.run_id, "batch", &key, &body)?)
     }
 
-    fn demonstrations(&self, want: usize) -> Result<Vec<Demonstration>, JobError> {
+    /// The seed's demonstrations, and whether this job searched them (rather than found them stored).
+    fn demonstrations(&self, want: usize) -> Result<(Vec<Demonstration>, bool), JobError> {
         let key = self.demos_key();
         // one search per seed, whichever arm gets there first
         let _guard = self.sh.demo_locks[self.seed_index].lock().unwrap_or_else(|p| p.into_inner());
         if let Some(v) = self.sh.store.state(self.sh.run_id, &key)? {
             // runs of earlier versions stored the bare solutions
             if let Ok(bare) = serde_json::from_value::<Vec<crate::suite::Solution>>(v.clone()) {
-                return Ok(bare.into_iter().map(|steps| Demonstration { task_id: String::new(), steps }).collect());
+                return Ok((bare.into_iter().map(|steps| Demonstration { task_id: String::new(), steps }).collect(), false));
             }
-            return Ok(crate::records::parse("demonstrations", &key, v)?);
+            return Ok((crate::records::parse("demonstrations", &key, v)?, false));
         }
         let mut order = self.su.train.clone();
         shuffle(&mut order, mix(&[self.seed, 0xde305]));
@@ -595,11 +636,12 @@ impl Job<'_> {
             let task = &self.su.tasks[t];
             if let (Some(steps), _) = crate::search::solve_with(self.su.suite.as_ref(), &self.su.base, task, 1500, false) {
                 demos.push(Demonstration { task_id: task.id.clone(), steps });
+                self.progress.step_now(demos.len());
             }
         }
         let v = encode("demonstrations", &demos)?;
         self.sh.store.set_state(self.sh.run_id, &key, &v)?;
-        Ok(demos)
+        Ok((demos, true))
     }
 
     /// One training iteration; `Ok(false)` if it was cancelled part-way.
@@ -615,10 +657,12 @@ impl Job<'_> {
         let mut successes = 0usize;
         let mut tries = 0usize;
         let temp = cfg.policy.temperature;
-        for &t in &batch {
+        for (i, &t) in batch.iter().enumerate() {
             if self.sh.cancel.load(Ordering::Relaxed) {
                 return Ok(false);
             }
+            self.progress.enter("rollouts", it, batch.len());
+            self.progress.step(i);
             let task = &self.su.tasks[t];
             let tseed = hash_str(&task.id);
             let mut group: Vec<Episode> =
@@ -627,6 +671,7 @@ impl Job<'_> {
             successes += group.iter().filter(|e| e.success()).count();
             tries += group.len();
             let any = group.iter().any(|e| e.success());
+            self.progress.task(!any);
             let group_id = task_record_key(&self.suite_name, self.arm(), self.seed_index, it, &task.id);
             if any {
                 grpo(&group, task, &group_id, to_save.len(), &mut examples);
@@ -636,6 +681,10 @@ impl Job<'_> {
                 continue;
             }
             st.all_fail_tasks += 1;
+            if self.kind != Arm::PolicyOnly {
+                self.progress.enter("rescues", it, batch.len());
+                self.progress.step(i);
+            }
             let extra = (b.rescue_siblings * b.rescue_tries) as u32;
             match self.kind {
                 Arm::PolicyOnly => {}
@@ -669,6 +718,7 @@ impl Job<'_> {
                 to_save.push((e, self.ctx(it, Phase::Train, TRAIN_SPLIT)));
             }
         }
+        self.progress.enter("update", it, 0);
         let ids = self.save(&to_save)?;
         for seq in &mut examples {
             if let Some(StepsRef::Unsaved { index }) = seq.steps_ref {
@@ -829,7 +879,9 @@ impl Job<'_> {
             })
             .collect();
         let mut to_save = Vec::new();
-        for &t in &probe {
+        self.progress.enter("probing", it, probe.len());
+        for (i, &t) in probe.iter().enumerate() {
+            self.progress.step(i);
             let task = &self.su.tasks[t];
             let tseed = hash_str(&task.id);
             let sd = mix(&[self.seed, anchor as u64, tseed, 0x9b0]);
@@ -881,9 +933,14 @@ impl Job<'_> {
         let cfg = self.sh.cfg;
         let mut points = Vec::new();
         let mut to_save = Vec::new();
-        for (split, idx) in self.eval_tasks() {
+        let splits = self.eval_tasks();
+        self.progress.enter("evaluation", it, splits.iter().map(|(_, idx)| idx.len()).sum());
+        let mut done = 0;
+        for (split, idx) in splits {
             let mut per_task = BTreeMap::new();
             for &t in &idx {
+                self.progress.step(done);
+                done += 1;
                 let task = &self.su.tasks[t];
                 let ep = self.rollout(task, &self.su.base, 0, mix(&[self.seed, 0xe7a1, hash_str(&task.id)]), cfg.eval.temperature);
                 per_task.insert(task.id.clone(), ep.success());
@@ -911,12 +968,18 @@ impl Job<'_> {
         let temp = cfg.policy.temperature;
         let mut out = Vec::new();
         let mut to_save = Vec::new();
-        for (split, idx) in self.eval_tasks() {
+        let splits = self.eval_tasks();
+        self.progress.enter("rank_one", it, splits.iter().map(|(_, idx)| idx.len()).sum());
+        let mut done = 0;
+        for (split, idx) in splits {
             let (mut routed_ok, mut base_ok, mut r_roll, mut b_roll) = (0usize, 0usize, 0u64, 0u64);
             for &t in &idx {
+                self.progress.step(done);
+                done += 1;
                 let task = &self.su.tasks[t];
                 let tseed = hash_str(&task.id);
-                let first = self.rollout(task, &self.su.base, 0, mix(&[self.seed, 0x4a1, tseed]), temp);
+                // not stored: a trial, not an episode of the progress count
+                let first = self.trial(task, &self.su.base, 0, mix(&[self.seed, 0x4a1, tseed]), temp);
                 r_roll += 1;
                 b_roll += 1;
                 if first.success() {
@@ -940,7 +1003,7 @@ impl Job<'_> {
                     }
                     to_save.push((ep, self.ctx(it, Phase::Rank1, split)));
                 }
-                let again = self.rollout(task, &self.su.base, 1, mix(&[self.seed, 0x4a3, tseed]), temp);
+                let again = self.trial(task, &self.su.base, 1, mix(&[self.seed, 0x4a3, tseed]), temp);
                 b_roll += 1;
                 if again.success() {
                     base_ok += 1;

@@ -22,6 +22,19 @@ impl Csv {
     }
 }
 
+/// Every table as its own file in one zip archive (deflated): what pandas
+/// (`zipfile` + `read_csv`) and spreadsheet programs open table by table.
+pub fn zip(tables: &[Csv]) -> std::io::Result<Vec<u8>> {
+    use std::io::Write;
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    for t in tables {
+        w.start_file(t.file, opts).map_err(std::io::Error::other)?;
+        w.write_all(t.render().as_bytes())?;
+    }
+    Ok(w.finish().map_err(std::io::Error::other)?.into_inner())
+}
+
 fn field(v: &str) -> String {
     if v.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", v.replace('"', "\"\""))
@@ -481,5 +494,20 @@ mod tests {
     fn quotes_what_needs_quoting() {
         let c = Csv { file: "x.csv", header: vec!["a", "b"], rows: vec![vec!["1,2".into(), "say \"hi\"".into()]] };
         assert_eq!(c.render(), "a,b\r\n\"1,2\",\"say \"\"hi\"\"\"\r\n");
+    }
+
+    #[test]
+    fn every_table_is_its_own_file_in_the_zip() {
+        let t = |file, v: &str| Csv { file, header: vec!["a", "b"], rows: vec![vec![v.to_string(), "x,\"y\"".into()]] };
+        let tables = vec![t("one.csv", "1"), t("two.csv", "2")];
+        let bytes = zip(&tables).unwrap();
+        let mut z = ::zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+        let names: Vec<String> = (0..z.len()).map(|i| z.by_index(i).unwrap().name().unwrap().to_string()).collect();
+        assert_eq!(names, ["one.csv", "two.csv"]);
+        for c in &tables {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut z.by_name(c.file).unwrap(), &mut text).unwrap();
+            assert_eq!(text, c.render());
+        }
     }
 }

@@ -276,6 +276,35 @@ pub struct Unit {
     pub iterations: usize,
     pub rollouts: u32,
     pub success: Option<f64>,
+    /// What the job is doing now (the `phase` event's `phase`, `label`, `step` and `steps`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub phase: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub step: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub steps: Option<usize>,
+}
+
+/// Episodes of a running experiment against its plan: the `phase` event's `episodes`.
+pub use crate::events::EpisodeCount;
+
+/// One evaluation a running experiment recorded (the `evaluation` event): a point of its
+/// transfer curves.
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct LiveEvaluation {
+    pub suite: String,
+    pub arm: String,
+    pub seed: u64,
+    pub iteration: usize,
+    pub split: String,
+    pub success: f64,
+    pub tasks: usize,
 }
 
 /// An experiment started in this session, with its live progress.
@@ -293,6 +322,12 @@ pub struct Job {
     #[ts(type = "Unit[]")]
     pub units: Vec<Value>,
     pub messages: Vec<String>,
+    /// The run's episodes against the plan, once a phase event has counted them.
+    pub episodes: Option<EpisodeCount>,
+    /// The newest phase of any job, in words: `harness-s seed 2: iteration 3 of 8: rescues`.
+    pub now: Option<String>,
+    /// Evaluations recorded so far, in order (a long run's thinned to about 200 iterations).
+    pub evaluations: Vec<LiveEvaluation>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, TS)]
@@ -426,7 +461,11 @@ pub struct ReportPaths {
 pub struct ReportFile {
     pub file_name: String,
     pub mime: String,
+    /// The file's text; for a binary file (`encoding: "base64"`), its bytes in base64.
     pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub encoding: Option<String>,
     /// For a CSV of several tables: the tables it holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -472,6 +511,8 @@ pub fn typescript() -> String {
         StartedRun::decl(&cfg),
         Acknowledged::decl(&cfg),
         Unit::decl(&cfg),
+        EpisodeCount::decl(&cfg),
+        LiveEvaluation::decl(&cfg),
         Job::decl(&cfg),
         ExperimentRow::decl(&cfg),
         ExperimentDetail::decl(&cfg),

@@ -521,12 +521,19 @@ impl Workbench {
             None => format!("report-{id}"),
         };
         match a.str("format")? {
-            "html" => api::reply(api::ReportFile { file_name: format!("{stem}.html"), mime: "text/html".into(), text: b.html(), tables: None }),
+            "html" => api::reply(api::ReportFile {
+                file_name: format!("{stem}.html"),
+                mime: "text/html".into(),
+                text: b.html(),
+                tables: None,
+                encoding: None,
+            }),
             "json" => api::reply(api::ReportFile {
                 file_name: format!("{stem}.json"),
                 mime: "application/json".into(),
                 text: serde_json::to_string_pretty(&b.json(false)).unwrap_or_default(),
                 tables: None,
+                encoding: None,
             }),
             "csv" => {
                 let tables = b.csv();
@@ -539,7 +546,13 @@ impl Workbench {
                                 tables.iter().map(|c| c.file).collect::<Vec<_>>().join(", ")
                             ))
                         })?;
-                        api::reply(api::ReportFile { file_name: c.file.to_string(), mime: "text/csv".into(), text: c.render(), tables: None })
+                        api::reply(api::ReportFile {
+                            file_name: c.file.to_string(),
+                            mime: "text/csv".into(),
+                            text: c.render(),
+                            tables: None,
+                            encoding: None,
+                        })
                     }
                     // All tables in one file, each under a `# file` line.
                     None => {
@@ -549,11 +562,25 @@ impl Workbench {
                             mime: "text/csv".into(),
                             text,
                             tables: Some(tables.iter().map(|c| c.file.to_string()).collect()),
+                            encoding: None,
                         })
                     }
                 }
             }
-            other => Err(CommandError::BadArguments(format!("report_file: `format` must be html, json or csv, not `{other}`"))),
+            // One CSV file per table in a zip: the joined file above is for reading, this for tools.
+            "csv-zip" => {
+                use base64::Engine;
+                let tables = b.csv();
+                let bytes = crate::report::csv::zip(&tables).map_err(|e| CommandError::Internal(format!("writing the CSV zip: {e}")))?;
+                api::reply(api::ReportFile {
+                    file_name: format!("{stem}-csv.zip"),
+                    mime: "application/zip".into(),
+                    text: base64::engine::general_purpose::STANDARD.encode(bytes),
+                    tables: Some(tables.iter().map(|c| c.file.to_string()).collect()),
+                    encoding: Some("base64".into()),
+                })
+            }
+            other => Err(CommandError::BadArguments(format!("report_file: `format` must be html, json, csv or csv-zip, not `{other}`"))),
         }
     }
 }

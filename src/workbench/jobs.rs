@@ -27,9 +27,33 @@ struct JobView {
     total: usize,
     eta_s: Option<f64>,
     success_rate: f64,
-    /// (suite, arm, seed) -> unit progress
+    /// (suite, arm, seed) -> unit progress, with the unit's phase
     units: BTreeMap<(String, String, u64), Value>,
     messages: Vec<String>,
+    episodes: Option<crate::events::EpisodeCount>,
+    now: Option<String>,
+    evaluations: Vec<api::LiveEvaluation>,
+}
+
+/// `unit`'s entry, created blank (no iteration done, no rollouts) when a phase comes first.
+fn unit_entry<'v>(units: &'v mut BTreeMap<(String, String, u64), Value>, suite: &str, arm: &str, seed: u64, iterations: usize) -> &'v mut Value {
+    units.entry((suite.to_string(), arm.to_string(), seed)).or_insert_with(
+        || json!({"suite": suite, "arm": arm, "seed": seed, "iteration": 0, "iterations": iterations, "rollouts": 0, "success": null}),
+    )
+}
+
+/// At most about `keep` iterations of `points` (every k-th, and the newest), so that a long run's
+/// `jobs` stays small.
+fn thin(points: &[api::LiveEvaluation], keep: usize) -> Vec<api::LiveEvaluation> {
+    let iterations: std::collections::BTreeSet<usize> = points.iter().map(|p| p.iteration).collect();
+    if iterations.len() <= keep {
+        return points.to_vec();
+    }
+    let stride = iterations.len().div_ceil(keep);
+    let last = iterations.last().copied();
+    let kept: std::collections::BTreeSet<usize> =
+        iterations.iter().enumerate().filter(|(i, it)| i % stride == 0 || Some(**it) == last).map(|(_, it)| *it).collect();
+    points.iter().filter(|p| kept.contains(&p.iteration)).cloned().collect()
 }
 
 struct Job {
@@ -70,8 +94,36 @@ impl EventSink for JobSink {
                     v.eta_s = *eta_s;
                     v.success_rate = *success_rate;
                     if let Some(u) = unit {
-                        v.units.insert((u.suite.clone(), u.arm.clone(), u.seed), serde_json::to_value(u).unwrap_or_default());
+                        // the unit's numbers, keeping its phase
+                        let entry = unit_entry(&mut v.units, &u.suite, &u.arm, u.seed, u.iterations);
+                        if let (Some(o), Value::Object(new)) = (entry.as_object_mut(), serde_json::to_value(u).unwrap_or_default()) {
+                            o.extend(new);
+                        }
                     }
+                }
+                Event::Phase { suite, arm, seed, phase, iteration: _, iterations, label, step, steps, episodes, eta_s, .. } => {
+                    if v.episodes.is_none_or(|e| e.done <= episodes.done) {
+                        v.episodes = Some(*episodes);
+                        v.eta_s = *eta_s;
+                    }
+                    v.now = Some(format!("{arm} seed {seed}: {label}"));
+                    if let Some(o) = unit_entry(&mut v.units, suite, arm, *seed, *iterations).as_object_mut() {
+                        o.insert("phase".into(), json!(phase));
+                        o.insert("label".into(), json!(label));
+                        o.insert("step".into(), json!(step));
+                        o.insert("steps".into(), json!(steps));
+                    }
+                }
+                Event::Evaluation { suite, arm, seed, iteration, split, success, tasks, .. } => {
+                    v.evaluations.push(api::LiveEvaluation {
+                        suite: suite.clone(),
+                        arm: arm.clone(),
+                        seed: *seed,
+                        iteration: *iteration,
+                        split: split.clone(),
+                        success: *success,
+                        tasks: *tasks,
+                    });
                 }
                 Event::Message { text, .. } => v.messages.push(text.clone()),
                 Event::RunFinished { status, .. } => v.status = status.clone(),
@@ -209,6 +261,9 @@ impl Jobs {
                         success_rate: v.success_rate,
                         units: v.units.values().cloned().collect(),
                         messages: v.messages.clone(),
+                        episodes: v.episodes,
+                        now: v.now.clone(),
+                        evaluations: thin(&v.evaluations, 200),
                     })
                     .unwrap_or_default()
                 })

@@ -151,6 +151,16 @@ eval: number,
  */
 demonstrations: number, 
 /**
+ * Fewest episodes the store holds at the end: the rollouts less the rank-one inference's
+ * base tries, which are not stored (each evaluation task's first try, and its second after
+ * a failure). A running experiment counts its progress against these two.
+ */
+episodes_min: number, 
+/**
+ * Most episodes the store holds at the end.
+ */
+episodes_max: number, 
+/**
  * Rough wall time for `min` and for `max` rollouts, in seconds.
  */
 seconds_min: number, seconds_max: number, 
@@ -201,13 +211,45 @@ note?: string, };
 
 export type Acknowledged = { ok: boolean, };
 
-export type Unit = { suite: string, arm: string, seed: number, iteration: number, iterations: number, rollouts: number, success: number | null, };
+export type Unit = { suite: string, arm: string, seed: number, iteration: number, iterations: number, rollouts: number, success: number | null, 
+/**
+ * What the job is doing now (the `phase` event's `phase`, `label`, `step` and `steps`).
+ */
+phase?: string, label?: string, step?: number, steps?: number, };
+
+export type EpisodeCount = { done: number, 
+/**
+ * Fewest planned (no task needs a rescue).
+ */
+min: number, 
+/**
+ * Most planned (every task needs the whole rescue budget).
+ */
+max: number, 
+/**
+ * Expected, from the share of tasks that have needed a rescue so far; `None` before any.
+ */
+expected: number | null, };
+
+export type LiveEvaluation = { suite: string, arm: string, seed: number, iteration: number, split: string, success: number, tasks: number, };
 
 export type Job = { run_id: number, name: string, status: string, error: string | null, done: number, total: number, eta_s: number | null, success_rate: number, 
 /**
  * As the progress events carry them.
  */
-units: Unit[], messages: Array<string>, };
+units: Unit[], messages: Array<string>, 
+/**
+ * The run's episodes against the plan, once a phase event has counted them.
+ */
+episodes: EpisodeCount | null, 
+/**
+ * The newest phase of any job, in words: `harness-s seed 2: iteration 3 of 8: rescues`.
+ */
+now: string | null, 
+/**
+ * Evaluations recorded so far, in order (a long run's thinned to about 200 iterations).
+ */
+evaluations: Array<LiveEvaluation>, };
 
 export type ExperimentRow = { id: number, name: string, status: string, created_at: string, finished_at: string | null, suites: Array<string>, policy: unknown, summary: unknown, 
 /**
@@ -667,7 +709,11 @@ notes: Array<string>, };
 
 export type ReportPaths = { dir: string, html: string, json: string, csv: Array<string>, charts: Array<string>, };
 
-export type ReportFile = { file_name: string, mime: string, text: string, 
+export type ReportFile = { file_name: string, mime: string, 
+/**
+ * The file's text; for a binary file (`encoding: "base64"`), its bytes in base64.
+ */
+text: string, encoding?: string, 
 /**
  * For a CSV of several tables: the tables it holds.
  */

@@ -125,7 +125,7 @@ export function onEvent(l: Listener): () => void {
   return () => listeners.delete(l);
 }
 
-export type ReportFormat = "html" | "json" | "csv";
+export type ReportFormat = "html" | "json" | "csv" | "csv-zip";
 
 /**
  * Save a report. In a browser: the file is downloaded (`report_file`). On the desktop: the whole
@@ -138,8 +138,10 @@ export async function saveReport(id: number, compare: number | null, format: Rep
     const out = await call<{ dir: string; html: string; json: string; csv: string[]; charts: string[] }>("export_report", { id, compare: compare ?? undefined, out_dir: dir });
     return `wrote ${out.html}, ${out.json} and ${out.csv.length} CSV files into ${out.dir}`;
   }
-  const f = await call<{ file_name: string; mime: string; text: string }>("report_file", { id, compare: compare ?? undefined, format });
-  const url = URL.createObjectURL(new Blob([f.text], { type: f.mime }));
+  const f = await call<{ file_name: string; mime: string; text: string; encoding?: string }>("report_file", { id, compare: compare ?? undefined, format });
+  // a binary file (the CSV zip) comes as base64
+  const body = f.encoding === "base64" ? Uint8Array.from(atob(f.text), (c) => c.charCodeAt(0)) : f.text;
+  const url = URL.createObjectURL(new Blob([body], { type: f.mime }));
   const a = document.createElement("a");
   a.href = url;
   a.download = f.file_name;

@@ -1,7 +1,7 @@
 import { Component, render, type ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import "./style.css";
-import { banners, dismissBanner, route, runs, useStore, viewHref, VIEWS, watchRuns } from "./store";
+import { banners, dismissBanner, route, runBar, runs, useStore, viewHref, VIEWS, watchRuns } from "./store";
 import { Workspace } from "./views/Workspace";
 import { Suites } from "./views/Suites";
 import { Harnesses } from "./views/Harnesses";
@@ -40,14 +40,17 @@ function RunningRuns() {
   if (!active.length) return null;
   return (
     <div class="nav-runs">
-      {active.map((r) => (
-        <a key={r.run_id} href={`#/experiments?run=${r.run_id}`} title={r.label}>
-          <span>
-            {r.name} <small>{r.total ? `${Math.round((100 * r.done) / r.total)}%` : ""}</small>
-          </span>
-          <Progress done={r.done} total={r.total} />
-        </a>
-      ))}
+      {active.map((r) => {
+        const bar = runBar(r);
+        return (
+          <a key={r.run_id} href={`#/experiments?run=${r.run_id}`} title={r.now ?? r.label}>
+            <span>
+              {r.name} <small>{bar.total ? `${Math.round((100 * bar.done) / bar.total)}%` : ""}</small>
+            </span>
+            <Progress done={bar.done} total={bar.total} />
+          </a>
+        );
+      })}
     </div>
   );
 }

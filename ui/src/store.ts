@@ -2,7 +2,7 @@
 
 import { useEffect, useState } from "preact/hooks";
 import { call, onEvent, ApiError } from "./client";
-import type { Job, Unit, WorkbenchEvent } from "./types";
+import type { EpisodeCount, Job, LiveEvaluation, Unit, WorkbenchEvent } from "./types";
 
 type Sub = () => void;
 
@@ -116,26 +116,68 @@ export interface RunProgress {
   eta_s: number | null;
   error: string | null;
   name: string;
-  /** Per (suite, arm, seed): the newest unit reported. */
+  /** Per (suite, arm, seed): the newest unit reported, with its phase. */
   units: Map<string, Unit>;
   messages: string[];
+  /** The run's episodes against its plan (from phase events), once counted. */
+  episodes: EpisodeCount | null;
+  /** The newest phase of any job, in words. */
+  now: string | null;
+  /** Evaluations recorded, by (suite, arm, seed, split, iteration): the live transfer curves. */
+  evals: Map<string, LiveEvaluation>;
 }
 
 export const runs = new Store<Map<number, RunProgress>>(new Map());
 /** Listeners told when a run finishes (e.g. the demo page moving to its results). */
 export const finished = new Store<{ run_id: number; status: string } | null>(null);
 
-function unitKey(u: Unit) {
+function unitKey(u: { suite: string; arm: string; seed: number }) {
   return `${u.suite}\u0000${u.arm}\u0000${u.seed}`;
 }
 
-function blank(run_id: number): RunProgress {
-  return { run_id, label: "", status: "running", done: 0, total: 0, success_rate: null, eta_s: null, error: null, name: `run ${run_id}`, units: new Map(), messages: [] };
+function evalKey(p: LiveEvaluation) {
+  return `${p.suite}\u0000${p.arm}\u0000${p.seed}\u0000${p.split}\u0000${p.iteration}`;
 }
 
-function applyEvent(e: WorkbenchEvent) {
-  runs.update((m) => {
-    const next = new Map(m);
+function blank(run_id: number): RunProgress {
+  return {
+    run_id,
+    label: "",
+    status: "running",
+    done: 0,
+    total: 0,
+    success_rate: null,
+    eta_s: null,
+    error: null,
+    name: `run ${run_id}`,
+    units: new Map(),
+    messages: [],
+    episodes: null,
+    now: null,
+    evals: new Map(),
+  };
+}
+
+/** Where a run stands: in episodes against its plan once they are counted (the bar moves with
+ * every few episodes), else in (arm, seed) iterations. A finished run's bar is full. */
+export function runBar(r: RunProgress): { done: number; total: number; text: string } {
+  const n = (x: number) => x.toLocaleString("en");
+  const e = r.episodes;
+  if (!e) return { done: r.done, total: r.total, text: `${r.done}/${r.total || "?"}` };
+  if (r.status === "finished") return { done: e.done, total: e.done, text: `${n(e.done)} episodes` };
+  const planned = e.expected != null ? `~${n(e.expected)}` : e.min === e.max ? n(e.max) : `${n(e.min)}–${n(e.max)}`;
+  return { done: e.done, total: e.expected ?? e.max, text: `${n(e.done)} / ${planned} episodes` };
+}
+
+/** A unit's numbers from a progress event or `jobs`, keeping the phase it already has when
+ * they carry none. */
+function mergeUnit(old: Unit | undefined, u: Unit): Unit {
+  return old ? { ...old, ...Object.fromEntries(Object.entries(u).filter(([, v]) => v !== undefined)) } : u;
+}
+
+function apply(m: Map<number, RunProgress>, e: WorkbenchEvent) {
+  {
+    const next = m;
     const r = { ...(next.get(e.run_id) ?? blank(e.run_id)) };
     switch (e.event) {
       case "run_started":
@@ -153,9 +195,29 @@ function applyEvent(e: WorkbenchEvent) {
         r.status = "running";
         if (e.unit) {
           r.units = new Map(r.units);
-          r.units.set(unitKey(e.unit), e.unit);
+          r.units.set(unitKey(e.unit), mergeUnit(r.units.get(unitKey(e.unit)), e.unit));
         }
         break;
+      case "phase": {
+        // counts never go backwards (events and `jobs` may cross)
+        if (!r.episodes || e.episodes.done >= r.episodes.done) {
+          r.episodes = e.episodes;
+          r.eta_s = e.eta_s;
+        }
+        r.now = `${e.arm} seed ${e.seed}: ${e.label}`;
+        r.status = "running";
+        r.units = new Map(r.units);
+        const k = unitKey(e);
+        const old = r.units.get(k) ?? { suite: e.suite, arm: e.arm, seed: e.seed, iteration: 0, iterations: e.iterations, rollouts: 0, success: null };
+        r.units.set(k, { ...old, phase: e.phase, label: e.label, step: e.step, steps: e.steps });
+        break;
+      }
+      case "evaluation": {
+        const p: LiveEvaluation = { suite: e.suite, arm: e.arm, seed: e.seed, iteration: e.iteration, split: e.split, success: e.success, tasks: e.tasks };
+        r.evals = new Map(r.evals);
+        r.evals.set(evalKey(p), p);
+        break;
+      }
       case "message":
         r.messages = [...r.messages, e.text].slice(-20);
         break;
@@ -165,12 +227,34 @@ function applyEvent(e: WorkbenchEvent) {
         break;
     }
     next.set(e.run_id, r);
+  }
+}
+
+// Events come many a second while an experiment runs: they are applied together, at most ten
+// times a second, so the views re-render once for a batch.
+let pending: WorkbenchEvent[] = [];
+let flushTimer: ReturnType<typeof setTimeout> | null = null;
+
+function flushEvents() {
+  flushTimer = null;
+  const batch = pending;
+  pending = [];
+  runs.update((m) => {
+    const next = new Map(m);
+    for (const e of batch) apply(next, e);
     return next;
   });
-  if (e.event === "run_finished") {
-    finished.set({ run_id: e.run_id, status: e.status });
-    void refreshJobs();
+  for (const e of batch) {
+    if (e.event === "run_finished") {
+      finished.set({ run_id: e.run_id, status: e.status });
+      void refreshJobs();
+    }
   }
+}
+
+function applyEvent(e: WorkbenchEvent) {
+  pending.push(e);
+  if (flushTimer === null) flushTimer = setTimeout(flushEvents, 100);
 }
 
 /** Bring the run table up to date from `jobs` (also covers runs started before this page opened). */
@@ -196,8 +280,17 @@ export async function refreshJobs(): Promise<void> {
         r.eta_s = j.eta_s;
         r.success_rate = j.success_rate;
         const units = new Map<string, Unit>();
-        for (const u of j.units) units.set(unitKey(u), u);
+        for (const u of j.units) units.set(unitKey(u), mergeUnit(r.units.get(unitKey(u)), u));
         r.units = units;
+      }
+      if (j.episodes && (j.status !== "running" || !r.episodes || j.episodes.done >= r.episodes.done)) {
+        r.episodes = j.episodes;
+        r.eta_s = j.eta_s;
+      }
+      if (j.now) r.now = j.now;
+      if (j.evaluations.length) {
+        r.evals = new Map(r.evals);
+        for (const p of j.evaluations) r.evals.set(evalKey(p), p);
       }
       if (j.messages?.length) r.messages = j.messages.slice(-20);
       next.set(j.run_id, r);

@@ -3,7 +3,7 @@
 // are the nested shapes those responses carry as they are stored (episodes, routing decisions,
 // the experiment file) and the event stream.
 export type * from "./api.gen";
-import type { Unit } from "./api.gen";
+import type { EpisodeCount, Unit } from "./api.gen";
 
 /** The experiment file as JSON (src/experiment/config.rs); unknown keys are kept as they are. */
 export interface ExperimentConfig {
@@ -147,5 +147,22 @@ export interface RouteDecision {
 export type WorkbenchEvent =
   | { event: "run_started"; run_id: number; total: number; label: string }
   | { event: "progress"; run_id: number; label: string; done: number; total: number; success_rate: number | null; eta_s: number | null; unit?: Unit }
+  | {
+      /** What one (suite, arm, seed) job is doing now, with the run's episodes (docs/api.md). */
+      event: "phase";
+      run_id: number;
+      suite: string;
+      arm: string;
+      seed: number;
+      phase: "demonstrations" | "probing" | "rollouts" | "rescues" | "update" | "evaluation" | "rank_one" | "finished";
+      iteration: number;
+      iterations: number;
+      label: string;
+      step: number;
+      steps: number;
+      episodes: EpisodeCount;
+      eta_s: number | null;
+    }
+  | { event: "evaluation"; run_id: number; suite: string; arm: string; seed: number; iteration: number; split: string; success: number; tasks: number }
   | { event: "message"; run_id: number; text: string }
   | { event: "run_finished"; run_id: number; status: "finished" | "cancelled" | "failed" };

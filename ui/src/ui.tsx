@@ -4,7 +4,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 
 /** The charts' fixed arm styles (Okabe–Ito), so an arm has one colour everywhere. */
-const ARM_ORDER = ["harness-s", "policy-only", "random-rescue", "base-resample", "keep-scaffold", "all-siblings"];
+export const ARM_ORDER = ["harness-s", "policy-only", "random-rescue", "base-resample", "keep-scaffold", "all-siblings"];
 const PALETTE = ["#0072B2", "#000000", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"];
 
 export function armColor(arm: string): string {

@@ -4,6 +4,7 @@
 // Screenshots of every view go to ui/test-artifacts/.
 
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -103,7 +104,7 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     await shot("3-harnesses");
   });
 
-  async function buildAndStart(name, seeds) {
+  async function buildAndStart(name, seeds, more = {}) {
     await go("#/experiments");
     await page.waitForSelector("#toml");
     await page.waitForFunction(() => document.querySelector("#toml")?.value.includes("name ="));
@@ -118,18 +119,18 @@ describe("workbench UI", { skip: reason ?? false }, () => {
       const want = (await box.getAttribute("value")) === "aggregation-AVG";
       if ((await box.isChecked()) !== want) await box.click();
     }
-    const nums = { iterations: 2, eval_every: 2, reanchor_every: 2, base_tries: 2, rescue_siblings: 2, rescue_tries: 1, batch_tasks: 8, probe_tasks: 8, warm_start_demos: 10, eval_train_tasks: 20 };
+    const nums = { iterations: 2, eval_every: 2, reanchor_every: 2, base_tries: 2, rescue_siblings: 2, rescue_tries: 1, batch_tasks: 8, probe_tasks: 8, warm_start_demos: 10, eval_train_tasks: 20, ...more };
     for (const [k, v] of Object.entries(nums)) await page.fill(`input[name=${k}]`, String(v));
     await page.fill("input[name=seeds]", seeds);
     await page.press("input[name=seeds]", "Tab");
     // The TOML follows the form.
     await page.waitForFunction(
-      ({ name }) => {
+      ({ name, iterations }) => {
         // Compared without white space, so any TOML layout of arrays will do.
         const t = (document.querySelector("#toml")?.value ?? "").replace(/\s+/g, "");
-        return t.includes(`"${name}"`) && /heldout_families=\["aggregation-AVG",?\]/.test(t) && t.includes("iterations=2") && t.includes("warm_start_demos=10") && t.includes("train_tasks=20") && !t.includes("keep-scaffold");
+        return t.includes(`"${name}"`) && /heldout_families=\["aggregation-AVG",?\]/.test(t) && t.includes(`iterations=${iterations}`) && t.includes("warm_start_demos=10") && t.includes("train_tasks=20") && !t.includes("keep-scaffold");
       },
-      { name },
+      { name, iterations: nums.iterations },
       { timeout: 10_000 },
     );
     await page.click("#start-experiment");
@@ -270,6 +271,34 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     await shot("4-experiments");
   });
 
+  test("runs: a running experiment names its phase and draws its transfer curves as evaluations arrive", async () => {
+    const id = await buildAndStart("ui-live", "4", { iterations: 6, eval_every: 1 });
+    const card = `[data-run="${id}"]`;
+    // what each job is doing, in words, while the run goes on
+    const phase = /warm-start demonstrations|probing siblings|first evaluation|iteration \d of 6: (rollouts|rescues|update|probing siblings|evaluation)/;
+    await page.waitForFunction(({ card, re }) => new RegExp(re).test(document.querySelector(`${card} .unit-phase`)?.textContent ?? ""), { card, re: phase.source }, { timeout: 60_000 });
+    assert.match(await page.locator(`${card} summary`).innerText(), /running/);
+    // the bar counts episodes against the plan
+    await page.waitForFunction((card) => /[1-9][\d,]* \/ [~\d,–]+ episodes/.test(document.querySelector(`${card} .run-episodes`)?.textContent ?? ""), card, { timeout: 60_000 });
+    // once an evaluation is recorded, the transfer curves: the report's panels, one line per arm;
+    // waiting for a second point on a line (the first iteration's evaluation)
+    // (attached: a line of one point, or a flat one, has no area to be "visible")
+    await page.waitForSelector(`${card} .live-chart svg.panel path.series`, { state: "attached", timeout: 100_000 });
+    const evaluated = await api(server, "jobs");
+    assert.ok(evaluated.find((j) => j.run_id === id).evaluations.length > 0, "a chart only once an evaluation is recorded");
+    await page.waitForFunction((card) => [...document.querySelectorAll(`${card} .live-chart svg.panel g[data-arm]`)].some((g) => g.querySelectorAll(".point").length >= 2), card, { timeout: 100_000 });
+    const panels = await page.locator(`${card} .live-chart svg.panel`).evaluateAll((ps) => ps.map((p) => p.getAttribute("data-panel")));
+    assert.deepEqual(panels, ["training families", "held-out families"]);
+    const arms = await page.locator(`${card} .live-chart svg.panel:first-child path.series`).evaluateAll((ps) => ps.map((p) => p.getAttribute("data-arm")));
+    assert.ok(arms.length >= 1 && arms.every((a) => ["policy-only", "harness-s", "random-rescue"].includes(a)), JSON.stringify(arms));
+    const running = /running/.test(await page.locator(`${card} summary`).innerText());
+    await page.evaluate((card) => document.querySelector(card)?.scrollIntoView({ block: "start" }), card);
+    await shot("4-experiments-live");
+    assert.ok(running, "the screenshot shows the experiment running");
+    await page.click(`${card} summary button.danger`);
+    await page.waitForSelector(`${card} summary .status-cancelled`, { timeout: 60_000 });
+  });
+
   test("runs: cancel a running experiment, then resume it to the end", async () => {
     const id = await buildAndStart("ui-cancel-resume", "3");
     const card = `[data-run="${id}"]`;
@@ -347,7 +376,7 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     await shot("1-workspace-runs");
   });
 
-  test("export: the report downloads as HTML, JSON and CSV", async () => {
+  test("export: the report downloads as HTML, JSON and a zip of CSV tables", async () => {
     await go(`#/results?id=${runs.a}`);
     await page.waitForSelector(".final-table tbody tr");
     const html = await download("#export-html");
@@ -358,15 +387,28 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     const report = JSON.parse(json.text);
     assert.equal(report.run.id, runs.a);
     assert.ok(Array.isArray(report.final_table.rows) && report.final_table.rows.length > 0);
-    const csv = await download("#export-csv");
-    assert.match(csv.name, /\.csv$/);
-    assert.ok(csv.text.split("\n").length > 1 && csv.text.includes(","));
+    // every table its own CSV file: Python's zipfile and csv read each with its header
+    const zip = await download("#export-csv-zip");
+    assert.match(zip.name, /-csv\.zip$/);
+    const read = execFileSync(
+      "python3",
+      [
+        "-c",
+        "import csv, io, json, sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\nprint(json.dumps({n: list(csv.reader(io.TextIOWrapper(z.open(n), newline='')))[0] for n in z.namelist()}))",
+        zip.path,
+      ],
+      { encoding: "utf8" },
+    );
+    const headers = JSON.parse(read);
+    assert.ok(Object.keys(headers).length >= 10, Object.keys(headers).join(", "));
+    assert.deepEqual(headers["final_table.csv"].slice(0, 3), ["suite", "arm", "split"]);
+    assert.ok(Object.keys(headers).every((n) => n.endsWith(".csv") && headers[n].length > 1));
   });
 
   async function download(button) {
     const [d] = await Promise.all([page.waitForEvent("download"), page.click(button)]);
     const file = await d.path();
-    return { name: d.suggestedFilename(), text: readFileSync(file, "utf8") };
+    return { name: d.suggestedFilename(), path: file, text: readFileSync(file, "utf8") };
   }
 
   test("trajectories: filters, search, steps and keyboard", async () => {

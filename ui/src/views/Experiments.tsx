@@ -4,8 +4,9 @@
 import { createContext, type ComponentChildren } from "preact";
 import { useContext, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiError, call } from "../client";
-import { navigate, refreshJobs, runs, showError, Store, useLoad, useStore, type RunProgress } from "../store";
-import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, RolloutEstimate, SavedFile, Suite, TrainerCheck } from "../types";
+import { TransferChart, transferCurves } from "../charts";
+import { navigate, refreshJobs, runBar, runs, showError, Store, useLoad, useStore, type RunProgress } from "../store";
+import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, RolloutEstimate, SavedFile, Suite, TrainerCheck, Unit } from "../types";
 import { ArmName, duration, Loading, pct, Progress, StatusTag, when } from "../ui";
 
 /** A problem the server found: in the TOML the user typed (`toml`, with its line) or in the form's
@@ -935,18 +936,24 @@ function RunCard({ r, open }: { r: RunProgress; open: boolean }) {
   }, [open]);
   const units = [...r.units.values()].sort((a, b) => a.suite.localeCompare(b.suite) || a.arm.localeCompare(b.arm) || a.seed - b.seed);
   const running = r.status === "running";
+  const bar = runBar(r);
+  // the live transfer curves, redrawn only when an evaluation arrives
+  const curves = useMemo(() => transferCurves([...r.evals.values()]), [r.evals]);
+  const iterations = Math.max(0, ...units.map((u) => u.iterations));
   return (
     <details ref={ref} class={`run-card status-${r.status}`} open={open} data-run={r.run_id}>
       <summary>
         <span class="num">#{r.run_id}</span>
         <b>{r.name}</b>
         <StatusTag status={r.status} />
-        <Progress done={r.done} total={r.total} status={r.status} />
-        <span class="num">
-          {r.done}/{r.total || "?"}
-        </span>
+        <Progress done={bar.done} total={bar.total} status={r.status} />
+        <span class="num run-episodes">{bar.text}</span>
         <span>success {pct(r.success_rate)}</span>
-        {running && <span>ETA {duration(r.eta_s)}</span>}
+        {running && (
+          <span class="run-eta" title="from the episodes per second measured so far (after a few seconds of episodes)">
+            ETA {r.eta_s == null ? (r.episodes?.done ? "measuring…" : "–") : duration(r.eta_s)}
+          </span>
+        )}
         <span class="spacer" />
         {running && (
           <button
@@ -983,7 +990,7 @@ function RunCard({ r, open }: { r: RunProgress; open: boolean }) {
         )}
       </summary>
       {r.error && <div class="error-text">{r.error}</div>}
-      {r.label && running && <div class="muted small">now: {r.label}</div>}
+      {running && (r.now || r.label) && <div class="muted small run-now">now: {r.now ?? r.label}</div>}
       {units.length > 0 && (
         <table class="table compact units">
           <thead>
@@ -992,6 +999,7 @@ function RunCard({ r, open }: { r: RunProgress; open: boolean }) {
               <th>arm</th>
               <th class="num">seed</th>
               <th>iteration</th>
+              <th>phase</th>
               <th class="num">rollouts</th>
               <th class="num">current success</th>
             </tr>
@@ -1009,12 +1017,20 @@ function RunCard({ r, open }: { r: RunProgress; open: boolean }) {
                     <Progress done={u.iteration} total={u.iterations} /> {u.iteration}/{u.iterations}
                   </span>
                 </td>
+                <td class="unit-phase" data-phase={u.phase ?? ""}>
+                  <PhaseText u={u} />
+                </td>
                 <td class="num">{u.rollouts}</td>
                 <td class="num">{pct(u.success)}</td>
               </tr>
             ))}
           </tbody>
         </table>
+      )}
+      {curves.length > 0 && (
+        <div class="live-chart">
+          <TransferChart curves={curves} iterations={iterations} live={running} />
+        </div>
       )}
       {r.messages.length > 0 && (
         <ul class="messages small muted">
@@ -1024,5 +1040,18 @@ function RunCard({ r, open }: { r: RunProgress; open: boolean }) {
         </ul>
       )}
     </details>
+  );
+}
+
+/** A job's phase in words, with where it stands in it (task 12 of 24). */
+function PhaseText({ u }: { u: Unit }) {
+  if (!u.label) return <span class="muted">–</span>;
+  const what = u.phase === "demonstrations" ? "found" : u.phase === "evaluation" || u.phase === "rank_one" || u.phase === "probing" || u.phase === "rollouts" || u.phase === "rescues" ? "task" : null;
+  const at = what && u.steps ? (what === "found" ? ` (${u.step} of ${u.steps} found)` : ` (task ${Math.min((u.step ?? 0) + 1, u.steps)} of ${u.steps})`) : "";
+  return (
+    <span>
+      {u.label}
+      <span class="muted">{at}</span>
+    </span>
   );
 }

@@ -84,9 +84,14 @@ function ExportButtons({ id, other }: { id: number; other: number | null }) {
           Export report folder
         </button>
       ) : (
-        (["html", "json", "csv"] as ReportFormat[]).map((f) => (
-          <button key={f} onClick={() => go(f)} id={`export-${f}`}>
-            {f.toUpperCase()}
+        (["html", "json", "csv-zip"] as ReportFormat[]).map((f) => (
+          <button
+            key={f}
+            onClick={() => go(f)}
+            id={`export-${f}`}
+            title={f === "csv-zip" ? "every table as its own CSV file, in one zip" : undefined}
+          >
+            {f === "csv-zip" ? "CSV tables (zip)" : f.toUpperCase()}
           </button>
         ))
       )}

@@ -2,7 +2,7 @@
 
 import { useEffect, useState } from "preact/hooks";
 import { call } from "../client";
-import { finished, navigate, runs, showError, useLoad, useStore } from "../store";
+import { finished, navigate, runBar, runs, showError, useLoad, useStore } from "../store";
 import type { ExperimentRow, Suite, Workspace as WorkspaceInfo } from "../types";
 import { ci, duration, Loading, names, pct, Progress, signedPts, StatusTag, when } from "../ui";
 
@@ -107,15 +107,13 @@ export function Workspace() {
           <div class="demo-progress" id="demo-progress">
             <div class="row">
               <StatusTag status={progress.status} />
-              <span>{progress.label || (progress.done === 0 ? "starting…" : "")}</span>
+              <span>{(progress.status === "running" && progress.now) || progress.label || (progress.done === 0 ? "starting…" : "")}</span>
               <span class="spacer" />
-              <span>
-                {progress.done} / {progress.total || "?"} done
-              </span>
+              <span>{runBar(progress).text}</span>
               <span>success {pct(progress.success_rate)}</span>
               <span>{progress.status === "running" ? `ETA ${duration(progress.eta_s)}${Number.isFinite(startedAt) ? ` · running ${duration((Date.now() - startedAt) / 1000)}` : ""}` : ""}</span>
             </div>
-            <Progress done={progress.done} total={progress.total} status={progress.status} />
+            <Progress done={runBar(progress).done} total={runBar(progress).total} status={progress.status} />
             {progress.messages.length > 0 && <div class="muted small">{progress.messages[progress.messages.length - 1]}</div>}
             {progress.status === "failed" && progress.error && <div class="error-text">{progress.error}</div>}
           </div>
