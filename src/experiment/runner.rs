@@ -107,6 +107,13 @@ struct SuiteSetup {
     siblings: Vec<HarnessSpec>,
 }
 
+impl SuiteSetup {
+    /// What the rollout estimate needs to know of the suite as set up.
+    fn size(&self) -> SuiteSize {
+        SuiteSize { train_tasks: self.train.len(), heldout_tasks: self.heldout.len(), siblings: self.siblings.len() }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ExperimentError {
     #[error(transparent)]
@@ -227,8 +234,7 @@ pub fn estimate(cfg: &ExperimentConfig, cores: usize) -> Result<RolloutEstimate,
     let lib = harness_library(cfg)?;
     let mut sizes = Vec::new();
     for s in &cfg.suites {
-        let su = setup_suite(cfg, s, &lib)?;
-        sizes.push(SuiteSize { train_tasks: su.train.len(), heldout_tasks: su.heldout.len(), siblings: su.siblings.len() });
+        sizes.push(setup_suite(cfg, s, &lib)?.size());
     }
     Ok(cfg.estimate(&sizes, cores))
 }
@@ -288,8 +294,7 @@ pub fn run_experiment(
     let total_units = jobs.len() * (cfg.iterations + 1);
     // The episodes a running experiment counts its progress against: the estimate's, from the
     // suites as set up here; a resumed run starts from what its store holds.
-    let sizes: Vec<SuiteSize> =
-        suites.iter().map(|s| SuiteSize { train_tasks: s.train.len(), heldout_tasks: s.heldout.len(), siblings: s.siblings.len() }).collect();
+    let sizes: Vec<SuiteSize> = suites.iter().map(SuiteSetup::size).collect();
     let plan = cfg.estimate(&sizes, 1);
     let stored = if resumed { store.count_episodes(&EpisodeFilter::run(run_id)).unwrap_or(0) } else { 0 };
     let workers = if cfg.workers == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2) } else { cfg.workers };

@@ -613,7 +613,7 @@ struct ProfileSource {
 impl ProfileSource {
     /// Paired probe outcomes behind the profiles (base against sibling, every sibling).
     fn pairs(&self) -> u64 {
-        self.profiles.values().map(|p| (p.total.fix + p.total.regress + p.total.both_pass + p.total.both_fail) as u64).sum()
+        self.profiles.values().map(|p| u64::from(p.total.total())).sum()
     }
 
     fn api_profiles(&self) -> BTreeMap<String, api::Profile> {

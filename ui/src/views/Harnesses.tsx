@@ -53,8 +53,13 @@ function Diff({ lines }: { lines: DiffLine[] }) {
   );
 }
 
+/** Paired probe outcomes behind a profile. */
+function pairs(c: Counts): number {
+  return c.fix + c.regress + c.both_pass + c.both_fail;
+}
+
 export function CountsBar({ c }: { c: Counts }) {
-  const total = c.fix + c.regress + c.both_pass + c.both_fail;
+  const total = pairs(c);
   if (!total) return <span class="muted">no paired tries</span>;
   const seg = (n: number, cls: string, label: string) =>
     n > 0 ? <span class={`seg ${cls}`} style={{ flexGrow: n }} title={`${label}: ${n}`} /> : null;
@@ -208,7 +213,7 @@ function HarnessDetail({ h }: { h: Harness }) {
         <div class="profile">
           <div class="muted small">
             Measured in <a href={`#/results?id=${h.profile.run_id}`}>run {h.profile.run_id}</a> ({h.profile.arm} arm, re-anchor {h.profile.anchor}) with policy version{" "}
-            {String(h.profile.policy_version)}: {h.profile.fix + h.profile.regress + h.profile.both_pass + h.profile.both_fail} paired probes
+            {String(h.profile.policy_version)}: {pairs(h.profile)} paired probes
           </div>
           <div class="profile-counts">
             <div class="count fix">
