@@ -187,6 +187,21 @@ enum StoreCommand {
         #[arg(long, env = "HARNESS_S_DB", default_value = "harness-s.db")]
         db: String,
     },
+    /// Delete a run and everything recorded for it (episodes with their trajectories, records,
+    /// state), in one transaction. A run marked running is refused unless --force.
+    DeleteRun {
+        /// The run id.
+        id: i64,
+        /// The run store (SQLite file path, or a postgres:// URL).
+        #[arg(long, env = "HARNESS_S_DB", default_value = "harness-s.db")]
+        db: String,
+        /// Delete without asking (needed when the input is not a terminal).
+        #[arg(long)]
+        yes: bool,
+        /// Delete a run marked running: one killed before finishing (stop it first if it runs).
+        #[arg(long)]
+        force: bool,
+    },
     /// Convert the trajectories a v1 store holds as JSON text to the compressed form (a store
     /// opened by this release keeps reading them in place until then), and give the space back.
     /// Resumable: an interrupted conversion keeps what it converted.
@@ -318,6 +333,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::Store { command: StoreCommand::Info { db, json } } => cmd_store_info(&db, json),
         Command::Store { command: StoreCommand::Compact { db } } => cmd_store_compact(&db),
+        Command::Store { command: StoreCommand::DeleteRun { id, db, yes, force } } => cmd_store_delete_run(&db, id, yes, force),
         Command::Store { command: StoreCommand::Episode { id, db } } => cmd_store_episode(&db, id),
         Command::Serve { port, db, ui } => serve::serve(port, &db, ui.as_deref(), cancel_on_ctrl_c()),
     }
@@ -735,6 +751,27 @@ fn cmd_store_episode(db: &str, id: i64) -> Result<()> {
     let episode = store.episode(id).with_context(|| format!("reading episode {id} of {db}"))?;
     let Some(episode) = episode else { bail!("the store {db} has no episode {id}") };
     out!("{}", serde_json::to_string(&episode)?);
+    Ok(())
+}
+
+fn cmd_store_delete_run(db: &str, id: i64, yes: bool, force: bool) -> Result<()> {
+    let store = open_existing_store(db)?;
+    let Some(run) = store.run(id).with_context(|| format!("reading run {id} of {db}"))? else { bail!("the store {db} has no run {id}") };
+    let episodes = store.count_episodes(&harness_s::store::EpisodeFilter::run(id))?;
+    let what = format!("run {id} `{}` ({} {}, {episodes} episodes)", run.name, run.kind, run.status);
+    if !yes {
+        if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            bail!("not deleting {what}: pass --yes to delete without being asked");
+        }
+        eprint!("Delete {what} and everything recorded for it? [y/N] ");
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            bail!("not deleted");
+        }
+    }
+    let d = store.delete_run(id, force).with_context(|| format!("deleting run {id} of {db}"))?;
+    out!("deleted run {id}: {} episodes, {} records, {} state entries", d.episodes, d.records, d.states);
     Ok(())
 }
 

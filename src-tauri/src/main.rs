@@ -1,13 +1,18 @@
 //! The desktop workbench: the UI (ui/dist) in a window, over the core command set. A thin
 //! adapter: the one `call` command forwards a command name and its arguments to
 //! [`Workbench::call`], and workbench events are re-emitted to the window as `workbench-event`.
+//! The opener plugin lets the window open an exported report or its folder, and only under the
+//! workspace's `reports/` (`capabilities/default.json` for the default workspace, a capability
+//! added at start for a workspace elsewhere).
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use harness_s::workbench::{Subscription, Workbench};
 use serde_json::{json, Value};
+use tauri::ipc::CapabilityBuilder;
 use tauri::{Emitter, Manager, RunEvent};
 
 struct Shell {
@@ -38,10 +43,52 @@ fn db_from_args() -> Option<String> {
     std::env::var("HARNESS_S_DB").ok().filter(|v| !v.is_empty())
 }
 
+/// A database file path made absolute, so the workspace beside it (and every path a command
+/// returns) is absolute; URLs (`postgres://...`) are left as they are.
+fn absolute_db(db: String) -> String {
+    if db.contains("://") {
+        return db;
+    }
+    let (prefix, file) = match db.strip_prefix("sqlite:") {
+        Some(f) => ("sqlite:", f),
+        None => ("", db.as_str()),
+    };
+    match std::path::absolute(file) {
+        Ok(p) => format!("{prefix}{}", p.display()),
+        Err(_) => db,
+    }
+}
+
+/// A path as a glob pattern that matches only itself.
+fn glob_literal(p: &Path) -> String {
+    let mut out = String::new();
+    for c in p.display().to_string().chars() {
+        match c {
+            '*' | '?' | '[' | ']' => {
+                out.push('[');
+                out.push(c);
+                out.push(']');
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Opening files and folders, limited to the workspace's `reports/` (where `export_report`
+/// writes): the folder itself and everything under it.
+fn allow_opening_reports(app: &tauri::App, workspace: &Path) -> tauri::Result<()> {
+    // the plugin compares canonical paths (symbolic links resolved)
+    let workspace: PathBuf = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let reports = glob_literal(&workspace.join("reports"));
+    let scope = vec![serde_json::json!({ "path": reports }), serde_json::json!({ "path": format!("{reports}/**") })];
+    app.add_capability(CapabilityBuilder::new("workspace-reports").window("main").permission_scoped("opener:allow-open-path", scope, Vec::new()))
+}
+
 fn main() {
     let context = tauri::generate_context!();
     let app = tauri::Builder::default()
-        .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_opener::init())
         .invoke_handler(tauri::generate_handler![call])
         .setup(|app| {
             let db = match db_from_args() {
@@ -52,7 +99,9 @@ fn main() {
                     dir.join("harness-s.db").display().to_string()
                 }
             };
+            let db = absolute_db(db);
             let workspace = harness_s::workbench::workspace_for(&db);
+            allow_opening_reports(app, &workspace)?;
             // The store runs on a runtime of its own; open it off the async runtime's threads.
             let opened = std::thread::spawn(move || Workbench::open(&db, &workspace)).join().map_err(|_| "opening the store panicked")?;
             let workbench = Arc::new(opened.map_err(|e| e.to_string())?);

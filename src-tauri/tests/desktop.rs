@@ -1,6 +1,7 @@
 //! The real desktop window under Xvfb, driven over W3C WebDriver (tauri-driver in front of
-//! WebKitGTK's WebKitWebDriver, both on 127.0.0.1): launch, open the demo's results, open a
-//! rescue trajectory with its three columns. Screenshots go to `target/test-artifacts/desktop/`.
+//! WebKitGTK's WebKitWebDriver, both on 127.0.0.1): launch, open the demo's results, export the
+//! report (then offered to open; nothing outside reports/ can be opened), open a rescue
+//! trajectory with its three columns. Screenshots go to `target/test-artifacts/desktop/`.
 //!
 //! Needs `Xvfb`, `tauri-driver` and `WebKitWebDriver` (`./scripts/install-deps` installs them);
 //! without them the test says so and passes, unless `HARNESS_S_REQUIRE_DESKTOP` is set (CI).
@@ -249,6 +250,25 @@ async fn the_desktop_window_opens_the_demo_results_and_a_rescue() {
     let charts = d.script("return document.querySelectorAll('.view.results svg').length").await;
     assert!(charts.as_u64().unwrap_or(0) >= 3, "charts drawn: {charts}");
     d.screenshot("2-demo-results").await;
+
+    // Export the report: written under the workspace's reports/, then offered to open.
+    let export = d.wait_for("#export-report", Duration::from_secs(20)).await;
+    d.click(&export).await;
+    d.wait_for("#open-report", Duration::from_secs(60)).await;
+    let folder = d.wait_for("#show-report-folder", Duration::from_secs(5)).await;
+    let shown = d.script("return document.querySelector('#show-report-folder').title").await;
+    let reports = dir.path().join("reports");
+    assert!(shown.as_str().unwrap_or("").starts_with(&reports.display().to_string()), "{shown}");
+    assert!(d.text(&folder).await.contains("Show in folder"));
+    assert!(reports.join(format!("report-{run_id}")).join("report.html").is_file());
+    d.screenshot("2-demo-results-exported").await;
+    // the opener reaches nothing outside reports/
+    let refused = d
+        .script(
+            "return window.__TAURI_INTERNALS__.invoke('plugin:opener|open_path', { path: '/etc/hostname' }).then(() => 'opened', (e) => 'refused: ' + String(e))",
+        )
+        .await;
+    assert!(refused.as_str().unwrap_or("").starts_with("refused"), "{refused}");
 
     // A rescued task: base failure, sibling rescue, distilled example side by side.
     d.script(&format!("location.hash = '#/inspector?run={run_id}&rescued=true'; return 1")).await;

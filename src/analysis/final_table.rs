@@ -225,6 +225,12 @@ pub fn sentence(d: &PairedDelta, split: &str) -> String {
     let on = if split == "heldout" { "held-out families (never trained on)" } else { "the training families" };
     let n = format!("{} tasks, {} seed{}", d.tasks, d.seeds, if d.seeds == 1 { "" } else { "s" });
     let ci = format!("95% CI {} to {} points", pp(d.ci95[0]), pp(d.ci95[1]));
+    if d.seeds == 1 {
+        return format!(
+            "On {on}, {} differs from {} by {} percentage points under the base harness ({n}); one seed cannot give a seed interval, so this run cannot tell whether the difference would hold for another seed.",
+            d.arm, d.baseline, pp(d.mean)
+        );
+    }
     if d.covers_zero() {
         format!(
             "On {on}, {} differs from {} by {} percentage points under the base harness, but the interval ({ci}; {n}) includes zero: this run cannot tell the two apart.",
@@ -390,5 +396,9 @@ mod tests {
         assert!(s.contains("includes zero") && s.contains("cannot tell"), "{s}");
         let d = PairedDelta { ci95: [0.01, 0.05], ..d };
         assert!(sentence(&d, "heldout").contains("2.0 percentage points more"));
+        // one seed: no interval is quoted, whatever the bootstrap over tasks gave
+        let one = PairedDelta { ci95: [0.0, 0.0], mean: 0.0, seeds: 1, ..d };
+        let s = sentence(&one, "heldout");
+        assert!(!s.contains("95% CI") && s.contains("one seed cannot give a seed interval"), "{s}");
     }
 }

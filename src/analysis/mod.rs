@@ -203,11 +203,12 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 
 impl<'a> Data<'a> {
     pub fn load(store: &'a BlockingStore, run_id: i64) -> Result<Data<'a>, AnalysisError> {
-        Data::load_phases(store, run_id, ANALYSIS_PHASES)
+        Data::load_phases(store, run_id, ANALYSIS_PHASES, true)
     }
 
-    /// As [`Data::load`], reading only the episodes of `phases`.
-    fn load_phases(store: &'a BlockingStore, run_id: i64, phases: &[&str]) -> Result<Data<'a>, AnalysisError> {
+    /// As [`Data::load`], reading only the episodes of `phases`, and the routing and profile
+    /// records only when `records` is set (without them `routes` and `profiles` are empty).
+    fn load_phases(store: &'a BlockingStore, run_id: i64, phases: &[&str], records: bool) -> Result<Data<'a>, AnalysisError> {
         let run = store.run(run_id)?.ok_or_else(|| AnalysisError::NoRun { id: run_id, db: store.location().to_string() })?;
         if run.kind != crate::store::KIND_EXPERIMENT {
             return Err(AnalysisError::NotAnExperiment { id: run_id, db: store.location().to_string(), kind: run.kind.clone() });
@@ -215,14 +216,15 @@ impl<'a> Data<'a> {
         let rows = read::rows(store, run_id, phases)?;
         let episodes = store.count_episodes(&crate::store::EpisodeFilter::run(run_id))?;
         let mut routes = Vec::new();
-        for (key, body) in store.records(run_id, "route")? {
+        let mut profiles = Vec::new();
+        let kind = |k: &'static str| if records { store.records(run_id, k) } else { Ok(Vec::new()) };
+        for (key, body) in kind("route")? {
             let suite = record_suite(&key, &body);
             let mut r: RouteRecord = crate::records::parse("route", &key, body)?;
             r.suite = suite;
             routes.push(r);
         }
-        let mut profiles = Vec::new();
-        for (key, body) in store.records(run_id, "profile")? {
+        for (key, body) in kind("profile")? {
             let suite = record_suite(&key, &body);
             let mut p: ProfileRecord = crate::records::parse("profile", &key, body)?;
             p.suite = suite;
@@ -259,7 +261,8 @@ impl Headlines {
 /// The headline numbers of run `run_id` alone, from its evaluation episodes: what [`analyse`]
 /// gives as `headline` and `pooled`, for lists of runs that must not say otherwise.
 pub fn headlines(store: &BlockingStore, run_id: i64) -> Result<Headlines, AnalysisError> {
-    let data = Data::load_phases(store, run_id, &["eval"])?;
+    // the final table reads the evaluation rows only: no records
+    let data = Data::load_phases(store, run_id, &["eval"], false)?;
     Ok(Headlines::of(&final_table::table(&data)))
 }
 

@@ -103,8 +103,8 @@ pub(crate) fn provenance(data: &Data) -> Provenance {
     let mut records = BTreeMap::new();
     records.insert("route".to_string(), data.routes.len());
     records.insert("profile".to_string(), data.profiles.len());
-    if let Ok(d) = data.store.records(data.run.id, "distilled") {
-        records.insert("distilled".to_string(), d.len());
+    if let Ok(n) = data.store.count_records(data.run.id, "distilled") {
+        records.insert("distilled".to_string(), n as usize);
     }
     Provenance {
         workbench_version: env!("CARGO_PKG_VERSION").to_string(),

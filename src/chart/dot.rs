@@ -13,8 +13,12 @@ pub struct DotSeries {
     pub name: String,
     pub label: String,
     pub style: SeriesStyle,
-    /// Per category: (value, low, high), or `None` where the series has no value.
+    /// Per category: (value, low, high), or `None` where the series has no value; low = high
+    /// draws no whisker.
     pub values: Vec<Option<(f64, f64, f64)>>,
+    /// Per category, the colour to draw it in (the category's arm); empty: the series' colour.
+    /// The legend then shows the series in ink, and the series differ by marker and fill.
+    pub colors: Vec<RGBColor>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -44,7 +48,9 @@ pub fn draw(spec: &DotChart) -> Result<Chart, ChartError> {
     for p in &spec.panels {
         for s in &p.series {
             if !entries.iter().any(|e| e.name == s.name) {
-                entries.push(LegendEntry { name: s.name.clone(), label: s.label.clone(), style: s.style, line: false });
+                // colours by category: the legend names the marker, in ink
+                let style = if s.colors.is_empty() { s.style } else { s.style.colored(style::INK) };
+                entries.push(LegendEntry { name: s.name.clone(), label: s.label.clone(), style, line: false });
             }
         }
     }
@@ -138,13 +144,19 @@ pub fn draw(spec: &DotChart) -> Result<Chart, ChartError> {
                     let Some((v, lo, hi)) = v else { continue };
                     let y = (n - 1 - i) as f64 - off;
                     let clamp = |x: f64| x.clamp(xr.start, xr.end);
-                    let a = chart.backend_coord(&(clamp(*lo), y));
-                    let b = chart.backend_coord(&(clamp(*hi), y));
-                    root.draw(&PathElement::new(vec![a, b], s.style.color.stroke_width(2))).map_err(err)?;
-                    for e in [a, b] {
-                        root.draw(&PathElement::new(vec![(e.0, e.1 - 4), (e.0, e.1 + 4)], s.style.color.stroke_width(2))).map_err(err)?;
+                    let st = match s.colors.get(i) {
+                        Some(c) => s.style.colored(*c),
+                        None => s.style,
+                    };
+                    if hi > lo {
+                        let a = chart.backend_coord(&(clamp(*lo), y));
+                        let b = chart.backend_coord(&(clamp(*hi), y));
+                        root.draw(&PathElement::new(vec![a, b], st.color.stroke_width(2))).map_err(err)?;
+                        for e in [a, b] {
+                            root.draw(&PathElement::new(vec![(e.0, e.1 - 4), (e.0, e.1 + 4)], st.color.stroke_width(2))).map_err(err)?;
+                        }
                     }
-                    frame::marker(&root, chart.backend_coord(&(clamp(*v), y)), &s.style, 5)?;
+                    frame::marker(&root, chart.backend_coord(&(clamp(*v), y)), &st, 5)?;
                 }
                 groups.close(&root)?;
             }

@@ -112,6 +112,13 @@ fn escape_text(s: &str) -> String {
 
 /// Draw a marker at pixel `at`.
 pub(crate) fn marker(area: &Area, at: (i32, i32), s: &SeriesStyle, size: i32) -> Result<(), ChartError> {
+    if s.hollow && !matches!(s.marker, Marker::Cross | Marker::Plus) {
+        // white inside, the series' colour around
+        let white = SeriesStyle { color: WHITE, hollow: false, ..*s };
+        let outline = SeriesStyle { hollow: false, ..*s };
+        marker(area, at, &outline, size + 1)?;
+        return marker(area, at, &white, size - 1);
+    }
     let fill = s.color.filled();
     let stroke = s.color.stroke_width(2);
     let r = size;

@@ -19,7 +19,7 @@ pub mod style;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::{Analysis, BASELINE_ARM, ROUTED_ARM};
+use crate::analysis::{Analysis, TransferCurve, BASELINE_ARM, ROUTED_ARM};
 use dot::{DotChart, DotPanel, DotSeries};
 use heatmap::{HeatCell, Heatmap};
 use line::{LineChart, Panel, Series};
@@ -109,9 +109,86 @@ pub fn transfer(a: &Analysis) -> Result<Chart, ChartError> {
     line::draw(&spec)
 }
 
-/// Final success per arm with its bootstrap interval, one series per split.
+/// The dash of the run compared with in [`transfer_overlay`] (this run's lines are solid).
+pub const OTHER_RUN_DASH: &str = "7 4";
+
+/// Two runs' transfer curves in one chart, one panel per suite and split: each arm in its
+/// colour and marker; this run solid with filled markers, the other run dashed with outlined
+/// ones. No bands (each run's own transfer chart has them).
+pub fn transfer_overlay(this: &Analysis, this_label: &str, other: &[TransferCurve], other_label: &str) -> Result<Chart, ChartError> {
+    let mut spec = LineChart::new(
+        "transfer-compare",
+        "Transfer, both runs: success under the base harness during training",
+        "Training iteration",
+        "Base-harness success (% of tasks)",
+    );
+    spec.subtitle = Some(format!("Solid: {this_label}; dashed, outlined markers: {other_label}. Mean over each run's seeds"));
+    let mut suites: Vec<String> = this.suites.clone();
+    for c in other {
+        if !suites.contains(&c.suite) {
+            suites.push(c.suite.clone());
+        }
+    }
+    let mut arms: Vec<String> = this.arms.clone();
+    for c in other {
+        if !arms.contains(&c.arm) {
+            arms.push(c.arm.clone());
+        }
+    }
+    for suite in &suites {
+        for split in ["train", "heldout"] {
+            let mut series = Vec::new();
+            for arm in &arms {
+                for (curves, label, is_other) in [(&this.transfer[..], this_label, false), (other, other_label, true)] {
+                    let Some(c) = curves.iter().find(|c| &c.suite == suite && c.split == split && &c.arm == arm) else { continue };
+                    let base = arm_style(&arms, arm);
+                    series.push(Series {
+                        name: format!("{arm} · {label}"),
+                        label: format!("{arm} · {label}"),
+                        style: if is_other { base.dashed(Some(OTHER_RUN_DASH)).hollow() } else { base.dashed(None) },
+                        points: c.points.iter().map(|p| (p.iteration as f64, p.mean)).collect(),
+                        band: Vec::new(),
+                    });
+                }
+            }
+            if series.is_empty() && split == "heldout" {
+                continue;
+            }
+            let prefix = if suites.len() > 1 { format!("{suite} — ") } else { String::new() };
+            spec.panels.push(Panel { title: format!("{prefix}{}", split_label(split)), series, empty_note: Some("no evaluation yet".into()) });
+        }
+    }
+    if spec.panels.is_empty() {
+        spec.panels.push(Panel { title: "no evaluation yet".into(), ..Default::default() });
+    }
+    line::draw(&spec)
+}
+
+/// The style of a split's points in the per-arm dot charts: the colour is the arm's (set per
+/// category); training families filled circles, held-out families outlined diamonds.
+fn split_style(split: &str) -> style::SeriesStyle {
+    let s = style::nth(0).dashed(None);
+    if split == "heldout" {
+        s.with_marker(style::Marker::Diamond).hollow()
+    } else {
+        s.with_marker(style::Marker::Circle)
+    }
+}
+
+/// A split's legend label in the per-arm dot charts: which marker it is.
+fn split_marker_label(split: &str) -> &'static str {
+    if split == "heldout" {
+        "held-out families: outlined diamond"
+    } else {
+        "training families: filled circle"
+    }
+}
+
+/// Final success per arm with its bootstrap interval, one series per split; each arm in its
+/// colour, the split told by the marker.
 pub fn final_success(a: &Analysis) -> Result<Chart, ChartError> {
     let mut panels = Vec::new();
+    let mut one_seed = false;
     for suite in &a.suites {
         let rows: Vec<_> = a.final_table.rows.iter().filter(|r| &r.suite == suite).collect();
         let mut arms: Vec<String> = a.arms.iter().filter(|arm| rows.iter().any(|r| &r.arm == *arm)).cloned().collect();
@@ -120,27 +197,43 @@ pub fn final_success(a: &Analysis) -> Result<Chart, ChartError> {
                 arms.push(r.arm.clone());
             }
         }
+        one_seed |= rows.iter().any(|r| r.seeds.len() < 2);
+        let colors: Vec<_> = arms.iter().map(|arm| arm_style(&a.arms, arm).color).collect();
         let series = ["train", "heldout"]
             .iter()
-            .enumerate()
-            .filter(|(_, s)| rows.iter().any(|r| r.split == **s))
-            .map(|(i, split)| DotSeries {
+            .filter(|s| rows.iter().any(|r| r.split == **s))
+            .map(|split| DotSeries {
                 name: split.to_string(),
-                label: format!("{} (95% bootstrap CI over tasks)", split_label(split)),
-                style: style::nth(if i == 0 { 1 } else { 0 }),
+                label: split_marker_label(split).to_string(),
+                style: split_style(split),
                 values: arms
                     .iter()
-                    .map(|arm| rows.iter().find(|r| &r.arm == arm && r.split == *split).map(|r| (r.success, r.ci95[0], r.ci95[1])))
+                    .map(|arm| {
+                        rows.iter().find(|r| &r.arm == arm && r.split == *split).map(|r| {
+                            // one seed cannot give an interval
+                            if r.seeds.len() < 2 {
+                                (r.success, r.success, r.success)
+                            } else {
+                                (r.success, r.ci95[0], r.ci95[1])
+                            }
+                        })
+                    })
                     .collect(),
+                colors: colors.clone(),
             })
             .collect();
         let it = a.final_table.iterations.get(suite).copied().unwrap_or(0);
         panels.push(DotPanel { title: format!("{}iteration {it}", suite_prefix(a, suite)), categories: arms, series });
     }
+    let subtitle = if one_seed {
+        "Per task: mean over seeds; one seed: no interval (whiskers need two or more seeds)"
+    } else {
+        "Per task: mean over seeds; whiskers: 95% bootstrap interval over tasks"
+    };
     dot::draw(&DotChart {
         id: "final-table".into(),
         title: "Final success under the base harness".into(),
-        subtitle: Some("Per task: mean over seeds; whiskers: 95% bootstrap interval over tasks".into()),
+        subtitle: Some(subtitle.into()),
         x_label: "Base-harness success (% of tasks)".into(),
         y_label: "Arm".into(),
         x_range: (0.0, 1.0),
@@ -154,6 +247,7 @@ pub fn final_success(a: &Analysis) -> Result<Chart, ChartError> {
 /// Paired differences against policy-only on the same tasks.
 pub fn final_deltas(a: &Analysis) -> Result<Chart, ChartError> {
     let mut panels = Vec::new();
+    let mut one_seed = false;
     let mut lo: f64 = -0.1;
     let mut hi: f64 = 0.1;
     for suite in &a.suites {
@@ -164,23 +258,29 @@ pub fn final_deltas(a: &Analysis) -> Result<Chart, ChartError> {
                 arms.push(arm.clone());
             }
         }
+        let colors: Vec<_> = arms.iter().map(|arm| arm_style(&a.arms, arm).color).collect();
         let series: Vec<DotSeries> = ["train", "heldout"]
             .iter()
-            .enumerate()
-            .filter(|(_, s)| rows.iter().any(|r| r.split == **s))
-            .map(|(i, split)| DotSeries {
+            .filter(|s| rows.iter().any(|r| r.split == **s))
+            .map(|split| DotSeries {
                 name: split.to_string(),
-                label: format!("{} (paired 95% bootstrap CI)", split_label(split)),
-                style: style::nth(if i == 0 { 1 } else { 0 }),
+                label: split_marker_label(split).to_string(),
+                style: split_style(split),
                 values: arms
                     .iter()
                     .map(|arm| {
-                        rows.iter()
-                            .find(|r| &r.arm == arm && r.split == *split)
-                            .and_then(|r| r.delta.as_ref())
-                            .map(|d| (d.mean, d.ci95[0], d.ci95[1]))
+                        rows.iter().find(|r| &r.arm == arm && r.split == *split).and_then(|r| r.delta.as_ref()).map(|d| {
+                            // one seed cannot give an interval
+                            if d.seeds < 2 {
+                                one_seed = true;
+                                (d.mean, d.mean, d.mean)
+                            } else {
+                                (d.mean, d.ci95[0], d.ci95[1])
+                            }
+                        })
                     })
                     .collect(),
+                colors: colors.clone(),
             })
             .collect();
         for s in &series {
@@ -195,7 +295,11 @@ pub fn final_deltas(a: &Analysis) -> Result<Chart, ChartError> {
     dot::draw(&DotChart {
         id: "final-deltas".into(),
         title: format!("Paired difference against {BASELINE_ARM} on the same tasks"),
-        subtitle: Some("Right of the zero line: the arm solves more tasks under the base harness".into()),
+        subtitle: Some(if one_seed {
+            "Right of the zero line: the arm solves more tasks under the base harness; one seed: no interval".into()
+        } else {
+            "Right of the zero line: the arm solves more tasks under the base harness; whiskers: paired 95% bootstrap interval".into()
+        }),
         x_label: "Difference in success (percentage points)".into(),
         y_label: "Arm".into(),
         x_range: (-m, m),
@@ -484,12 +588,14 @@ pub fn rank_one(a: &Analysis) -> Result<Chart, ChartError> {
                         label: "base only (two base tries)".into(),
                         style: style::nth(1),
                         values: rows.iter().map(|r| Some((r.base_only, r.base_only_ci95[0], r.base_only_ci95[1]))).collect(),
+                        colors: Vec::new(),
                     },
                     DotSeries {
                         name: "rank-one".into(),
                         label: "base try, then the rank-one sibling".into(),
                         style: style::nth(0),
                         values: rows.iter().map(|r| Some((r.routed, r.routed_ci95[0], r.routed_ci95[1]))).collect(),
+                        colors: Vec::new(),
                     },
                 ],
             });
@@ -602,7 +708,13 @@ mod tests {
             panels: vec![DotPanel {
                 title: "p".into(),
                 categories: vec!["one".into()],
-                series: vec![DotSeries { name: "s".into(), label: "s".into(), style: style::nth(0), values: vec![Some((0.0, -0.05, 0.05))] }],
+                series: vec![DotSeries {
+                    name: "s".into(),
+                    label: "s".into(),
+                    style: style::nth(0),
+                    values: vec![Some((0.0, -0.05, 0.05))],
+                    colors: Vec::new(),
+                }],
             }],
             columns: 1,
         })

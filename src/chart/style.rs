@@ -23,6 +23,31 @@ pub struct SeriesStyle {
     /// SVG `stroke-dasharray`, `None` for a solid line.
     pub dash: Option<&'static str>,
     pub marker: Marker,
+    /// Draw the marker as an outline (white inside): a second kind of point in the same colour,
+    /// such as held-out families beside training families, or a run compared with this one.
+    pub hollow: bool,
+}
+
+impl SeriesStyle {
+    /// The same style with an outlined marker.
+    pub const fn hollow(self) -> SeriesStyle {
+        SeriesStyle { hollow: true, ..self }
+    }
+
+    /// The same style in another colour.
+    pub const fn colored(self, color: RGBColor) -> SeriesStyle {
+        SeriesStyle { color, ..self }
+    }
+
+    /// The same style with another dash pattern.
+    pub const fn dashed(self, dash: Option<&'static str>) -> SeriesStyle {
+        SeriesStyle { dash, ..self }
+    }
+
+    /// The same style with another marker.
+    pub const fn with_marker(self, marker: Marker) -> SeriesStyle {
+        SeriesStyle { marker, ..self }
+    }
 }
 
 /// Okabe & Ito (2008), without yellow (too light for lines on white), ordered for contrast.
@@ -47,7 +72,7 @@ pub const MARKERS: [Marker; 7] =
 pub fn nth(i: usize) -> SeriesStyle {
     let n = PALETTE.len();
     let round = i / n;
-    SeriesStyle { color: PALETTE[i % n], dash: DASHES[(i + round) % n], marker: MARKERS[(i + 2 * round) % n] }
+    SeriesStyle { color: PALETTE[i % n], dash: DASHES[(i + round) % n], marker: MARKERS[(i + 2 * round) % n], hollow: false }
 }
 
 /// Arms in the order of their fixed styles: the routed arm solid blue, the baseline dashed black.

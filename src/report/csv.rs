@@ -91,6 +91,8 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
                 "paired_difference",
                 "paired_ci_low",
                 "paired_ci_high",
+                "this_seeds",
+                "other_seeds",
             ],
             rows: c
                 .rows
@@ -107,8 +109,11 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
                         of(r.difference),
                         ou(r.paired.as_ref().map(|d| d.tasks)),
                         of(r.paired.as_ref().map(|d| d.mean)),
-                        of(r.paired.as_ref().map(|d| d.ci95[0])),
-                        of(r.paired.as_ref().map(|d| d.ci95[1])),
+                        // no interval from a single seed
+                        of(r.paired.as_ref().filter(|d| d.seeds > 1).map(|d| d.ci95[0])),
+                        of(r.paired.as_ref().filter(|d| d.seeds > 1).map(|d| d.ci95[1])),
+                        r.this_seeds.to_string(),
+                        r.other_seeds.to_string(),
                     ]
                 })
                 .collect(),

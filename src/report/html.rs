@@ -28,6 +28,20 @@ fn ci_pts(c: [f64; 2]) -> String {
     format!("{:+.1} to {:+.1}", 100.0 * c[0], 100.0 * c[1])
 }
 
+/// What stands in for an interval computed from a single seed.
+const ONE_SEED: &str = "one seed: no interval";
+const ONE_SEED_TITLE: &str = "one seed cannot give a seed interval";
+
+/// An interval from `seeds` seeds, written by `f`; with fewer than two, no interval but a note
+/// that says why.
+fn seed_ci(c: [f64; 2], seeds: usize, f: fn([f64; 2]) -> String) -> String {
+    if seeds < 2 {
+        format!("<span class=\"note\" title=\"{ONE_SEED_TITLE}\">{ONE_SEED}</span>")
+    } else {
+        f(c)
+    }
+}
+
 const CSS: &str = r#"
 :root { --ink: #222; --muted: #555; --rule: #ddd; --warn-bg: #fff4e0; --warn: #8a4b00; --good: #0072B2; --bad: #D55E00; }
 * { box-sizing: border-box; }
@@ -54,7 +68,17 @@ td.wrap { white-space: normal; min-width: 260px; }
 th { background: #f6f6f6; font-weight: 600; }
 td.l, th.l { text-align: left; }
 .side { display: flex; gap: 24px; flex-wrap: wrap; }
-.side > div { flex: 1 1 420px; }
+.side > div { flex: 1 1 420px; min-width: 0; }
+#compare { border: 1px solid var(--rule); border-left: 6px solid var(--muted); padding: 4px 16px 8px; margin: 16px 0; }
+#compare h2 { margin-top: 12px; }
+#compare table { display: table; width: 100%; table-layout: auto; }
+#compare th { white-space: normal; vertical-align: bottom; }
+#compare td, #compare th { padding: 4px 6px; }
+#compare .side > div { flex: 1 1 100%; }
+ul.differs { margin: 6px 0 10px; padding-left: 18px; }
+dl.terms { margin: 8px 0; font-size: 14px; }
+dl.terms dt { font-weight: 600; float: left; clear: left; margin-right: 6px; }
+dl.terms dd { margin: 0 0 4px; color: var(--muted); }
 pre { background: #f6f6f6; padding: 10px 12px; overflow-x: auto; font-size: 12.5px; }
 .note { color: var(--muted); font-size: 14px; }
 @media print { body { max-width: none; padding: 0; } h2 { page-break-after: avoid; } }
@@ -88,7 +112,7 @@ fn final_table_html(rows: &[&FinalRow], out: &mut String) {
     let _ = write!(out, "<th>Δ vs {BASELINE_ARM} (pts)</th><th>95% CI (pts)</th><th>tasks</th><th>seeds</th></tr></thead><tbody>");
     for r in rows {
         let (d, dci) = match &r.delta {
-            Some(d) => (pts(d.mean), ci_pts(d.ci95)),
+            Some(d) => (pts(d.mean), seed_ci(d.ci95, d.seeds, ci_pts)),
             None => ("—".into(), "".into()),
         };
         let _ = write!(
@@ -97,7 +121,7 @@ fn final_table_html(rows: &[&FinalRow], out: &mut String) {
             esc(&r.arm),
             esc(split_label(&r.split)),
             pct(r.success),
-            ci(r.ci95),
+            seed_ci(r.ci95, r.seeds.len(), ci),
             d,
             dci,
             r.tasks,
@@ -113,7 +137,9 @@ fn routed_vs_html(rows: &[&RoutedDelta], out: &mut String) {
     out.push_str("<table><thead><tr><th class=\"l\">split</th><th class=\"l\">against</th><th>Δ (pts)</th><th>95% CI (pts)</th><th>tasks</th><th>seeds</th><th class=\"l\">reading</th></tr></thead><tbody>");
     for r in rows {
         let d = &r.delta;
-        let reading = if d.ci95[0] > 0.0 {
+        let reading = if d.seeds < 2 {
+            "one seed: cannot tell".to_string()
+        } else if d.ci95[0] > 0.0 {
             format!("{} ahead", d.arm)
         } else if d.ci95[1] < 0.0 {
             format!("{} behind", d.arm)
@@ -126,7 +152,7 @@ fn routed_vs_html(rows: &[&RoutedDelta], out: &mut String) {
             esc(split_label(&r.split)),
             esc(&d.baseline),
             pts(d.mean),
-            ci_pts(d.ci95),
+            seed_ci(d.ci95, d.seeds, ci_pts),
             d.tasks,
             d.seeds,
             esc(&reading)
@@ -167,9 +193,17 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
     locality_table(&mut h, a);
     nonstationarity_table(&mut h, a);
     behaviour_table(&mut h, a);
-    comparison(&mut h, a, cmp);
     provenance(&mut h, a);
     h
+}
+
+/// A headline's interval: "95% CI a to b", or why there is none.
+fn headline_ci(d: &crate::analysis::PairedDelta) -> String {
+    if d.seeds < 2 {
+        format!("<span title=\"{ONE_SEED_TITLE}\">{ONE_SEED}</span>")
+    } else {
+        format!("95% CI {}", ci_pts(d.ci95))
+    }
 }
 
 /// The CSS class of a headline: no effect shown, a loss, or a gain.
@@ -216,9 +250,9 @@ fn summary(h: &mut String, a: &Analysis, charts: &[Chart], cmp: Option<&Comparis
         let class = headline_class(p.covers_zero, p.delta.mean);
         let _ = writeln!(
             h,
-            "<div class=\"{class}\" data-headline=\"pooled\"><div><span class=\"big\">{} pts</span><span class=\"ci\">95% CI {} · {} − {} · all suites · {}</span></div><p>{}</p><p class=\"note\">Success under the base harness over the {} pooled tasks: {} {}, {} {}.</p></div>",
+            "<div class=\"{class}\" data-headline=\"pooled\"><div><span class=\"big\">{} pts</span><span class=\"ci\">{} · {} − {} · all suites · {}</span></div><p>{}</p><p class=\"note\">Success under the base harness over the {} pooled tasks: {} {}, {} {}.</p></div>",
             pts(p.delta.mean),
-            ci_pts(p.delta.ci95),
+            headline_ci(&p.delta),
             esc(&p.delta.arm),
             esc(&p.delta.baseline),
             esc(split_label(&p.split)),
@@ -234,10 +268,10 @@ fn summary(h: &mut String, a: &Analysis, charts: &[Chart], cmp: Option<&Comparis
         let class = headline_class(hl.covers_zero, hl.delta.mean);
         let _ = writeln!(
             h,
-            "<div class=\"{class}\" data-headline=\"{}\"><div><span class=\"big\">{} pts</span><span class=\"ci\">95% CI {} · {} − {} · {}{}, iteration {}</span></div><p>{}</p><p class=\"note\">Success under the base harness: {} {}, {} {}.</p></div>",
+            "<div class=\"{class}\" data-headline=\"{}\"><div><span class=\"big\">{} pts</span><span class=\"ci\">{} · {} − {} · {}{}, iteration {}</span></div><p>{}</p><p class=\"note\">Success under the base harness: {} {}, {} {}.</p></div>",
             esc(&hl.suite),
             pts(hl.delta.mean),
-            ci_pts(hl.delta.ci95),
+            headline_ci(&hl.delta),
             esc(&hl.delta.arm),
             esc(&hl.delta.baseline),
             if a.suites.len() > 1 { format!("{} · ", esc(&hl.suite)) } else { String::new() },
@@ -249,6 +283,9 @@ fn summary(h: &mut String, a: &Analysis, charts: &[Chart], cmp: Option<&Comparis
             esc(&hl.delta.baseline),
             hl.baseline_success.map(pct).unwrap_or_else(|| "—".into())
         );
+    }
+    if let Some(c) = cmp {
+        comparison(h, a, c);
     }
     h.push_str("<ul class=\"facts\">");
     let _ = write!(h, "<li>suites: {}</li>", esc(&a.suites.join(", ")));
@@ -366,7 +403,7 @@ fn rank_one_table(h: &mut String, a: &Analysis) {
                 pct(r.base_only),
                 pct(r.routed),
                 pts(r.gain),
-                ci_pts(r.gain_ci95),
+                seed_ci(r.gain_ci95, r.seeds, ci_pts),
                 r.rollouts_base_only,
                 r.rollouts_routed,
                 r.sibling_tries,
@@ -540,48 +577,82 @@ fn behaviour_table(h: &mut String, a: &Analysis) {
     }
     h.push_str("</section>\n");
 }
-/// The comparison with another run.
-fn comparison(h: &mut String, a: &Analysis, cmp: Option<&Comparison>) {
-    if let Some(c) = cmp {
+/// The comparison with another run, right under the headline: what differs in the
+/// configurations, both runs' transfer curves in one chart, the differences per arm and split,
+/// and the two final tables.
+fn comparison(h: &mut String, a: &Analysis, c: &Comparison) {
+    let (this_id, other_id) = (a.run.id, c.other_run.id);
+    let _ = writeln!(h, "<section id=\"compare\"><h2>Compared with run {other_id} ({})</h2>", esc(&c.other_run.name));
+    if c.other_run.status != "finished" {
+        let _ = write!(h, "<div class=\"banner\">Run {other_id} is {}: its numbers are provisional.</div>", esc(&c.other_run.status));
+    }
+    if c.differences.is_empty() {
+        let _ = write!(h, "<p data-differences=\"0\"><b>Same configuration except the name.</b></p>");
+    } else {
         let _ =
-            writeln!(h, "<section id=\"compare\"><h2>Comparison: run {} against run {} ({})</h2>", a.run.id, c.other_run.id, esc(&c.other_run.name));
-        if c.other_run.status != "finished" {
-            let _ = write!(h, "<div class=\"banner\">Run {} is {}: its numbers are provisional.</div>", c.other_run.id, esc(&c.other_run.status));
+            write!(h, "<p data-differences=\"{}\"><b>Differs</b> (run {this_id} vs run {other_id}):</p><ul class=\"differs\">", c.differences.len());
+        for d in &c.differences {
+            let _ = write!(h, "<li data-key=\"{}\">{}: {} vs {}</li>", esc(&d.key), esc(&d.label), esc(&d.this), esc(&d.other));
         }
-        h.push_str("<div class=\"side\">");
-        let _ = write!(h, "<div><h3>Run {} — {}</h3>", a.run.id, esc(&a.run.name));
-        let rows: Vec<&FinalRow> = a.final_table.rows.iter().collect();
-        final_table_html(&rows, h);
-        let _ = write!(h, "</div><div><h3>Run {} — {}</h3>", c.other_run.id, esc(&c.other_run.name));
-        let rows: Vec<&FinalRow> = c.other_final_table.rows.iter().collect();
-        final_table_html(&rows, h);
-        h.push_str("</div></div>");
-        let _ = write!(h, "<h3>Differences (run {} − run {})</h3>", a.run.id, c.other_run.id);
-        h.push_str("<table><thead><tr><th class=\"l\">suite</th><th class=\"l\">arm</th><th class=\"l\">split</th><th>this</th><th>other</th><th>difference (pts)</th><th>paired over common tasks (pts)</th><th>95% CI</th><th>common tasks</th></tr></thead><tbody>");
-        for r in &c.rows {
-            let o = |x: Option<f64>| x.map(pct).unwrap_or_else(|| "—".into());
-            let _ = write!(
+        h.push_str("</ul>");
+    }
+    let same = a.provenance.dataset.iter().all(|d| c.other_dataset_md5.iter().any(|(s, m)| s == &d.suite && m == &d.md5));
+    let _ = writeln!(
+        h,
+        "<p class=\"note\">Datasets: {}.</p>",
+        if same { "the same (equal dataset hashes)" } else { "different or not comparable (dataset hashes differ): compare with care" }
+    );
+    match crate::chart::transfer_overlay(a, &format!("run {this_id}"), &c.other_transfer, &format!("run {other_id}")) {
+        Ok(chart) => {
+            let _ = writeln!(
                 h,
-                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&r.suite),
-                esc(&r.arm),
-                esc(split_label(&r.split)),
-                o(r.this),
-                o(r.other),
-                r.difference.map(pts).unwrap_or_else(|| "—".into()),
-                r.paired.as_ref().map(|d| pts(d.mean)).unwrap_or_else(|| "—".into()),
-                r.paired.as_ref().map(|d| ci_pts(d.ci95)).unwrap_or_default(),
-                r.paired.as_ref().map(|d| d.tasks.to_string()).unwrap_or_else(|| "0".into())
+                "<figure id=\"chart-transfer-compare\">\n{}<figcaption>Both runs' transfer curves: one colour per arm; run {this_id} solid with filled markers, run {other_id} dashed with outlined markers.</figcaption></figure>",
+                inline_svg(&chart.svg)
             );
         }
-        h.push_str("</tbody></table>");
-        let same = a.provenance.dataset.iter().all(|d| c.other_dataset_md5.iter().any(|(s, m)| s == &d.suite && m == &d.md5));
-        let _ = writeln!(
+        Err(e) => {
+            let _ = write!(h, "<p class=\"note\">The overlaid transfer curves could not be drawn: {}</p>", esc(&e.to_string()));
+        }
+    }
+    let _ = write!(h, "<h3>Run {this_id} − run {other_id}, at each run's final-table iteration</h3>");
+    let _ = write!(
+        h,
+        "<dl class=\"terms\"><dt>difference</dt><dd>run {this_id}'s success minus run {other_id}'s, each the mean over its own tasks and seeds: not paired.</dd>\
+         <dt>paired Δ</dt><dd>the same subtraction task by task over the tasks both runs evaluated (each task's success averaged over its seeds), with a paired bootstrap interval over those tasks; it needs two or more seeds in each run. (The headline's Δ is another pairing: {ROUTED_ARM} minus {BASELINE_ARM} within one run, on the same tasks and seeds.)</dd></dl>"
+    );
+    h.push_str("<table class=\"compare-table\"><thead><tr><th class=\"l\">suite</th><th class=\"l\">arm</th><th class=\"l\">split</th>");
+    let _ = write!(h, "<th>run {this_id}</th><th>seeds</th><th>run {other_id}</th><th>seeds</th><th>difference (pts)</th><th>paired Δ (pts)</th><th>paired 95% CI (pts)</th><th>common tasks</th></tr></thead><tbody>");
+    for r in &c.rows {
+        let o = |x: Option<f64>| x.map(pct).unwrap_or_else(|| "—".into());
+        let paired_ci = r.paired.as_ref().map(|d| seed_ci(d.ci95, d.seeds, ci_pts)).unwrap_or_default();
+        let _ = write!(
             h,
-            "<p class=\"note\">Datasets: {}.</p></section>",
-            if same { "the same (equal dataset hashes)" } else { "different or not comparable (dataset hashes differ): compare with care" }
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&r.suite),
+            esc(&r.arm),
+            esc(split_label(&r.split)),
+            o(r.this),
+            r.this_seeds,
+            o(r.other),
+            r.other_seeds,
+            r.difference.map(pts).unwrap_or_else(|| "—".into()),
+            r.paired.as_ref().map(|d| pts(d.mean)).unwrap_or_else(|| "—".into()),
+            paired_ci,
+            r.paired.as_ref().map(|d| d.tasks.to_string()).unwrap_or_else(|| "0".into())
         );
     }
+    h.push_str("</tbody></table>");
+    for hl in &c.other_headline {
+        let _ = write!(h, "<p class=\"note\">Run {other_id}: {}</p>", esc(&hl.sentence));
+    }
+    h.push_str("<div class=\"side\">");
+    let _ = write!(h, "<div><h3>Final table, run {this_id} — {}</h3>", esc(&a.run.name));
+    let rows: Vec<&FinalRow> = a.final_table.rows.iter().collect();
+    final_table_html(&rows, h);
+    let _ = write!(h, "</div><div><h3>Final table, run {other_id} — {}</h3>", esc(&c.other_run.name));
+    let rows: Vec<&FinalRow> = c.other_final_table.rows.iter().collect();
+    final_table_html(&rows, h);
+    h.push_str("</div></div></section>\n");
 }
 /// Configuration and provenance.
 fn provenance(h: &mut String, a: &Analysis) {

@@ -8,7 +8,7 @@ use tokio::runtime::{Handle, Runtime};
 use crate::episode::Episode;
 
 use super::location::display_location;
-use super::{EpisodeContext, EpisodeFilter, EpisodeRow, NewRun, RunRow, RunStatus, Store, StoreError};
+use super::{DeletedRun, EpisodeContext, EpisodeFilter, EpisodeRow, NewRun, RunRow, RunStatus, Store, StoreError};
 
 /// The [`Store`] API, blocking: each method runs the async one to completion with
 /// [`Handle::block_on`].
@@ -101,6 +101,10 @@ impl BlockingStore {
         self.handle.block_on(self.store.set_run_status(id, status))
     }
 
+    pub fn delete_run(&self, id: i64, force: bool) -> Result<DeletedRun, StoreError> {
+        self.handle.block_on(self.store.delete_run(id, force))
+    }
+
     pub fn delete_episodes_from(&self, run_id: i64, suite: &str, arm: &str, seed_index: u32, iteration: u32) -> Result<u64, StoreError> {
         self.handle.block_on(self.store.delete_episodes_from(run_id, suite, arm, seed_index, iteration))
     }
@@ -127,6 +131,10 @@ impl BlockingStore {
 
     pub fn episode(&self, id: i64) -> Result<Option<Episode>, StoreError> {
         self.handle.block_on(self.store.episode(id))
+    }
+
+    pub fn episode_json(&self, id: i64) -> Result<Option<Value>, StoreError> {
+        self.handle.block_on(self.store.episode_json(id))
     }
 
     pub fn episode_row(&self, id: i64) -> Result<Option<EpisodeRow>, StoreError> {
@@ -163,6 +171,10 @@ impl BlockingStore {
 
     pub fn put_record(&self, run_id: i64, kind: &str, key: &str, body: &Value) -> Result<(), StoreError> {
         self.handle.block_on(self.store.put_record(run_id, kind, key, body))
+    }
+
+    pub fn count_records(&self, run_id: i64, kind: &str) -> Result<u64, StoreError> {
+        self.handle.block_on(self.store.count_records(run_id, kind))
     }
 
     pub fn records(&self, run_id: i64, kind: &str) -> Result<Vec<(String, Value)>, StoreError> {

@@ -74,12 +74,12 @@ pub(crate) fn intern(value: &mut Value, ids: &HashMap<String, i64>) {
 }
 
 /// A string of stored JSON: a reference to an interned string, or text.
-enum Stored<'a> {
+pub(crate) enum Stored<'a> {
     Ref(i64),
     Text(&'a str),
 }
 
-fn classify(s: &str) -> Result<Stored<'_>, String> {
+pub(crate) fn classify(s: &str) -> Result<Stored<'_>, String> {
     match s.strip_prefix(REF) {
         None => Ok(Stored::Text(s)),
         Some(rest) if rest.starts_with(REF) => Ok(Stored::Text(rest)),
@@ -87,7 +87,9 @@ fn classify(s: &str) -> Result<Stored<'_>, String> {
     }
 }
 
-/// The ids of the interned strings `value` references.
+/// The ids of the interned strings `value` references (readers take them from the payload's
+/// bytes: [`payload_references`]).
+#[cfg(test)]
 pub(crate) fn references(value: &Value, out: &mut Vec<i64>) -> Result<(), String> {
     match value {
         Value::String(s) => {
@@ -115,7 +117,9 @@ pub(crate) fn payload_references(payload: &[u8]) -> impl Iterator<Item = i64> + 
     })
 }
 
-/// Put the interned strings back (and unescape the others).
+/// Put the interned strings back (and unescape the others) in a parsed tree: what
+/// [`super::resolve::from_payload`] does while parsing.
+#[cfg(test)]
 pub(crate) fn resolve(value: &mut Value, strings: &HashMap<i64, Arc<str>>) -> Result<(), String> {
     match value {
         Value::String(s) => match classify(s)? {

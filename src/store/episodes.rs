@@ -268,6 +268,18 @@ impl Store {
         Ok(self.decode_trajectories(&op, vec![row]).await?.pop().map(|(_, e)| e))
     }
 
+    /// The stored episode as JSON, read without building the [`Episode`]: exactly what
+    /// serialising [`Store::episode`] gives for a trajectory of the current schema (steps
+    /// delta-encoded, as stored), at a fraction of the cost for a long one (building an episode
+    /// copies every step's whole context).
+    pub async fn episode_json(&self, id: i64) -> Result<Option<serde_json::Value>, StoreError> {
+        let op = format!("read episode {id}");
+        let sql = format!("SELECT {TRAJECTORY_COLUMNS} FROM episodes WHERE id = $1");
+        let row: Option<StoredTrajectory> = self.fetch_optional(&op, sqlx::AssertSqlSafe(sql), args![id]).await?;
+        let Some(row) = row else { return Ok(None) };
+        Ok(self.decode_trajectories(&op, vec![row]).await?.pop().map(|(_, v)| v))
+    }
+
     /// The summary row of one episode, if present.
     pub async fn episode_row(&self, id: i64) -> Result<Option<EpisodeRow>, StoreError> {
         let op = "read episode row";

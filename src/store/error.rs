@@ -30,6 +30,10 @@ pub enum StoreError {
     /// The row an update refers to does not exist.
     #[error("store {location}: {op}: {what} not found")]
     NotFound { location: String, op: String, what: String },
+    /// The run is marked `running`: an experiment may still be writing to it, so it is not
+    /// deleted (a run killed before finishing stays `running`; deleting it needs `force`).
+    #[error("store {location}: {op}: run {id} is running; cancel it first (a run killed before finishing stays `running`: delete it with force)")]
+    RunRunning { location: String, op: String, id: i64 },
     /// A stored row holds a value this build cannot read (unknown status, out-of-range number).
     #[error("store {location}: {op}: unreadable row: {detail}")]
     Corrupt { location: String, op: String, detail: String },

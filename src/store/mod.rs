@@ -28,6 +28,7 @@ mod info;
 mod location;
 mod records;
 mod redact;
+mod resolve;
 mod runs;
 pub mod schema;
 pub(crate) mod sql;
@@ -47,7 +48,7 @@ pub use episodes::{EpisodeContext, EpisodeFilter, EpisodeRow};
 pub use error::StoreError;
 pub use info::{merge_wal_on_exit, StoreFile, StoreInfo, StorePart};
 pub use redact::{is_secret_key, redact_secrets, REDACTED};
-pub use runs::{NewRun, RunRow, RunStatus, KIND_EVAL, KIND_EXPERIMENT};
+pub use runs::{DeletedRun, NewRun, RunRow, RunStatus, KIND_EVAL, KIND_EXPERIMENT};
 
 use location::{display_location, Location};
 use sql::{arguments, Arg};

@@ -45,6 +45,13 @@ impl Store {
         rows.into_iter().map(|(k, v)| serde_json::from_str(&v).map(|v| (k, v)).map_err(|e| self.json_error(&op, e))).collect()
     }
 
+    /// How many records of `kind` run `run_id` holds (their bodies are not read).
+    pub async fn count_records(&self, run_id: i64, kind: &str) -> Result<u64, StoreError> {
+        let op = format!("count {kind} records of run {run_id}");
+        let (n,): (i64,) = self.fetch_one(&op, "SELECT COUNT(*) FROM records WHERE run_id = $1 AND kind = $2", args![run_id, kind]).await?;
+        Ok(n.max(0) as u64)
+    }
+
     /// One record, if present.
     pub async fn record(&self, run_id: i64, kind: &str, key: &str) -> Result<Option<Value>, StoreError> {
         let op = format!("read {kind} record `{key}` of run {run_id}");

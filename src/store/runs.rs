@@ -4,9 +4,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::redact::redact_secrets;
-use super::sql::{args, now_utc};
-use super::Store;
+use super::sql::{args, arguments, now_utc};
 use super::StoreError;
+use super::{on_backend, Backend, Store};
 
 /// `runs.kind` of an evaluation run.
 pub const KIND_EVAL: &str = "eval";
@@ -119,6 +119,18 @@ struct RawRun {
     finished_at: Option<String>,
 }
 
+/// What [`Store::delete_run`] removed: the run and every row recorded for it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeletedRun {
+    pub run_id: i64,
+    /// Rows of `episodes` (each with its whole trajectory: steps, calls, interventions).
+    pub episodes: u64,
+    /// Rows of `records`: routing decisions, profiles, distilled examples, batches, checkpoints.
+    pub records: u64,
+    /// Rows of `run_state`.
+    pub states: u64,
+}
+
 const RUN_COLUMNS: &str = "id, kind, name, suite, harness, policy, config, status, summary, created_at, finished_at";
 
 impl Store {
@@ -173,6 +185,49 @@ impl Store {
             return Err(self.not_found(&op, format!("run {id}")));
         }
         Ok(())
+    }
+
+    /// Delete a run and everything recorded for it — its episodes, records and state, and any
+    /// other table's rows keyed by the run (their foreign keys cascade) — in one transaction:
+    /// all of it goes, or (on any error) none. A run marked `running` may still be
+    /// written to and is refused with [`StoreError::RunRunning`] unless `force` is set (for a run
+    /// killed before finishing, which stays `running`). [`StoreError::NotFound`] if there is no
+    /// such run. Interned strings and dictionaries are shared by runs and stay.
+    pub async fn delete_run(&self, id: i64, force: bool) -> Result<DeletedRun, StoreError> {
+        let op = format!("delete run {id}");
+        let result: Result<Option<(String, u64, u64, u64)>, sqlx::Error> = on_backend!(self, |pool, DB| {
+            async {
+                let mut tx = pool.begin().await?;
+                // Postgres: lock the row, so the run cannot start running again meanwhile (a
+                // SQLite transaction that read it fails to write if another writer came first).
+                let read = match self.backend() {
+                    super::BackendKind::Postgres => "SELECT status FROM runs WHERE id = $1 FOR UPDATE",
+                    super::BackendKind::Sqlite => "SELECT status FROM runs WHERE id = $1",
+                };
+                let status: Option<(String,)> =
+                    sqlx::query_as_with::<DB, (String,), _>(read, arguments::<DB>(args![id])?).fetch_optional(&mut *tx).await?;
+                let Some((status,)) = status else { return Ok(None) };
+                if status == RunStatus::Running.as_str() && !force {
+                    return Ok(Some((status, 0, 0, 0)));
+                }
+                let mut removed = [0u64; 3];
+                for (n, table) in ["episodes", "records", "run_state"].into_iter().enumerate() {
+                    let sql = sqlx::AssertSqlSafe(format!("DELETE FROM {table} WHERE run_id = $1"));
+                    removed[n] = sqlx::query_with::<DB, _>(sql, arguments::<DB>(args![id])?).execute(&mut *tx).await?.rows_affected();
+                }
+                sqlx::query_with::<DB, _>("DELETE FROM runs WHERE id = $1", arguments::<DB>(args![id])?).execute(&mut *tx).await?;
+                tx.commit().await?;
+                Ok(Some((status, removed[0], removed[1], removed[2])))
+            }
+            .await
+        });
+        match result.map_err(|e| self.query_error(&op, e))? {
+            None => Err(self.not_found(&op, format!("run {id}"))),
+            Some((status, ..)) if status == RunStatus::Running.as_str() && !force => {
+                Err(StoreError::RunRunning { location: self.location().to_string(), op, id })
+            }
+            Some((_, episodes, records, states)) => Ok(DeletedRun { run_id: id, episodes, records, states }),
+        }
     }
 
     /// The run with this id.

@@ -19,8 +19,9 @@
 //! - "JSON" columns hold JSON text (TEXT, not a JSON type, on both back-ends);
 //! - integers are `INTEGER` on SQLite and `BIGINT` on Postgres, reals `REAL` / `DOUBLE
 //!   PRECISION`; booleans are integers 0/1;
-//! - deleting a run deletes its episodes, state and records (`ON DELETE CASCADE`); interned
-//!   strings and dictionaries are shared by runs and stay.
+//! - deleting a run ([`Store::delete_run`], one transaction) deletes its episodes, state and
+//!   records, and every other row keyed by the run (`ON DELETE CASCADE`); interned strings and
+//!   dictionaries are shared by runs and stay.
 //!
 //! ## `runs`
 //! One evaluation or experiment.
@@ -131,6 +132,7 @@
 //!
 //! [`Store::open`]: super::Store::open
 //! [`Store::finish_run`]: super::Store::finish_run
+//! [`Store::delete_run`]: super::Store::delete_run
 //! [`Store::set_state`]: super::Store::set_state
 //! [`Store::put_record`]: super::Store::put_record
 //! [`KIND_EVAL`]: super::KIND_EVAL

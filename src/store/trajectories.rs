@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::codec::{self, Dictionary, SuiteDictionary, CODEC_JSON, CODEC_PACKED};
+use super::resolve;
 use super::sql::{args, now_utc, Conditions};
 use super::{on_backend, Backend, Store, StoreError};
 
@@ -210,42 +211,28 @@ impl Store {
     }
 
     /// Decode stored trajectories into `T` (an [`crate::episode::Episode`], or any view of its
-    /// JSON), keeping their order.
+    /// JSON), keeping their order. A packed row is read straight into `T`, its references
+    /// resolved as they are met ([`resolve`]): what `T` leaves out is skipped, not built.
     pub(crate) async fn decode_trajectories<T: DeserializeOwned>(&self, op: &str, rows: Vec<StoredTrajectory>) -> Result<Vec<(i64, T)>, StoreError> {
-        let values = self.decode_values(op, rows).await?;
-        values
-            .into_iter()
-            .map(|(id, v)| {
-                let decoded = match v {
-                    Decoded::Json(bytes) => serde_json::from_slice(&bytes),
-                    Decoded::Value(value) => T::deserialize(value),
-                };
-                decoded.map(|t| (id, t)).map_err(|e| self.json_error(&format!("{op}: episode {id}"), e))
-            })
-            .collect()
-    }
-
-    async fn decode_values(&self, op: &str, rows: Vec<StoredTrajectory>) -> Result<Vec<(i64, Decoded)>, StoreError> {
-        let mut out = Vec::with_capacity(rows.len());
+        let mut payloads = Vec::with_capacity(rows.len());
         let mut wanted = Vec::new();
         for r in rows {
-            let id = r.id;
             if r.codec == CODEC_JSON {
-                out.push((id, Decoded::Json(r.trajectory)));
+                payloads.push((r.id, false, r.trajectory));
                 continue;
             }
             let payload = self.unpack(op, &r).await?;
-            let value: Value = serde_json::from_slice(&payload).map_err(|e| self.json_error(&format!("{op}: episode {id}"), e))?;
-            codec::references(&value, &mut wanted).map_err(|e| self.corrupt(op, format!("episode {id}: {e}")))?;
-            out.push((id, Decoded::Value(value)));
+            wanted.extend(codec::payload_references(&payload));
+            payloads.push((r.id, true, payload));
         }
         let strings = self.strings(op, wanted).await?;
-        for (id, d) in &mut out {
-            if let Decoded::Value(v) = d {
-                codec::resolve(v, &strings).map_err(|e| self.corrupt(op, format!("episode {id}: {e}")))?;
-            }
-        }
-        Ok(out)
+        payloads
+            .into_iter()
+            .map(|(id, packed, bytes)| {
+                let decoded = if packed { resolve::from_payload(&bytes, &strings) } else { serde_json::from_slice(&bytes) };
+                decoded.map(|t| (id, t)).map_err(|e| self.json_error(&format!("{op}: episode {id}"), e))
+            })
+            .collect()
     }
 
     /// The ids of the interned strings whose JSON form (as the trajectory's JSON text writes
@@ -354,11 +341,4 @@ impl Store {
         }
         Ok(done)
     }
-}
-
-enum Decoded {
-    /// A v1 row's JSON text.
-    Json(Vec<u8>),
-    /// A packed row, strings resolved.
-    Value(Value),
 }

@@ -29,6 +29,7 @@ pub const RESPONSES: &[(&str, &str)] = &[
     ("jobs", "Job[]"),
     ("experiments", "ExperimentRow[]"),
     ("experiment", "ExperimentDetail"),
+    ("run_delete", "RunDeleted"),
     ("results", "Report"),
     ("compare", "Report"),
     ("episodes", "EpisodePage"),
@@ -264,6 +265,18 @@ pub struct StartedRun {
 #[derive(Clone, Debug, Serialize, Deserialize, TS)]
 pub struct Acknowledged {
     pub ok: bool,
+}
+
+/// A deleted run: how many of its rows went with it.
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct RunDeleted {
+    pub run_id: i64,
+    /// Episodes, each with its whole trajectory (steps, calls, interventions).
+    pub episodes: u64,
+    /// Records: routing decisions, profiles, distilled examples, batches, checkpoints.
+    pub records: u64,
+    /// Per-run state (resume checkpoints).
+    pub states: u64,
 }
 
 /// One (suite, arm, seed) unit of a running experiment.
@@ -510,6 +523,7 @@ pub fn typescript() -> String {
         TrainerCheck::decl(&cfg),
         StartedRun::decl(&cfg),
         Acknowledged::decl(&cfg),
+        RunDeleted::decl(&cfg),
         Unit::decl(&cfg),
         EpisodeCount::decl(&cfg),
         LiveEvaluation::decl(&cfg),
@@ -548,6 +562,7 @@ pub fn typescript() -> String {
         RankOneRow::decl(&cfg),
         RankOneAnalysis::decl(&cfg),
         Analysis::decl(&cfg),
+        crate::report::compare::ConfigDifference::decl(&cfg),
         CompareRow::decl(&cfg),
         Comparison::decl(&cfg),
         ChartRef::decl(&cfg),

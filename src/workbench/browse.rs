@@ -3,14 +3,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::reports::report_error;
 use super::{api, line_diff, Args, CommandError, CommandResult, Workbench};
 use crate::analysis::{Headlines, ProfileRecord};
 use crate::harness::HarnessLibrary;
-use crate::report::{ReportBundle, ReportError};
+use crate::report::ReportBundle;
 use crate::route::BehaviorProfile;
 use crate::store::{EpisodeFilter, EpisodeRow, RunRow, RunStatus, KIND_EXPERIMENT};
 use crate::suite::{self, Suite};
@@ -29,14 +29,6 @@ fn families(tasks: &[Task]) -> Vec<api::FamilyCount> {
         *by.entry(t.family.as_str()).or_default() += 1;
     }
     by.into_iter().map(|(f, n)| api::FamilyCount { family: f.to_string(), tasks: n }).collect()
-}
-
-fn report_error(e: ReportError) -> CommandError {
-    match e {
-        ReportError::NoExperiment { .. } | ReportError::NotAnExperiment { .. } => CommandError::NotFound(e.to_string()),
-        ReportError::BadSelector(_) => CommandError::BadArguments(e.to_string()),
-        other => CommandError::Internal(other.to_string()),
-    }
 }
 
 /// A dataset name is a plain file name: it becomes a file in the workspace.
@@ -306,6 +298,10 @@ impl Workbench {
     pub(super) fn experiments(&self) -> CommandResult {
         let mut runs: Vec<RunRow> = self.store.runs()?.into_iter().filter(|r| r.kind == KIND_EXPERIMENT).collect();
         runs.sort_by_key(|r| std::cmp::Reverse(r.id));
+        // the newest finished run's results page is the likeliest next: its report is made meanwhile
+        if let Some(r) = runs.iter().find(|r| r.status == RunStatus::Finished) {
+            self.reports.warm(r.id);
+        }
         api::reply(runs.iter().map(|r| experiment_row(r, self.run_headlines(r))).collect::<Vec<_>>())
     }
 
@@ -350,18 +346,7 @@ impl Workbench {
     }
 
     pub(super) fn results(&self, id: i64, other: Option<i64>) -> CommandResult {
-        if let Some(v) = self.reports.lock().unwrap_or_else(|p| p.into_inner()).get(&(id, other)) {
-            return Ok((**v).clone());
-        }
-        let b = self.bundle(id, other)?;
-        let report = b.json(true);
-        let other_run = report.comparison.as_ref().map(|c| c.other_run.clone());
-        let v = api::reply(api::Report { report, other: other_run })?;
-        let finished = b.run.status == RunStatus::Finished && b.other.as_ref().is_none_or(|o| o.status == RunStatus::Finished);
-        if finished {
-            self.reports.lock().unwrap_or_else(|p| p.into_inner()).insert((id, other), Arc::new(v.clone()));
-        }
-        Ok(v)
+        self.reports.get(id, other)
     }
 
     pub(super) fn episodes(&self, a: &Args) -> CommandResult {
@@ -400,8 +385,15 @@ impl Workbench {
     pub(super) fn episode(&self, a: &Args) -> CommandResult {
         let id = a.i64("id")?;
         let row = self.store.episode_row(id)?.ok_or_else(|| CommandError::NotFound(format!("no episode {id}")))?;
-        let ep = self.store.episode(id)?.ok_or_else(|| CommandError::NotFound(format!("no episode {id}")))?;
-        let episode = serde_json::to_value(&ep).map_err(|e| CommandError::Internal(format!("encoding episode {id}: {e}")))?;
+        // A trajectory of the current schema is sent as stored: the same JSON as the episode
+        // serialised, without building it (a long episode's contexts); an older one is upgraded.
+        let episode = match self.store.episode_json(id)? {
+            Some(v) if v["schema"].as_u64() == Some(u64::from(crate::episode::TRAJECTORY_SCHEMA)) => v,
+            _ => {
+                let ep = self.store.episode(id)?.ok_or_else(|| CommandError::NotFound(format!("no episode {id}")))?;
+                serde_json::to_value(&ep).map_err(|e| CommandError::Internal(format!("encoding episode {id}: {e}")))?
+            }
+        };
         api::reply(api::EpisodeRecord { id, run_id: row.run_id, row: episode_row(&row), episode })
     }
 

@@ -271,6 +271,23 @@ impl Jobs {
         )
     }
 
+    /// Forget a run that is about to be deleted: refused while it runs here; a finished job's
+    /// entry (and its ended thread) goes.
+    pub(super) fn forget(&self, run_id: i64) -> Result<(), CommandError> {
+        let mut jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(j) = jobs.get(&run_id) {
+            if j.view.lock().unwrap_or_else(|p| p.into_inner()).status == "running" {
+                return Err(CommandError::Conflict(format!("run {run_id} is running; cancel it before deleting it")));
+            }
+        }
+        if let Some(mut old) = jobs.remove(&run_id) {
+            if let Some(t) = old.thread.take() {
+                let _ = t.join();
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn running(&self) -> Vec<i64> {
         let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
         jobs.iter().filter(|(_, j)| j.view.lock().unwrap_or_else(|p| p.into_inner()).status == "running").map(|(id, _)| *id).collect()

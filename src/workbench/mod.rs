@@ -10,6 +10,7 @@ mod browse;
 pub use browse::{harness_rows, suite_row, task_row};
 mod diff;
 mod jobs;
+mod reports;
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -147,13 +148,10 @@ pub struct Workbench {
     hub: Arc<Hub>,
     jobs: jobs::Jobs,
     /// Reports of finished runs, by (run, compared run): they cannot change any more.
-    reports: Mutex<ReportCache>,
+    reports: reports::Reports,
     /// Finished runs' headline numbers, for the lists of runs.
     headlines: Mutex<HashMap<i64, crate::analysis::Headlines>>,
 }
-
-/// Finished runs' reports by (run, compared run).
-type ReportCache = HashMap<(i64, Option<i64>), Arc<Value>>;
 
 impl Workbench {
     /// Open the store at `db` (a file path or a database URL) with `workspace` for imported
@@ -163,14 +161,20 @@ impl Workbench {
         let hub = Arc::new(Hub::default());
         let store = Arc::new(store);
         let jobs = jobs::Jobs::new(store.clone(), hub.clone());
-        Ok(Workbench {
-            store,
-            workspace: workspace.to_path_buf(),
-            hub,
-            jobs,
-            reports: Mutex::new(HashMap::new()),
-            headlines: Mutex::new(HashMap::new()),
-        })
+        let reports = reports::Reports::new(store.clone());
+        // A run that finishes here is about to be looked at: its report is made meanwhile.
+        let warm = reports.clone();
+        hub.listeners.lock().unwrap_or_else(|p| p.into_inner()).push((
+            0,
+            Box::new(move |e: &Value| {
+                if e["event"] == "run_finished" && e["status"] == "finished" {
+                    if let Some(id) = e["run_id"].as_i64() {
+                        warm.warm(id);
+                    }
+                }
+            }),
+        ));
+        Ok(Workbench { store, workspace: workspace.to_path_buf(), hub, jobs, reports, headlines: Mutex::new(HashMap::new()) })
     }
 
     pub fn store(&self) -> &BlockingStore {
@@ -214,6 +218,7 @@ impl Workbench {
         "jobs",
         "experiments",
         "experiment",
+        "run_delete",
         "results",
         "compare",
         "episodes",
@@ -249,6 +254,7 @@ impl Workbench {
             "jobs" => Ok(self.jobs.list()),
             "experiments" => self.experiments(),
             "experiment" => self.experiment(&a),
+            "run_delete" => self.run_delete(a.i64("id")?),
             "results" => self.results(a.i64("id")?, None),
             "compare" => self.results(a.i64("id")?, Some(a.i64("other")?)),
             "episodes" => self.episodes(&a),
@@ -268,6 +274,27 @@ impl Workbench {
     pub fn shutdown(&self) {
         self.jobs.cancel_all_and_wait();
         self.store.close();
+    }
+
+    /// Delete a run and everything recorded for it (episodes, records, state) in one
+    /// transaction. A run running here, or marked `running` in the store (running in another
+    /// process, or killed before finishing), is refused: cancel it first, or for a killed run
+    /// `harness-s store delete-run ID --force`.
+    fn run_delete(&self, id: i64) -> CommandResult {
+        if self.store.run(id)?.is_none() {
+            return Err(CommandError::NotFound(format!("no run {id}")));
+        }
+        self.jobs.forget(id)?;
+        let deleted = self.store.delete_run(id, false).map_err(|e| match e {
+            StoreError::RunRunning { .. } => CommandError::Conflict(format!(
+                "run {id} is marked running: it is running in another process, or was killed before finishing (resume it and cancel it, or delete it with `harness-s store delete-run {id} --force`)"
+            )),
+            StoreError::NotFound { .. } => CommandError::NotFound(format!("no run {id}")),
+            other => other.into(),
+        })?;
+        self.reports.forget(id);
+        self.headlines.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+        api::reply(api::RunDeleted { run_id: id, episodes: deleted.episodes, records: deleted.records, states: deleted.states })
     }
 
     fn workspace_info(&self) -> CommandResult {

@@ -211,6 +211,20 @@ note?: string, };
 
 export type Acknowledged = { ok: boolean, };
 
+export type RunDeleted = { run_id: number, 
+/**
+ * Episodes, each with its whole trajectory (steps, calls, interventions).
+ */
+episodes: number, 
+/**
+ * Records: routing decisions, profiles, distilled examples, batches, checkpoints.
+ */
+records: number, 
+/**
+ * Per-run state (resume checkpoints).
+ */
+states: number, };
+
 export type Unit = { suite: string, arm: string, seed: number, iteration: number, iterations: number, rollouts: number, success: number | null, 
 /**
  * What the job is doing now (the `phase` event's `phase`, `label`, `step` and `steps`).
@@ -638,18 +652,51 @@ pooled: Pooled | null, transfer: Array<TransferCurve>, final_table: FinalTable, 
  */
 notes: Array<string>, };
 
-export type CompareRow = { suite: string, arm: string, split: string, this: number | null, this_ci95: [number, number] | null, other: number | null, other_ci95: [number, number] | null, 
+export type ConfigDifference = { 
 /**
- * this − other (each the mean over its own tasks).
+ * The configuration key (`seeds`, `iterations`, `budget.batch_tasks`, `dataset.dbbench`, ...).
+ */
+key: string, 
+/**
+ * What to call it in a sentence (`seeds`, `batch tasks`, `dbbench dataset`, ...).
+ */
+label: string, 
+/**
+ * This run's value, and the other run's, as short text.
+ */
+this: string, other: string, };
+
+export type CompareRow = { suite: string, arm: string, split: string, this: number | null, this_ci95: [number, number] | null, 
+/**
+ * Seeds behind this run's number (0 when it has none).
+ */
+this_seeds: number, other: number | null, other_ci95: [number, number] | null, 
+/**
+ * Seeds behind the other run's number (0 when it has none).
+ */
+other_seeds: number, 
+/**
+ * this − other (each the mean over its own tasks and seeds; not paired).
  */
 difference: number | null, 
 /**
  * this − other over the tasks both evaluated (per task: mean over seeds), with a paired
- * bootstrap interval.
+ * bootstrap interval over those tasks; its `seeds` is the smaller of the two runs' seed
+ * counts.
  */
 paired: PairedDelta | null, };
 
-export type Comparison = { this_run: number, other_run: RunInfo, other_final_table: FinalTable, other_headline: Array<Headline>, other_dataset_md5: Array<[string, string | null]>, rows: Array<CompareRow>, };
+export type Comparison = { this_run: number, other_run: RunInfo, other_final_table: FinalTable, other_headline: Array<Headline>, other_dataset_md5: Array<[string, string | null]>, rows: Array<CompareRow>, 
+/**
+ * The settings in which the configurations differ (the name aside), most telling first:
+ * seeds, iterations, budgets, suites, datasets, held-out families, policy, then the rest.
+ * Empty: the same configuration except the name.
+ */
+differences: Array<ConfigDifference>, 
+/**
+ * The other run's transfer curves.
+ */
+other_transfer: Array<TransferCurve>, };
 
 export type ChartRef = { id: string, title: string, file: string, series: Array<string>, svg?: string, };
 

@@ -127,16 +127,25 @@ export function onEvent(l: Listener): () => void {
 
 export type ReportFormat = "html" | "json" | "csv" | "csv-zip";
 
+/** What an export wrote: a sentence for the page and, on the desktop, the files to open. */
+export interface SavedReport {
+  note: string;
+  /** The report's HTML file (desktop only). */
+  file?: string;
+  /** The folder the report was written into (desktop only). */
+  dir?: string;
+}
+
 /**
  * Save a report. In a browser: the file is downloaded (`report_file`). On the desktop: the whole
  * report is written into a folder of the workspace's `reports/` (`export_report` writes only
- * inside the workspace). Returns a short description of what was written, or null when nothing was.
+ * inside the workspace), and the answer names the file and folder for {@link openPath}.
  */
-export async function saveReport(id: number, compare: number | null, format: ReportFormat): Promise<string | null> {
+export async function saveReport(id: number, compare: number | null, format: ReportFormat): Promise<SavedReport | null> {
   if (inTauri) {
     const dir = compare ? `report-${id}-vs-${compare}` : `report-${id}`;
     const out = await call<{ dir: string; html: string; json: string; csv: string[]; charts: string[] }>("export_report", { id, compare: compare ?? undefined, out_dir: dir });
-    return `wrote ${out.html}, ${out.json} and ${out.csv.length} CSV files into ${out.dir}`;
+    return { note: `wrote ${out.html}, ${out.json} and ${out.csv.length} CSV files into ${out.dir}`, file: out.html, dir: out.dir };
   }
   const f = await call<{ file_name: string; mime: string; text: string; encoding?: string }>("report_file", { id, compare: compare ?? undefined, format });
   // a binary file (the CSV zip) comes as base64
@@ -149,5 +158,23 @@ export async function saveReport(id: number, compare: number | null, format: Rep
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
-  return `downloaded ${f.file_name}`;
+  return { note: `downloaded ${f.file_name}` };
+}
+
+/** Whether {@link openPath} can open what an export wrote: only in the desktop app (a browser
+ * downloads the file instead). */
+export const canOpenFiles = inTauri;
+
+/**
+ * Open a file with its default application, or a folder in the file manager ("Show in
+ * folder"). Desktop app only; the app allows only paths under the workspace's `reports/`.
+ */
+export async function openPath(path: string): Promise<void> {
+  if (!inTauri) throw new ApiError("opening files needs the desktop app", "open", null);
+  const opener = await import("@tauri-apps/plugin-opener");
+  try {
+    await opener.openPath(path);
+  } catch (e) {
+    throw new ApiError(`cannot open ${path}: ${errorText(e, String(e))}`, "open", null);
+  }
 }

@@ -17,6 +17,18 @@ function typing(e: KeyboardEvent): boolean {
   return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || t.isContentEditable;
 }
 
+/** The view's search or filter box: the first `[data-search]` field on screen (hidden panes,
+ * folded sections and disabled fields are passed over). */
+function searchBox(): HTMLInputElement | null {
+  for (const el of document.querySelectorAll<HTMLInputElement>(".main [data-search]")) {
+    if (el.disabled || el.getClientRects().length === 0) continue;
+    const style = getComputedStyle(el);
+    if (style.visibility === "hidden") continue;
+    return el;
+  }
+  return null;
+}
+
 function Banners() {
   const list = useStore(banners);
   if (!list.length) return null;
@@ -138,7 +150,7 @@ function App() {
         return;
       }
       if (e.key === "/") {
-        const s = document.querySelector<HTMLInputElement>("[data-search]");
+        const s = searchBox();
         if (s) {
           e.preventDefault();
           s.focus();

@@ -62,3 +62,22 @@ export function callText(c: { name: string; arguments: unknown }): string {
   }
   return `${c.name}(${JSON.stringify(a)})`;
 }
+
+/** What a step did in the environment, as text: each call as executed (a blocked call as
+ * `blocked …`), or the reply when the step made no call. Two steps with the same text took the
+ * same action. */
+export function stepAction(s: StoredStep): string {
+  if (s.calls.length > 0) return s.calls.map((c) => (c.executed ? callText(c.executed) : `blocked ${callText(c.proposed)}`)).join("; ");
+  if (s.output.tool_calls.length > 0) return s.output.tool_calls.map(callText).join("; ");
+  return `reply: ${s.output.content.trim()}`;
+}
+
+/** The first step index at which two trajectories' actions differ (a step one has and the other
+ * lacks counts as different), or −1 when they take the same actions throughout. */
+export function firstDivergence(a: StoredStep[], b: StoredStep[]): number {
+  const n = Math.max(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    if (i >= a.length || i >= b.length || stepAction(a[i]) !== stepAction(b[i])) return i;
+  }
+  return -1;
+}

@@ -1,7 +1,12 @@
 // Shared pieces: number formats, the arm colours of the charts, progress bars, lists.
 
 import type { ComponentChildren } from "preact";
+import { createPortal } from "preact/compat";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { call } from "./client";
+import { runs, showError } from "./store";
+import type { EpisodePage, RunDeleted } from "./types";
+import "./views/review.css";
 
 /** The charts' fixed arm styles (Okabe–Ito), so an arm has one colour everywhere. */
 export const ARM_ORDER = ["harness-s", "policy-only", "random-rescue", "base-resample", "keep-scaffold", "all-siblings"];
@@ -156,5 +161,147 @@ export function VirtualList(props: {
         {items}
       </div>
     </div>
+  );
+}
+
+/**
+ * An in-page confirmation; the focus stays inside and no key reaches the page behind it. Esc or
+ * Cancel keeps things as they are. `enterConfirms`: Enter confirms wherever the focus is in the
+ * dialog (the confirm button starts with the focus); otherwise the safe choice, Cancel, starts
+ * with it and Enter presses the focused button.
+ */
+export function ConfirmDialog(props: {
+  title: string;
+  children: ComponentChildren;
+  confirm: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+  enterConfirms?: boolean;
+  confirmId?: string;
+  cancelId?: string;
+  busy?: boolean;
+}) {
+  const box = useRef<HTMLDivElement>(null);
+  // focused as the dialog appears, so no key goes to the page behind it
+  useLayoutEffect(() => {
+    box.current?.querySelector<HTMLButtonElement>(props.enterConfirms ? "[data-confirm]" : "[data-cancel]")?.focus();
+  }, []);
+  return (
+    <div class="overlay" onClick={props.onCancel}>
+      <div
+        ref={box}
+        class="dialog"
+        role="alertdialog"
+        aria-modal="true"
+        aria-labelledby="confirm-title"
+        onClick={(e) => e.stopPropagation()}
+        onKeyDown={(e) => {
+          e.stopPropagation();
+          if (e.key === "Escape") {
+            e.preventDefault();
+            props.onCancel();
+          } else if (e.key === "Enter" && props.enterConfirms) {
+            e.preventDefault();
+            if (!props.busy) props.onConfirm();
+          } else if (e.key === "Tab") {
+            const buttons = [...(box.current?.querySelectorAll<HTMLButtonElement>("button") ?? [])];
+            const i = buttons.indexOf(document.activeElement as HTMLButtonElement);
+            e.preventDefault();
+            buttons[(i + (e.shiftKey ? buttons.length - 1 : 1)) % buttons.length]?.focus();
+          }
+        }}
+      >
+        <h2 id="confirm-title">{props.title}</h2>
+        <div>{props.children}</div>
+        <div class="dialog-buttons">
+          <button class="danger" onClick={props.onConfirm} id={props.confirmId ?? "confirm-overwrite"} data-confirm disabled={props.busy}>
+            {props.confirm}
+          </button>
+          <button onClick={props.onCancel} data-cancel id={props.cancelId ?? "cancel-overwrite"}>
+            Cancel
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/**
+ * Delete a run, after a confirmation that says what goes with it (its episodes, records and
+ * checkpoints). A running run cannot be deleted: it is cancelled first.
+ */
+export function DeleteRunButton({ run, onDeleted }: { run: { id: number; name: string; status: string }; onDeleted: (d: RunDeleted) => void }) {
+  const [episodes, setEpisodes] = useState<number | null | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  const running = run.status === "running";
+  async function ask(e: Event) {
+    e.preventDefault();
+    e.stopPropagation();
+    setEpisodes(null);
+    try {
+      const page = await call<EpisodePage>("episodes", { run_id: run.id, limit: 1 });
+      setEpisodes(page.total);
+    } catch (err) {
+      setEpisodes(undefined);
+      showError(err);
+    }
+  }
+  async function remove() {
+    setBusy(true);
+    try {
+      const d = await call<RunDeleted>("run_delete", { id: run.id });
+      runs.update((m) => {
+        const next = new Map(m);
+        next.delete(run.id);
+        return next;
+      });
+      setEpisodes(undefined);
+      onDeleted(d);
+    } catch (err) {
+      setEpisodes(undefined);
+      showError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+  const n = (x: number) => x.toLocaleString("en");
+  return (
+    <>
+      <button
+        class="danger delete-run"
+        data-delete-run={run.id}
+        disabled={running}
+        title={running ? "running: cancel it before deleting it (a run killed before finishing: resume and cancel it)" : "delete this run and everything recorded for it"}
+        onClick={ask}
+      >
+        Delete
+      </button>
+      {/* on the page's body: inside a run card's summary a click would fold the card */}
+      {episodes != null &&
+        createPortal(
+        <ConfirmDialog
+          title={`Delete run ${run.id}?`}
+          confirm={busy ? "Deleting…" : "Delete run"}
+          confirmId="confirm-delete"
+          cancelId="cancel-delete"
+          enterConfirms
+          busy={busy}
+          onConfirm={() => void remove()}
+          onCancel={() => setEpisodes(undefined)}
+        >
+          <p class="delete-what" id="delete-what">
+            <b>
+              #{run.id} {run.name}
+            </b>{" "}
+            ({run.status}) and everything recorded for it: <b id="delete-episodes">{n(episodes)}</b> episode{episodes === 1 ? "" : "s"} with their
+            trajectories, its routing decisions, profiles, distilled examples, batches and checkpoints. This cannot be undone.
+          </p>
+          <p class="muted small">
+            <kbd>Enter</kbd> deletes · <kbd>Esc</kbd> keeps it
+          </p>
+        </ConfirmDialog>,
+          document.body,
+        )}
+    </>
   );
 }

@@ -1,13 +1,13 @@
 // Experiments: build an experiment file (form over its JSON, TOML beside it), save it, start
 // it, and follow every run's progress per arm and seed; cancel and resume.
 
-import { createContext, type ComponentChildren } from "preact";
-import { useContext, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { createContext } from "preact";
+import { useContext, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiError, call } from "../client";
 import { TransferChart, transferCurves } from "../charts";
 import { navigate, refreshJobs, runBar, runs, showError, Store, useLoad, useStore, type RunProgress } from "../store";
 import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, RolloutEstimate, SavedFile, Suite, TrainerCheck, Unit } from "../types";
-import { ArmName, duration, Loading, pct, Progress, StatusTag, when } from "../ui";
+import { ArmName, ConfirmDialog, DeleteRunButton, duration, Loading, names, pct, Progress, StatusTag, when } from "../ui";
 
 /** A problem the server found: in the TOML the user typed (`toml`, with its line) or in the form's
  * configuration (`form`: the TOML pane then shows the last valid file). */
@@ -210,49 +210,6 @@ function Estimate({ config, e, stale, updating }: { config: ExperimentConfig; e:
           {e.warning}
         </div>
       )}
-    </div>
-  );
-}
-
-/** An in-page confirmation: Esc or Cancel keeps things as they are; the focus stays inside. */
-function ConfirmDialog(props: { title: string; children: ComponentChildren; confirm: string; onConfirm: () => void; onCancel: () => void }) {
-  const box = useRef<HTMLDivElement>(null);
-  // focused as the dialog appears, so no key goes to the page behind it
-  useLayoutEffect(() => {
-    box.current?.querySelector<HTMLButtonElement>("[data-cancel]")?.focus();
-  }, []);
-  return (
-    <div class="overlay" onClick={props.onCancel}>
-      <div
-        ref={box}
-        class="dialog"
-        role="alertdialog"
-        aria-modal="true"
-        aria-labelledby="confirm-title"
-        onClick={(e) => e.stopPropagation()}
-        onKeyDown={(e) => {
-          if (e.key === "Escape") {
-            e.stopPropagation();
-            props.onCancel();
-          } else if (e.key === "Tab") {
-            const buttons = [...(box.current?.querySelectorAll<HTMLButtonElement>("button") ?? [])];
-            const i = buttons.indexOf(document.activeElement as HTMLButtonElement);
-            e.preventDefault();
-            buttons[(i + (e.shiftKey ? buttons.length - 1 : 1)) % buttons.length]?.focus();
-          }
-        }}
-      >
-        <h2 id="confirm-title">{props.title}</h2>
-        <div>{props.children}</div>
-        <div class="dialog-buttons">
-          <button class="danger" onClick={props.onConfirm} id="confirm-overwrite">
-            {props.confirm}
-          </button>
-          <button onClick={props.onCancel} data-cancel id="cancel-overwrite">
-            Cancel
-          </button>
-        </div>
-      </div>
     </div>
   );
 }
@@ -862,50 +819,78 @@ function Endpoint({ config, edit }: { config: ExperimentConfig; edit: (f: (c: Ex
   );
 }
 
+/** Whether a run matches the filter text: its id, name, status or suites. */
+function runMatches(f: string, id: number, name: string, status: string, suites: string[] = []): boolean {
+  const t = f.trim().toLowerCase();
+  if (!t) return true;
+  return String(id) === t.replace(/^#/, "") || [name, status, ...suites].some((x) => x.toLowerCase().includes(t));
+}
+
+/** Every experiment run of the store: those started or resumed here as live cards, the others
+ * (the demo and runs made from the command line among them) in a table; each can be opened,
+ * resumed when unfinished, or deleted. */
 function RunsPanel({ focus }: { focus: number | null }) {
   const all = useStore(runs);
   const exps = useLoad(() => call<ExperimentRow[]>("experiments"), [all.size, [...all.values()].filter((r) => r.status !== "running").length]);
-  const list = [...all.values()].sort((a, b) => b.run_id - a.run_id);
-  const shownIds = new Set(list.map((r) => r.run_id));
-  const resumable = (exps.data ?? []).filter((e) => !shownIds.has(e.id) && (e.status === "cancelled" || e.status === "failed" || e.status === "running"));
+  const [filter, setFilter] = useState("");
+  const byId = new Map((exps.data ?? []).map((e) => [e.id, e]));
+  const list = [...all.values()].sort((a, b) => b.run_id - a.run_id).filter((r) => runMatches(filter, r.run_id, r.name, r.status, names(byId.get(r.run_id)?.suites)));
+  const live = new Set(all.keys());
+  const others = (exps.data ?? []).filter((e) => !live.has(e.id));
+  const shown = others.filter((e) => runMatches(filter, e.id, e.name, e.status, names(e.suites)));
+  const deleted = () => exps.reload();
   return (
     <section class="runs">
-      {list.length === 0 && resumable.length === 0 ? (
-        <p class="muted small">Nothing running. Started experiments show their progress here, per arm and seed.</p>
+      {all.size === 0 && others.length === 0 ? (
+        exps.data ? <p class="muted small">No runs yet. Started experiments show their progress here, per arm and seed.</p> : null
       ) : (
-        <h2>Runs</h2>
+        <div class="runs-head">
+          <h2>Runs</h2>
+          <input data-search class="search" name="run-filter" placeholder="Filter runs  ( / )" value={filter} onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
+          <span class="muted small">
+            {all.size + others.length} run{all.size + others.length === 1 ? "" : "s"}
+          </span>
+        </div>
       )}
       {list.map((r) => (
-        <RunCard key={r.run_id} r={r} open={focus === null ? r.status === "running" : focus === r.run_id} />
+        <RunCard key={r.run_id} r={r} open={focus === null ? r.status === "running" : focus === r.run_id} onDeleted={deleted} />
       ))}
-      {resumable.length > 0 && (
-        <table class="table compact">
+      {shown.length > 0 && (
+        <table class="table compact all-runs">
           <thead>
             <tr>
               <th>run</th>
               <th>name</th>
               <th>status</th>
+              <th>suites</th>
               <th>created</th>
               <th />
             </tr>
           </thead>
           <tbody>
-            {resumable.map((e) => (
-              <tr key={e.id}>
+            {shown.map((e) => (
+              <tr key={e.id} data-run={e.id}>
                 <td class="num">{e.id}</td>
                 <td>{e.name}</td>
                 <td>
                   <StatusTag status={e.status} />
                 </td>
+                <td>{names(e.suites).join(", ")}</td>
                 <td class="muted">{when(e.created_at)}</td>
                 <td class="actions">
-                  <ResumeButton id={e.id} />
+                  {e.status !== "finished" && <ResumeButton id={e.id} />} <a href={`#/results?id=${e.id}`}>results</a>{" "}
+                  <a href={`#/inspector?run=${e.id}`}>trajectories</a>{" "}
+                  <button class="link" title="load this run's experiment file into the builder" onClick={() => void editCopy(e.id)}>
+                    edit a copy
+                  </button>{" "}
+                  <DeleteRunButton run={e} onDeleted={deleted} />
                 </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
+      {filter && list.length === 0 && shown.length === 0 && <p class="muted small">No run matches “{filter}”.</p>}
     </section>
   );
 }
@@ -929,7 +914,7 @@ function ResumeButton({ id }: { id: number }) {
   );
 }
 
-function RunCard({ r, open }: { r: RunProgress; open: boolean }) {
+function RunCard({ r, open, onDeleted }: { r: RunProgress; open: boolean; onDeleted: () => void }) {
   const ref = useRef<HTMLDetailsElement>(null);
   useEffect(() => {
     if (open) ref.current?.scrollIntoView({ block: "nearest" });
@@ -986,6 +971,7 @@ function RunCard({ r, open }: { r: RunProgress; open: boolean }) {
           <>
             <a href={`#/results?id=${r.run_id}`}>results</a>
             <a href={`#/inspector?run=${r.run_id}`}>trajectories</a>
+            <DeleteRunButton run={{ id: r.run_id, name: r.name, status: r.status }} onDeleted={onDeleted} />
           </>
         )}
       </summary>

@@ -6,6 +6,7 @@ import { call } from "../client";
 import { navigate, useLoad } from "../store";
 import type { Counts, Harness, ProfileRun, Suite } from "../types";
 import { Empty, Loading } from "../ui";
+import "./review.css";
 
 function isBase(h: Harness): boolean {
   return h.base === true || (!h.extends && h.base !== false);
@@ -85,9 +86,13 @@ export function Harnesses({ params }: { params: URLSearchParams }) {
     () => (suite ? call<Harness[]>("harnesses", run === undefined ? { suite } : { suite, run }) : Promise.resolve([])),
     [suite, run],
   );
-  const ordered = [...(list.data ?? [])].sort((a, b) => Number(isBase(b)) - Number(isBase(a)));
-  const name = params.get("h") ?? ordered[0]?.name ?? "";
-  const h = ordered.find((x) => x.name === name);
+  const [filter, setFilter] = useState("");
+  const f = filter.trim().toLowerCase();
+  // the base first; the filter keeps harnesses whose name, specialty or description holds it
+  const sorted = [...(list.data ?? [])].sort((a, b) => Number(isBase(b)) - Number(isBase(a)));
+  const ordered = sorted.filter((x) => !f || [x.name, x.specialty ?? "", x.description].some((t) => t.toLowerCase().includes(f)));
+  const name = params.get("h") ?? sorted[0]?.name ?? "";
+  const h = sorted.find((x) => x.name === name);
   const idx = ordered.findIndex((x) => x.name === name);
 
   useEffect(() => {
@@ -150,6 +155,8 @@ export function Harnesses({ params }: { params: URLSearchParams }) {
       {list.loading && <Loading />}
       <div class="cols-2">
         <aside class="pane harness-list">
+          <input data-search class="search list-filter" name="harness-filter" placeholder="Filter harnesses  ( / )" value={filter} onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
+          {f && ordered.length === 0 && <p class="muted small">No harness matches “{filter}”.</p>}
           {ordered.map((x) => (
             <button
               key={x.name}

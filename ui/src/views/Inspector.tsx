@@ -7,7 +7,7 @@ import { call } from "../client";
 import { navigate, showError, useLoad } from "../store";
 import type { EpisodeRecord, EpisodeRow, ExperimentDetail, ExperimentRow, Harness, Rescue, RouteDecision, Suite } from "../types";
 import { ArmName, Empty, Loading, ms, Outcome, VirtualList } from "../ui";
-import { ExampleView, Timeline } from "./Timeline";
+import { AlignedTimelines, ExampleView, Timeline } from "./Timeline";
 
 const PAGE = 200;
 const ROW_H = 26;
@@ -22,6 +22,26 @@ function loadEpisode(id: number): Promise<EpisodeRecord> {
     p.catch(() => episodeCache.delete(id));
     episodeCache.set(id, p);
     if (episodeCache.size > 60) episodeCache.delete(episodeCache.keys().next().value!);
+  }
+  return p;
+}
+
+const rescueCache = new Map<number, Promise<Rescue>>();
+/** A rescue's three sides, fetched once; with its base failure and sibling episodes asked for
+ * as soon as it is known, so the three columns fill together. */
+function loadRescue(episodeId: number): Promise<Rescue> {
+  let p = rescueCache.get(episodeId);
+  if (!p) {
+    p = call<Rescue>("rescue", { episode_id: episodeId });
+    p.then(
+      (d) => {
+        if (d.base_failures.length) void loadEpisode(d.base_failures[0]).catch(() => {});
+        if (typeof d.rescue === "number") void loadEpisode(d.rescue).catch(() => {});
+      },
+      () => rescueCache.delete(episodeId),
+    );
+    rescueCache.set(episodeId, p);
+    if (rescueCache.size > 60) rescueCache.delete(rescueCache.keys().next().value!);
   }
   return p;
 }
@@ -121,6 +141,10 @@ export function Inspector({ params }: { params: URLSearchParams }) {
   const [step, setStep] = useState(-1);
   const [mode, setMode] = useState<"timeline" | "rescue">(params.get("mode") === "rescue" ? "rescue" : "timeline");
   const rec = useEpisode(selectedId);
+  // In rescue mode the rescue and its episodes are fetched beside the selected episode, not after it.
+  useEffect(() => {
+    if (mode === "rescue" && selectedId != null) loadRescue(selectedId).catch(() => {});
+  }, [mode, selectedId]);
   useEffect(() => {
     setStep(zone === "steps" ? 0 : -1);
   }, [selectedId]);
@@ -378,7 +402,7 @@ function RescueView({ episodeId }: { episodeId: number }) {
   useEffect(() => {
     let live = true;
     setRescue({ loading: true });
-    call<Rescue>("rescue", { episode_id: episodeId }).then(
+    loadRescue(episodeId).then(
       (d) => live && setRescue({ loading: false, data: d }),
       (e) => live && setRescue({ loading: false, error: e instanceof Error ? e.message : String(e) }),
     );
@@ -410,28 +434,38 @@ function RescueView({ episodeId }: { episodeId: number }) {
         )}
       </div>
       {d.route && <RouteSummary route={d.route} />}
-      <div class="three-cols">
-        <div class="col" data-col="base">
-          <h3>
-            Base failure
-            {d.base_failures.length > 1 && (
-              <select value={fail} onChange={(e) => setFail(Number((e.target as HTMLSelectElement).value))} aria-label="base try">
-                {d.base_failures.map((id, i) => (
-                  <option key={id} value={i}>
-                    try {i + 1} of {d.base_failures.length} (episode {id})
-                  </option>
-                ))}
-              </select>
-            )}
-          </h3>
-          {base ? <Timeline ep={base.episode} compact /> : d.base_failures.length ? <Loading /> : <Empty>No base tries recorded.</Empty>}
-        </div>
-        <div class="col" data-col="rescue">
-          <h3>
-            Sibling rescue <span class="muted small">{d.sibling}</span>
-          </h3>
-          {sib ? <Timeline ep={sib.episode} compact /> : <Loading />}
-        </div>
+      <div class="three-cols rescue-cols">
+        <AlignedTimelines
+          loading={<Loading />}
+          left={{
+            col: "base",
+            ep: base?.episode ?? null,
+            none: d.base_failures.length ? undefined : <Empty>No base tries recorded.</Empty>,
+            head: (
+              <>
+                Base failure
+                {d.base_failures.length > 1 && (
+                  <select value={fail} onChange={(e) => setFail(Number((e.target as HTMLSelectElement).value))} aria-label="base try">
+                    {d.base_failures.map((id, i) => (
+                      <option key={id} value={i}>
+                        try {i + 1} of {d.base_failures.length} (episode {id})
+                      </option>
+                    ))}
+                  </select>
+                )}
+              </>
+            ),
+          }}
+          right={{
+            col: "rescue",
+            ep: sib?.episode ?? null,
+            head: (
+              <>
+                Sibling rescue <span class="muted small">{d.sibling}</span>
+              </>
+            ),
+          }}
+        />
         <div class="col" data-col="distilled">
           <h3>
             Distilled base-context example <span class="muted small">{d.distilled.examples.length} examples</span>

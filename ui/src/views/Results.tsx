@@ -1,10 +1,13 @@
-// Results: one experiment's report (headline, charts, final table), or two side by side, and
-// the report's export.
+// Results: one experiment's report (headline, charts, final table), or compared with another
+// run (what differs in their configurations, both runs' transfer curves in one chart, the
+// differences per arm), and the report's export.
 
-import { useEffect, useState } from "preact/hooks";
-import { call, inTauri, saveReport, type ReportFormat } from "../client";
+import type { ComponentChildren } from "preact";
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { FinalSuccessChart, ONE_SEED, ONE_SEED_WHY, TransferChart, type Curve, type FinalPoint } from "../charts";
+import { call, canOpenFiles, inTauri, openPath, saveReport, type ReportFormat, type SavedReport } from "../client";
 import { finished, navigate, showError, useLoad, useStore } from "../store";
-import type { ExperimentRow, ExportedFiles, FinalRow, PairedDelta, PolicyVersion, Report, RoutedDelta } from "../types";
+import type { ExperimentRow, ExportedFiles, FinalRow, PairedDelta, PolicyVersion, Report, RoutedDelta, TransferCurve } from "../types";
 import { ArmName, ci, Empty, Loading, pct, signedPts, StatusTag, when } from "../ui";
 
 const SPLIT_LABEL: Record<string, string> = { train: "training families", heldout: "held-out families" };
@@ -66,16 +69,46 @@ export function Results({ params }: { params: URLSearchParams }) {
   );
 }
 
+/** An interval from `seeds` seeds, or — from a single seed — a note that there is none. */
+function SeedCi({ seeds, children }: { seeds: number; children: ComponentChildren }) {
+  return seeds < 2 ? (
+    <span class="muted one-seed" title={ONE_SEED_WHY}>
+      {ONE_SEED}
+    </span>
+  ) : (
+    <>{children}</>
+  );
+}
+
+/** A headline's interval and what it is over; from a single seed, none. */
+function Interval({ d }: { d: PairedDelta }) {
+  const over = `${d.tasks} tasks${d.seeds ? ` × ${d.seeds} seed${d.seeds === 1 ? "" : "s"}` : ""}`;
+  return d.seeds < 2 ? (
+    <>
+      {over}:{" "}
+      <span class="one-seed" title={ONE_SEED_WHY}>
+        {ONE_SEED}
+      </span>
+    </>
+  ) : (
+    <>
+      95% CI {ci(d.ci95)} over {over}
+    </>
+  );
+}
+
 function ExportButtons({ id, other }: { id: number; other: number | null }) {
-  const [note, setNote] = useState<string | null>(null);
+  const [saved, setSaved] = useState<SavedReport | null>(null);
+  useEffect(() => setSaved(null), [id, other]);
   async function go(f: ReportFormat) {
     try {
       const n = await saveReport(id, other, f);
-      if (n) setNote(n);
+      if (n) setSaved(n);
     } catch (e) {
       showError(e);
     }
   }
+  const open = (path: string) => void openPath(path).catch(showError);
   return (
     <div class="export" aria-label="export">
       <span class="muted small">Export{other != null ? " comparison" : ""}:</span>
@@ -95,7 +128,21 @@ function ExportButtons({ id, other }: { id: number; other: number | null }) {
           </button>
         ))
       )}
-      {note && <span class="muted small">{note}</span>}
+      {saved && (
+        <span class="muted small export-note" title={saved.note}>
+          {saved.note}
+        </span>
+      )}
+      {saved && canOpenFiles && saved.file && (
+        <button id="open-report" onClick={() => open(saved.file!)} title={saved.file}>
+          Open file
+        </button>
+      )}
+      {saved && canOpenFiles && saved.dir && (
+        <button id="show-report-folder" onClick={() => open(saved.dir!)} title={saved.dir}>
+          Show in folder
+        </button>
+      )}
     </div>
   );
 }
@@ -123,7 +170,7 @@ function ReportView({ r }: { r: Report }) {
                 <div>{r.pooled.sentence}</div>
                 <div class="muted small">
                   all suites, {SPLIT_LABEL[r.pooled.split] ?? r.pooled.split}: {r.pooled.delta.arm} {pct(r.pooled.arm_success)} vs {r.pooled.delta.baseline}{" "}
-                  {pct(r.pooled.baseline_success)}, 95% CI {ci(r.pooled.delta.ci95)} over {r.pooled.delta.tasks} tasks
+                  {pct(r.pooled.baseline_success)}, <Interval d={r.pooled.delta} />
                 </div>
               </div>
             </div>
@@ -134,20 +181,20 @@ function ReportView({ r }: { r: Report }) {
               <div>
                 <div>{h.sentence}</div>
                 <div class="muted small">
-                  {h.suite}, {SPLIT_LABEL[h.split] ?? h.split}, iteration {h.iteration}: {h.delta.arm} {pct(h.arm_success)} vs {h.delta.baseline} {pct(h.baseline_success)}, 95% CI{" "}
-                  {ci(h.delta.ci95)} over {h.delta.tasks} tasks × {h.delta.seeds} seeds
+                  {h.suite}, {SPLIT_LABEL[h.split] ?? h.split}, iteration {h.iteration}: {h.delta.arm} {pct(h.arm_success)} vs {h.delta.baseline} {pct(h.baseline_success)},{" "}
+                  <Interval d={h.delta} />
                 </div>
               </div>
             </div>
           ))}
         </div>
       )}
-      {hasCmp && <ComparisonTable r={r} />}
+      {hasCmp && <Comparison r={r} />}
       <h3>Final table</h3>
       <FinalTable rows={r.final_table.rows} baseline={r.final_table.baseline} />
       {(r.final_table.routed_vs ?? []).length > 0 && <RoutedVs rows={r.final_table.routed_vs!} />}
       <h3>Charts</h3>
-      <Charts charts={r.charts} />
+      <Charts r={r} />
       <TrainingData id={r.run.id} />
       {r.notes.length > 0 && (
         <>
@@ -243,40 +290,80 @@ function TrainingData({ id }: { id: number }) {
   );
 }
 
-/** The report's charts, two to a row; any one can be widened to the full row. */
-function Charts({ charts }: { charts: Report["charts"] }) {
+/** A report's transfer curves as the chart component takes them. */
+function curvesOf(t: TransferCurve[]): Curve[] {
+  return t.map((c) => ({ suite: c.suite, arm: c.arm, split: c.split, points: c.points.map((p) => ({ iteration: p.iteration, mean: p.mean, ci95: p.ci95, seeds: p.seeds })) }));
+}
+
+function lastIteration(t: TransferCurve[]): number {
+  return Math.max(0, ...t.flatMap((c) => c.points.map((p) => p.iteration)));
+}
+
+/** The charts drawn in the page, then the report's other charts (SVGs), each one full width or
+ * two to a row; a filter finds a chart by its title. */
+function Charts({ r }: { r: Report }) {
   const [wide, setWide] = useState<Set<string>>(new Set());
-  if (!charts.length) return <p class="muted">No charts yet.</p>;
+  const [filter, setFilter] = useState("");
+  const curves = useMemo(() => curvesOf(r.transfer), [r]);
+  const finals: FinalPoint[] = useMemo(
+    () => r.final_table.rows.map((x) => ({ suite: x.suite, arm: x.arm, split: x.split, iteration: x.iteration, success: x.success, ci95: x.ci95, seeds: x.seeds.length, tasks: x.tasks })),
+    [r],
+  );
+  // the transfer curves and the final success are drawn in the page; the rest as the report's SVGs
+  const drawn: { id: string; title: string }[] = [
+    { id: "transfer", title: "Transfer: success under the base harness during training" },
+    { id: "final-table", title: "Final success under the base harness" },
+  ];
+  const svgs = r.charts.filter((c) => !drawn.some((d) => d.id === c.id));
+  const q = filter.trim().toLowerCase();
+  const shown = (title: string) => !q || title.toLowerCase().includes(q);
+  const index = [...drawn, ...svgs.map((c) => ({ id: c.id, title: c.title }))];
   return (
     <>
-      <nav class="chart-index small">
-        {charts.map((c) => (
-          <a key={c.id} href={`#chart-${c.id}`} onClick={(e) => (e.preventDefault(), document.getElementById(`chart-${c.id}`)?.scrollIntoView({ block: "start" }))}>
-            {c.title}
-          </a>
-        ))}
-      </nav>
-      <div class="charts">
-        {charts.map((c) => (
-          <figure key={c.id} id={`chart-${c.id}`} class={`chart ${wide.has(c.id) ? "wide" : ""}`} data-chart={c.id}>
-            <button
-              class="link widen"
-              title={wide.has(c.id) ? "back to half width" : "full width"}
-              onClick={() =>
-                setWide((w) => {
-                  const n = new Set(w);
-                  if (n.has(c.id)) n.delete(c.id);
-                  else n.add(c.id);
-                  return n;
-                })
-              }
-            >
-              {wide.has(c.id) ? "⤡" : "⤢"}
-            </button>
-            <div class="svg" role="img" aria-label={c.title} dangerouslySetInnerHTML={{ __html: c.svg ?? "" }} />
-          </figure>
-        ))}
+      <div class="chart-tools">
+        <input type="search" class="chart-filter" data-search placeholder="filter charts (/)" value={filter} onInput={(e) => setFilter((e.target as HTMLInputElement).value)} aria-label="filter charts by title" />
+        <nav class="chart-index small">
+          {index.filter((c) => shown(c.title)).map((c) => (
+            <a key={c.id} href={`#chart-${c.id}`} onClick={(e) => (e.preventDefault(), document.getElementById(`chart-${c.id}`)?.scrollIntoView({ block: "start" }))}>
+              {c.title}
+            </a>
+          ))}
+        </nav>
       </div>
+      {shown(drawn[0].title) && (
+        <div id="chart-transfer" class="chart live wide">
+          {r.transfer.length ? <TransferChart curves={curves} iterations={lastIteration(r.transfer)} /> : <p class="muted">No evaluation yet.</p>}
+        </div>
+      )}
+      {shown(drawn[1].title) && (
+        <div id="chart-final-table" class="chart live wide">
+          {finals.length ? <FinalSuccessChart rows={finals} /> : <p class="muted">No evaluation yet.</p>}
+        </div>
+      )}
+      <div class="charts">
+        {svgs
+          .filter((c) => shown(c.title))
+          .map((c) => (
+            <figure key={c.id} id={`chart-${c.id}`} class={`chart ${wide.has(c.id) ? "wide" : ""}`} data-chart={c.id}>
+              <button
+                class="link widen"
+                title={wide.has(c.id) ? "back to half width" : "full width"}
+                onClick={() =>
+                  setWide((w) => {
+                    const n = new Set(w);
+                    if (n.has(c.id)) n.delete(c.id);
+                    else n.add(c.id);
+                    return n;
+                  })
+                }
+              >
+                {wide.has(c.id) ? "⤡" : "⤢"}
+              </button>
+              <div class="svg" role="img" aria-label={c.title} dangerouslySetInnerHTML={{ __html: c.svg ?? "" }} />
+            </figure>
+          ))}
+      </div>
+      {q && !index.some((c) => shown(c.title)) && <p class="muted">No chart title contains “{filter}”.</p>}
     </>
   );
 }
@@ -313,7 +400,9 @@ function FinalTable({ rows, baseline }: { rows: FinalRow[]; baseline: string }) 
             <td class="num">
               <b>{pct(r.success)}</b>
             </td>
-            <td class="muted">{ci(r.ci95)}</td>
+            <td class="muted">
+              <SeedCi seeds={r.seeds.length}>{ci(r.ci95)}</SeedCi>
+            </td>
             <DeltaCells delta={r.delta} />
           </tr>
         ))}
@@ -325,11 +414,11 @@ function FinalTable({ rows, baseline }: { rows: FinalRow[]; baseline: string }) 
 /** A paired difference and its interval as two cells, green or red when the interval excludes
  * zero; empty cells where there is none. */
 function DeltaCells({ delta }: { delta: PairedDelta | null }) {
-  const sign = delta ? (delta.ci95[0] > 0 ? "pos" : delta.ci95[1] < 0 ? "neg" : "") : "";
+  const sign = delta && delta.seeds > 1 ? (delta.ci95[0] > 0 ? "pos" : delta.ci95[1] < 0 ? "neg" : "") : "";
   return (
     <>
       <td class={`num ${sign}`}>{delta ? signedPts(delta.mean) : ""}</td>
-      <td class="muted">{delta ? ci(delta.ci95) : ""}</td>
+      <td class="muted">{delta ? <SeedCi seeds={delta.seeds}>{ci(delta.ci95)}</SeedCi> : ""}</td>
     </>
   );
 }
@@ -370,18 +459,52 @@ function RoutedVs({ rows }: { rows: RoutedDelta[] }) {
   );
 }
 
-function ComparisonTable({ r }: { r: Report }) {
+/** The comparison with another run: what differs in the configurations, both runs' transfer
+ * curves in one chart, and per arm and split this run minus the other. */
+function Comparison({ r }: { r: Report }) {
   const c = r.comparison!;
+  const thisLabel = `#${r.run.id} ${r.run.name}`;
+  const otherLabel = `#${c.other_run.id} ${c.other_run.name}`;
+  const mine = useMemo(() => curvesOf(r.transfer), [r]);
+  const theirs = useMemo(() => curvesOf(c.other_transfer), [r]);
+  const diffs = c.differences;
   return (
-    <div class="comparison">
+    <section class="comparison">
       <h3>
         Compared with #{c.other_run.id} {c.other_run.name} <StatusTag status={c.other_run.status} />
       </h3>
+      <div class={`differences ${diffs.length ? "" : "same"}`} data-differences={diffs.length}>
+        {diffs.length === 0 ? (
+          <>Same configuration except the name.</>
+        ) : (
+          <>
+            <b>Differs</b> (#{r.run.id} vs #{c.other_run.id}):{" "}
+            {diffs.map((d, i) => (
+              <span key={d.key} class="difference" data-key={d.key}>
+                {i > 0 && "; "}
+                {d.label} <b>{d.this}</b> vs <b>{d.other}</b>
+              </span>
+            ))}
+          </>
+        )}
+      </div>
       {c.other_headline.map((h, i) => (
         <div key={i} class="muted small">
           #{c.other_run.id}: {h.sentence}
         </div>
       ))}
+      <TransferChart chart="transfer-compare" curves={mine} label={thisLabel} compare={{ curves: theirs, label: otherLabel }} iterations={Math.max(lastIteration(r.transfer), lastIteration(c.other_transfer))} />
+      <dl class="terms small">
+        <dt>difference</dt>
+        <dd>
+          #{r.run.id}'s success minus #{c.other_run.id}'s, each the mean over its own tasks and seeds: not paired.
+        </dd>
+        <dt>paired Δ</dt>
+        <dd>
+          the same subtraction task by task over the tasks both runs evaluated (each task's success averaged over its seeds), with a paired bootstrap interval over those tasks; it needs two or more seeds in each run.
+          The headline's Δ is another pairing: harness-s minus policy-only within one run, on the same tasks and seeds.
+        </dd>
+      </dl>
       <table class="table compare-table">
         <thead>
           <tr>
@@ -390,34 +513,52 @@ function ComparisonTable({ r }: { r: Report }) {
             <th>split</th>
             <th class="num">#{r.run.id}</th>
             <th class="num">#{c.other_run.id}</th>
-            <th class="num">difference</th>
-            <th class="num">paired Δ</th>
+            <th class="num" title="this run's mean minus the other's, not paired">
+              difference
+            </th>
+            <th class="num" title="this run minus the other over the tasks both evaluated">
+              paired Δ
+            </th>
             <th>paired 95% CI</th>
             <th class="num">shared tasks</th>
           </tr>
         </thead>
         <tbody>
-          {c.rows.map((x, i) => (
-            <tr key={i}>
-              <td>{x.suite}</td>
-              <td>
-                <ArmName arm={x.arm} />
-              </td>
-              <td>{SPLIT_LABEL[x.split] ?? x.split}</td>
-              <td class="num">
-                {pct(x.this)} <small class="muted">{ci(x.this_ci95)}</small>
-              </td>
-              <td class="num">
-                {pct(x.other)} <small class="muted">{ci(x.other_ci95)}</small>
-              </td>
-              <td class="num">{signedPts(x.difference)}</td>
-              <td class={`num ${x.paired ? (x.paired.ci95[0] > 0 ? "pos" : x.paired.ci95[1] < 0 ? "neg" : "") : ""}`}>{x.paired ? signedPts(x.paired.mean) : "–"}</td>
-              <td class="muted">{x.paired ? ci(x.paired.ci95) : ""}</td>
-              <td class="num">{x.paired?.tasks ?? ""}</td>
-            </tr>
-          ))}
+          {c.rows.map((x, i) => {
+            const seeds = x.paired ? Math.min(x.this_seeds, x.other_seeds) : 0;
+            const sign = x.paired && seeds > 1 ? (x.paired.ci95[0] > 0 ? "pos" : x.paired.ci95[1] < 0 ? "neg" : "") : "";
+            return (
+              <tr key={i}>
+                <td>{x.suite}</td>
+                <td>
+                  <ArmName arm={x.arm} />
+                </td>
+                <td>{SPLIT_LABEL[x.split] ?? x.split}</td>
+                <td class="num">
+                  {pct(x.this)}{" "}
+                  <small class="muted">
+                    <SeedCi seeds={x.this_seeds}>
+                      {ci(x.this_ci95)} · {x.this_seeds} seeds
+                    </SeedCi>
+                  </small>
+                </td>
+                <td class="num">
+                  {pct(x.other)}{" "}
+                  <small class="muted">
+                    <SeedCi seeds={x.other_seeds}>
+                      {ci(x.other_ci95)} · {x.other_seeds} seeds
+                    </SeedCi>
+                  </small>
+                </td>
+                <td class="num">{signedPts(x.difference)}</td>
+                <td class={`num ${sign}`}>{x.paired ? signedPts(x.paired.mean) : "–"}</td>
+                <td class="muted">{x.paired ? <SeedCi seeds={seeds}>{ci(x.paired.ci95)}</SeedCi> : ""}</td>
+                <td class="num">{x.paired?.tasks ?? ""}</td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
-    </div>
+    </section>
   );
 }

@@ -23,6 +23,14 @@ export function Suites({ params }: { params: URLSearchParams }) {
     return f ? all.filter((t) => t.id.toLowerCase().includes(f) || t.instruction.toLowerCase().includes(f) || t.family.toLowerCase().includes(f)) : all;
   }, [tasks.data, filter]);
   const selIndex = shown.findIndex((t) => t.id === taskId);
+  // Families the filter names, or that hold a task it matches (all while the filter is empty).
+  const shownFamilies = useMemo(() => {
+    const f = filter.trim().toLowerCase();
+    const fams = suites.data?.find((s) => s.name === suiteName)?.families ?? [];
+    if (!f) return fams;
+    const holding = new Set(shown.map((t) => t.family));
+    return fams.filter((x) => x.family.toLowerCase().includes(f) || holding.has(x.family) || x.family === family);
+  }, [suites.data, suiteName, shown, filter, family]);
 
   const detail = useLoad(() => (taskId && suiteName ? call<TaskDetail>("task", { suite: suiteName, id: taskId, dataset: dataset || undefined }) : Promise.resolve(null)), [suiteName, taskId, dataset]);
 
@@ -75,7 +83,7 @@ export function Suites({ params }: { params: URLSearchParams }) {
                   all <small>{suite.tasks}</small>
                 </button>
               </li>
-              {suite.families.map((f) => (
+              {shownFamilies.map((f) => (
                 <li key={f.family}>
                   <button class={family === f.family ? "facet active" : "facet"} onClick={() => go({ family: f.family, task: "" })}>
                     {f.family} <small>{f.tasks}</small>
@@ -93,7 +101,7 @@ export function Suites({ params }: { params: URLSearchParams }) {
             />
           </aside>
           <section class="pane list-pane">
-            <input data-search class="search" placeholder="Filter tasks  ( / )" value={filter} onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
+            <input data-search class="search" name="task-filter" placeholder="Filter tasks and families  ( / )" value={filter} onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
             <div class="muted small count">
               {shown.length} task{shown.length === 1 ? "" : "s"}
               {family && ` in ${family}`}

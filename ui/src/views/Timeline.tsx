@@ -2,11 +2,12 @@
 // observation, tokens and time, with every harness intervention marked by the hook that fired.
 // Steps are rendered in batches as they scroll into view, so a 500-step episode opens at once.
 
-import { Fragment } from "preact";
+import { Fragment, type ComponentChildren } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { callText, Contexts, fromHook, originLabel } from "../trajectory";
+import { callText, Contexts, firstDivergence, fromHook, originLabel } from "../trajectory";
 import type { AssistantTurn, Intervention, Message, StoredEpisode, StoredStep, TrainExample } from "../types";
 import { ms } from "../ui";
+import "./review.css";
 
 const BATCH = 30;
 
@@ -137,16 +138,30 @@ export function ContextMessages({ messages, added, tools }: { messages: Message[
   );
 }
 
-function StepView(props: { s: StoredStep; i: number; ctx: Contexts; current: boolean; open: boolean; onToggle: () => void; onSelect: () => void }) {
-  const { s, i, ctx, current, open } = props;
+/** Where a step stands against the other side of a rescue: the first step whose action differs,
+ * or a step after it. */
+type Divergence = "first" | "after";
+
+function StepView(props: { s: StoredStep; i: number; ctx: Contexts; current: boolean; open: boolean; onToggle: () => void; onSelect: () => void; diverge?: Divergence }) {
+  const { s, i, ctx, current, open, diverge } = props;
   const ivs = s.interventions ?? [];
   // Tool calls the environment ran as proposed are shown once, as the action.
   const asProposed = (c: StoredStep["calls"][number]) => c.executed !== null && JSON.stringify(c.executed) === JSON.stringify(c.proposed);
   const shownCalls = s.output.tool_calls.filter((tc) => !s.calls.some((c) => asProposed(c) && c.proposed.id === tc.id));
   return (
-    <article class={`step ${current ? "current" : ""} ${ivs.length ? "has-iv" : ""}`} data-step={i} onClick={props.onSelect}>
+    <article
+      class={`step ${current ? "current" : ""} ${ivs.length ? "has-iv" : ""} ${diverge === "first" ? "diverge-first" : diverge === "after" ? "diverged" : ""}`}
+      data-step={i}
+      data-diverge={diverge}
+      onClick={props.onSelect}
+    >
       <header class="step-head">
         <b>step {s.index}</b>
+        {diverge === "first" && (
+          <span class="tag diverge" title="the first step where base and sibling took different actions">
+            ⟂ actions diverge here
+          </span>
+        )}
         {ivs.map((iv, k) => (
           <span key={k} class="tag hook" title={`${iv.kind} · ${iv.effect}`}>
             ⚑ {iv.hook}
@@ -253,6 +268,15 @@ export function Timeline({ ep, current = -1, onCurrent, compact }: { ep: StoredE
           {ep.steps.length - shown} more steps…
         </div>
       )}
+      <EpisodeEnd ep={ep} />
+    </div>
+  );
+}
+
+/** How an episode ended: its score with the scorer's details, or its infrastructure error. */
+function EpisodeEnd({ ep }: { ep: StoredEpisode }) {
+  return (
+    <>
       {ep.score && (
         <div class={`final-score ${ep.score.success ? "ok" : "fail"}`}>
           {ep.score.success ? "✓ success" : "✗ failure"} · reward {ep.score.reward.toFixed(2)}
@@ -261,8 +285,139 @@ export function Timeline({ ep, current = -1, onCurrent, compact }: { ep: StoredE
         </div>
       )}
       {ep.infra_error && <div class="error-text">infrastructure error: {ep.infra_error}</div>}
+    </>
+  );
+}
+
+/** One side of an aligned pair: its column's key, heading and episode (null while it loads). */
+export interface Side {
+  col: string;
+  head: ComponentChildren;
+  ep: StoredEpisode | null;
+  /** Shown when there is no episode and none is coming. */
+  none?: ComponentChildren;
+}
+
+/**
+ * Two episodes side by side, aligned by step: row i holds step i of each (or a gap where one
+ * ended), so both read down together in one scroll. The first step whose actions differ is
+ * marked on both sides, and the steps after it as diverged. Rows are rendered in batches as
+ * they scroll into view, so two 500-step episodes open at once.
+ */
+export function AlignedTimelines({ left, right, loading }: { left: Side; right: Side; loading: ComponentChildren }) {
+  const rows = Math.max(left.ep?.steps.length ?? 0, right.ep?.steps.length ?? 0);
+  const diverge = useMemo(() => (left.ep && right.ep ? firstDivergence(left.ep.steps, right.ep.steps) : -1), [left.ep, right.ep]);
+  const [shown, setShown] = useState(BATCH);
+  const [open, setOpen] = useState<Set<string>>(new Set());
+  const box = useRef<HTMLDivElement>(null);
+  const sentinel = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    setShown(BATCH);
+    setOpen(new Set());
+  }, [left.ep, right.ep]);
+  useEffect(() => {
+    const el = sentinel.current;
+    if (!el) return;
+    const io = new IntersectionObserver(
+      (es) => {
+        if (es.some((e) => e.isIntersecting)) setShown((n) => Math.min(rows, n + BATCH));
+      },
+      { root: box.current, rootMargin: "400px" },
+    );
+    io.observe(el);
+    return () => io.disconnect();
+  }, [rows, shown]);
+  const jump = (i: number) => {
+    if (i >= shown) setShown(Math.min(rows, i + BATCH));
+    requestAnimationFrame(() => box.current?.querySelector(`[data-row="${i}"]`)?.scrollIntoView({ block: "start" }));
+  };
+  const both = left.ep && right.ep;
+  const upTo = Math.min(shown, rows);
+  return (
+    <div class="aligned-pair">
+      {both && (
+        <div class={`divergence-note ${diverge >= 0 ? "" : "same"}`} id="divergence-note">
+          {diverge < 0 ? (
+            <>Base and sibling take the same action at every step.</>
+          ) : (
+            <>
+              {diverge > 0 ? <>Same actions for steps 0–{diverge - 1}</> : <>Different actions from the start</>}; they diverge at{" "}
+              <button class="link" onClick={() => jump(diverge)} id="jump-divergence">
+                step {diverge}
+              </button>
+              <span class="muted small"> (marked, with every row after it)</span>
+            </>
+          )}
+        </div>
+      )}
+      <div class="aligned" ref={box}>
+        {[left, right].map((side, c) => (
+          <div class="col" data-col={side.col} key={side.col}>
+            <h3 style={{ gridColumn: c + 1, gridRow: 1 }}>{side.head}</h3>
+            {!side.ep && (
+              <div class={`aligned-cell c${c}`} style={{ gridColumn: c + 1, gridRow: 2 }}>
+                {side.none ?? loading}
+              </div>
+            )}
+            {side.ep && side.ep.steps.length === 0 && (
+              <div class={`aligned-cell c${c} muted`} style={{ gridColumn: c + 1, gridRow: 2 }}>
+                No steps.
+              </div>
+            )}
+            {side.ep && <AlignedSide ep={side.ep} col={c} upTo={upTo} diverge={both ? diverge : -1} open={open} setOpen={setOpen} />}
+            {side.ep && upTo >= rows && (
+              <div class={`aligned-cell c${c}`} style={{ gridColumn: c + 1, gridRow: rows + 2 }}>
+                <EpisodeEnd ep={side.ep} />
+              </div>
+            )}
+          </div>
+        ))}
+        {upTo < rows && (
+          <div ref={sentinel} class="more-steps muted" style={{ gridColumn: "1 / span 2", gridRow: upTo + 2 }}>
+            {rows - upTo} more steps…
+          </div>
+        )}
+      </div>
     </div>
   );
+}
+
+function AlignedSide(props: { ep: StoredEpisode; col: number; upTo: number; diverge: number; open: Set<string>; setOpen: (f: (o: Set<string>) => Set<string>) => void }) {
+  const { ep, col, upTo, diverge, open, setOpen } = props;
+  const ctx = useMemo(() => new Contexts(ep.steps), [ep]);
+  const cells: ComponentChildren[] = [];
+  for (let i = 0; i < upTo; i++) {
+    const mark: Divergence | undefined = diverge < 0 || i < diverge ? undefined : i === diverge ? "first" : "after";
+    const key = `${col}:${i}`;
+    cells.push(
+      <div key={i} class={`aligned-cell c${col} ${mark ? `row-${mark}` : ""}`} data-row={i} style={{ gridColumn: col + 1, gridRow: i + 2 }}>
+        {i < ep.steps.length ? (
+          <StepView
+            s={ep.steps[i]}
+            i={i}
+            ctx={ctx}
+            current={false}
+            open={open.has(key)}
+            diverge={mark}
+            onToggle={() =>
+              setOpen((o) => {
+                const n = new Set(o);
+                if (n.has(key)) n.delete(key);
+                else n.add(key);
+                return n;
+              })
+            }
+            onSelect={() => {}}
+          />
+        ) : (
+          <div class={`step step-missing ${mark === "first" ? "diverge-first" : mark ? "diverged" : ""}`} data-diverge={mark}>
+            no step {i}: this episode ended after {ep.steps.length} step{ep.steps.length === 1 ? "" : "s"}
+          </div>
+        )}
+      </div>,
+    );
+  }
+  return <>{cells}</>;
 }
 
 /** The attempt's change to the repository (suites whose scorer reports a `diff`, e.g. SWE-Gym),

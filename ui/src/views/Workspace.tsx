@@ -4,7 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { call } from "../client";
 import { finished, navigate, runBar, runs, showError, useLoad, useStore } from "../store";
 import type { ExperimentRow, Suite, Workspace as WorkspaceInfo } from "../types";
-import { ci, duration, Loading, names, pct, Progress, signedPts, StatusTag, when } from "../ui";
+import { ci, DeleteRunButton, duration, Loading, names, pct, Progress, signedPts, StatusTag, when } from "../ui";
 
 /** The run's headline difference, from the same analysis as its results page: pooled over
  * suites for a run of several, else the one suite's; at the last evaluation every arm reached. */
@@ -30,6 +30,7 @@ export function Workspace() {
   const [demoRun, setDemoRun] = useState<number | null>(null);
   const exps = useLoad(() => call<ExperimentRow[]>("experiments"), [done, demoRun]);
   const [starting, setStarting] = useState(false);
+  const [filter, setFilter] = useState("");
   const all = useStore(runs);
 
   // A demo started here (or still running from before) is followed until it lands on its results.
@@ -69,6 +70,11 @@ export function Workspace() {
       : exps.data?.find((e) => e.name === "demo" && e.status === "finished");
   const running = progress && progress.status === "running";
   const demoRow = demoId != null ? exps.data?.find((e) => e.id === demoId) : undefined;
+  // the newest eight, or every run the filter matches (id, name, status, suite)
+  const f = filter.trim().toLowerCase();
+  const shown = f
+    ? (exps.data ?? []).filter((e) => String(e.id) === f.replace(/^#/, "") || [e.name, e.status, ...names(e.suites)].some((x) => x.toLowerCase().includes(f)))
+    : (exps.data ?? []).slice(0, 8);
   const startedAt = demoRow ? Date.parse(demoRow.created_at) : NaN;
 
   return (
@@ -146,9 +152,18 @@ export function Workspace() {
       </section>
 
       <section>
-        <h2>Recent experiments</h2>
+        <div class="runs-head">
+          <h2>Recent experiments</h2>
+          <input data-search class="search" name="run-filter" placeholder="Filter runs  ( / )" value={filter} onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
+          {shown.length < (exps.data?.length ?? 0) && (
+            <span class="muted small">
+              {shown.length} of {exps.data?.length} shown{filter ? "" : " · all under Experiments (4)"}
+            </span>
+          )}
+        </div>
         {exps.data && exps.data.length === 0 && <p class="muted">No experiments yet: run the demo, or build one under Experiments (4).</p>}
-        {exps.data && exps.data.length > 0 && (
+        {exps.data && exps.data.length > 0 && shown.length === 0 && <p class="muted small">No run matches “{filter}”.</p>}
+        {shown.length > 0 && (
           <table class="table">
             <thead>
               <tr>
@@ -162,7 +177,7 @@ export function Workspace() {
               </tr>
             </thead>
             <tbody>
-              {exps.data.slice(0, 8).map((e) => (
+              {shown.map((e) => (
                 <tr key={e.id} data-run={e.id}>
                   <td class="num">{e.id}</td>
                   <td>{e.name}</td>
@@ -175,7 +190,8 @@ export function Workspace() {
                     <HeadlineDelta e={e} />
                   </td>
                   <td class="actions">
-                    <a href={`#/results?id=${e.id}`}>results</a> <a href={`#/inspector?run=${e.id}`}>trajectories</a>
+                    <a href={`#/results?id=${e.id}`}>results</a> <a href={`#/inspector?run=${e.id}`}>trajectories</a>{" "}
+                    <DeleteRunButton run={e} onDeleted={() => (exps.reload(), ws.reload())} />
                   </td>
                 </tr>
               ))}
