@@ -28,7 +28,7 @@ use harness_s::events::{Event, EventSink};
 use harness_s::harness::HarnessLibrary;
 use harness_s::policy::openai::{OpenAiConfig, OpenAiPolicy};
 use harness_s::policy::Policy;
-use harness_s::store::BlockingStore;
+use harness_s::store::{BlockingStore, RunStatus};
 use harness_s::suite::{self, Suite};
 use harness_s::task::Task;
 
@@ -165,6 +165,31 @@ enum Command {
         #[arg(long)]
         ui: Option<PathBuf>,
     },
+    /// Run the episodes of distributed experiments: claim episode jobs of any running
+    /// experiment from a Postgres store, run them (suite environments, sandbox, policy
+    /// endpoints) and write the episodes back. Stops on SIGTERM or Ctrl-C after the episodes in
+    /// hand.
+    Worker {
+        /// The run store: a postgres:// URL the coordinator (`experiment run --distributed`) uses too.
+        #[arg(long, env = "HARNESS_S_DB")]
+        db: String,
+        /// Episodes at once (default: the number of CPUs).
+        #[arg(long)]
+        slots: Option<usize>,
+        /// The worker's name in `experiment status` (default: <host>-<pid>).
+        #[arg(long)]
+        name: Option<String>,
+        /// Seconds a claimed job stays this worker's without a heartbeat; a killed worker's jobs
+        /// are claimed again after it.
+        #[arg(long, default_value_t = 30)]
+        lease_s: u64,
+        /// Exit (status 0) after this many seconds with nothing to claim, for batch schedulers.
+        #[arg(long)]
+        exit_after_idle: Option<u64>,
+        /// Print what the worker did as one JSON object when it stops.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -220,6 +245,17 @@ enum ExperimentCommand {
         #[arg(long, env = "HARNESS_S_DB", default_value = "harness-s.db")]
         db: String,
         /// Print one JSON object with the results last.
+        #[arg(long)]
+        json: bool,
+        /// Coordinate only: queue the episodes in the store (Postgres) for `harness-s worker`
+        /// processes to run. The numbers are those of a run in one process.
+        #[arg(long)]
+        distributed: bool,
+    },
+    /// Running experiments, their queued episodes, and the workers of distributed runs.
+    Status {
+        #[arg(long, env = "HARNESS_S_DB", default_value = "harness-s.db")]
+        db: String,
         #[arg(long)]
         json: bool,
     },
@@ -326,7 +362,11 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::VerifyDataset { suite, file, json } => cmd_verify(&suite, file.as_deref(), json),
         Command::Eval(args) => cmd_eval(args),
         Command::Coverage { suite, file, family, max_paths, json } => cmd_coverage(&suite, file.as_deref(), family.as_deref(), max_paths, json),
-        Command::Experiment { command: ExperimentCommand::Run { config, db, json } } => cmd_experiment_run(&config, &db, json),
+        Command::Experiment { command: ExperimentCommand::Run { config, db, json, distributed } } => {
+            cmd_experiment_run(&config, &db, json, distributed)
+        }
+        Command::Experiment { command: ExperimentCommand::Status { db, json } } => cmd_experiment_status(&db, json),
+        Command::Worker { db, slots, name, lease_s, exit_after_idle, json } => cmd_worker(&db, slots, name, lease_s, exit_after_idle, json),
         Command::Report { experiment, db, compare, out } => cmd_report(&experiment, &db, compare.as_deref(), &out),
         Command::Export { run, format, out, arm, seed, split, source, db } => {
             cmd_export(&run, &format, out, arm, seed, split, source.as_deref(), &db)
@@ -672,12 +712,13 @@ fn cancel_on_ctrl_c() -> Arc<AtomicBool> {
     CANCEL.get_or_init(|| Arc::new(AtomicBool::new(false))).clone()
 }
 
-fn cmd_experiment_run(config: &std::path::Path, db: &str, json: bool) -> Result<()> {
+fn cmd_experiment_run(config: &std::path::Path, db: &str, json: bool, distributed: bool) -> Result<()> {
     let cfg = harness_s::experiment::ExperimentConfig::load(config)?;
     let store = BlockingStore::open(db).with_context(|| format!("opening the store {db}"))?;
     let cancel = cancel_on_ctrl_c();
     let sink = ProgressPrinter { quiet: false };
-    let out = harness_s::experiment::run_experiment(&cfg, &store, &sink, &cancel)?;
+    let execution = if distributed { harness_s::experiment::Execution::Distributed } else { harness_s::experiment::Execution::Local };
+    let out = harness_s::experiment::run_experiment_with(&cfg, &store, &sink, &cancel, execution)?;
     eprintln!();
     if !out.finished {
         eprintln!("experiment run {} stopped before the end; run the same command to resume", out.run_id);
@@ -704,6 +745,71 @@ fn cmd_experiment_run(config: &std::path::Path, db: &str, json: bool) -> Result<
             "finished": out.finished,
         });
         out!("{}", serde_json::to_string(&v)?);
+    }
+    Ok(())
+}
+
+fn cmd_worker(db: &str, slots: Option<usize>, name: Option<String>, lease_s: u64, exit_after_idle: Option<u64>, json: bool) -> Result<()> {
+    use harness_s::experiment::distributed::{hostname, run_worker, WorkerOptions};
+    let store = BlockingStore::open(db).with_context(|| format!("opening the store {db}"))?;
+    let opts = WorkerOptions {
+        name: name.unwrap_or_else(|| format!("{}-{}", hostname(), std::process::id())),
+        slots: slots.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1),
+        lease: std::time::Duration::from_secs(lease_s.max(1)),
+        exit_after_idle: exit_after_idle.map(std::time::Duration::from_secs),
+    };
+    let stop = cancel_on_ctrl_c();
+    eprintln!("worker {} ({} slots) on {}", opts.name, opts.slots, store.location());
+    let report = run_worker(&store, &opts, &stop)?;
+    eprintln!(
+        "worker {}: {} episodes done, {} failed, {} results refused (lease passed)",
+        report.name, report.jobs_done, report.jobs_failed, report.results_refused
+    );
+    if json {
+        out!("{}", serde_json::to_string(&report)?);
+    }
+    Ok(())
+}
+
+fn cmd_experiment_status(db: &str, json: bool) -> Result<()> {
+    let store = open_existing_store(db)?;
+    let postgres = store.store().backend() == harness_s::store::BackendKind::Postgres;
+    let mut runs = Vec::new();
+    for r in store.runs()?.into_iter().filter(|r| r.kind == "experiment" && r.status == RunStatus::Running) {
+        let episodes = store.count_episodes(&harness_s::store::EpisodeFilter::run(r.id))?;
+        let queue = if postgres { Some(store.queue_counts(r.id)?) } else { None };
+        runs.push(serde_json::json!({"id": r.id, "name": r.name, "created_at": r.created_at, "episodes": episodes, "queue": queue}));
+    }
+    let workers = if postgres { store.workers()? } else { Vec::new() };
+    if json {
+        out!("{}", serde_json::to_string(&serde_json::json!({"runs": runs, "workers": workers}))?);
+        return Ok(());
+    }
+    if runs.is_empty() {
+        out!("no experiment is running in {}", store.location());
+    }
+    for r in &runs {
+        let q = &r["queue"];
+        let queue = if q.is_null() {
+            String::new()
+        } else {
+            format!(" · jobs queued {} running {} done {} failed {}", q["queued"], q["running"], q["done"], q["failed"])
+        };
+        out!("run {} {} · {} episodes stored{queue}", r["id"], r["name"].as_str().unwrap_or(""), r["episodes"]);
+    }
+    if postgres {
+        if workers.is_empty() {
+            out!("no workers have registered");
+        } else {
+            out!("{:<28} {:<20} {:>5} {:>9} {:>16}", "worker", "host", "slots", "jobs done", "last heartbeat");
+            for w in &workers {
+                let beat = match &w.stopped_at {
+                    Some(t) => format!("stopped {t}"),
+                    None => format!("{:.1} s ago", w.since_heartbeat_ms as f64 / 1000.0),
+                };
+                out!("{:<28} {:<20} {:>5} {:>9} {:>16}", w.name, w.host, w.slots, w.jobs_done, beat);
+            }
+        }
     }
     Ok(())
 }

@@ -365,6 +365,10 @@ impl Learner for ExternalLearner<'_> {
         self.state().version
     }
 
+    fn for_workers(&self) -> super::learner::WorkerPolicy {
+        super::learner::WorkerPolicy::Endpoint(self.served.0.read().unwrap_or_else(|p| p.into_inner()).model().to_string())
+    }
+
     fn warm_start(&self, demonstrations: &[TrainSequence], meta: &BatchMeta) -> Result<(), LearnerError> {
         if demonstrations.is_empty() {
             return Ok(());

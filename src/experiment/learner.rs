@@ -5,6 +5,7 @@
 //! ([`BuiltinLearner`]); an external trainer driving a served model is another.
 
 use super::batch::{flatten, BatchMeta, TrainSequence};
+use crate::policy::builtin::model::SparseModel;
 use crate::policy::builtin::BuiltinPolicy;
 use crate::policy::Policy;
 use crate::records::JobState;
@@ -27,6 +28,15 @@ pub enum LearnerError {
     },
 }
 
+/// What the workers of a distributed run sample from, for a learner at its current version.
+#[derive(Clone, Debug)]
+pub enum WorkerPolicy {
+    /// The built-in policy's weights.
+    Builtin(SparseModel),
+    /// A served model, by the name the endpoint of the run's `policy` section serves it under.
+    Endpoint(String),
+}
+
 /// What the training loop trains.
 pub trait Learner: Send + Sync {
     /// The policy this iteration's rollouts are sampled from.
@@ -41,6 +51,8 @@ pub trait Learner: Send + Sync {
     fn save(&self, st: &mut JobState);
     /// Take the learner's state back from a job checkpoint.
     fn load(&self, st: &JobState) -> Result<(), LearnerError>;
+    /// The current policy as a worker of a distributed run rebuilds it.
+    fn for_workers(&self) -> WorkerPolicy;
     /// Whether the reply text of a demonstration (the grammar search's decision trace) means
     /// something to this learner; others learn the calls alone.
     fn reads_decision_traces(&self) -> bool {
@@ -100,5 +112,9 @@ impl Learner for BuiltinLearner {
 
     fn reads_decision_traces(&self) -> bool {
         true
+    }
+
+    fn for_workers(&self) -> WorkerPolicy {
+        WorkerPolicy::Builtin(self.policy.snapshot())
     }
 }

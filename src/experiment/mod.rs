@@ -3,13 +3,15 @@
 
 pub mod batch;
 pub mod config;
+pub mod distributed;
 pub mod export;
 pub mod external;
 pub mod learner;
 mod progress;
 pub mod runner;
+mod setup;
 
 pub use crate::records::task_record_key;
 pub use config::{ConfigError, ExperimentConfig, RolloutEstimate};
 pub use learner::{BuiltinLearner, Learner, LearnerError};
-pub use runner::{estimate, run_experiment, ExperimentOutcome};
+pub use runner::{estimate, run_experiment, run_experiment_with, Execution, ExperimentOutcome};

@@ -23,16 +23,17 @@ use serde::{Deserialize, Serialize};
 
 use super::batch::{BatchManifest, BatchMeta, Source, StepsRef, TrainSequence};
 use super::config::{ExperimentConfig, RolloutEstimate, SuiteSize};
+use super::distributed::{Coordinator, DistributedError, EpisodeJob, PolicyRef};
 use super::external::{ExternalLearner, JobIdentity};
 use super::learner::{BuiltinLearner, Learner, LearnerError};
 use super::progress::{JobProgress, Plan, RunProgress};
+use super::setup::{endpoint_policy, harness_library, setup_suite, SuiteSetup};
 use crate::distil::{distil, DistillMode};
 use crate::episode::Episode;
 use crate::events::{Event, EventSink, ProgressUnit};
-use crate::harness::{run_episode, EpisodeRequest, HarnessLibrary, HarnessSpec};
+use crate::harness::{run_episode, EpisodeRequest, HarnessSpec};
 use crate::message::{AssistantTurn, Context, ToolSpec};
 use crate::policy::builtin::BuiltinPolicy;
-use crate::policy::openai::{OpenAiConfig, OpenAiPolicy};
 use crate::records::{job_key, profile_key, task_record_key, Arm, Phase, ProfileRecord, RouteRecord, TRAIN_SPLIT};
 pub use crate::records::{EvalPoint, JobState, RankOne, Rollouts};
 use crate::route::{failure_signature, failure_summary, BehaviorProfile, RouteQuery, Router, RoutingDecision};
@@ -40,7 +41,6 @@ use crate::seed::SplitMix;
 use crate::seed::{hash_str, shuffle};
 use crate::stats::{bootstrap_ci, mean};
 use crate::store::{BlockingStore, EpisodeContext, EpisodeFilter, NewRun, RunStatus, StoreError};
-use crate::suite::Suite;
 use crate::task::Task;
 
 /// The result of `harness-s experiment run`.
@@ -89,6 +89,8 @@ struct Shared<'a> {
     demo_locks: Vec<Mutex<()>>,
     /// The router's voters, built once (an LLM voter holds its endpoint's client).
     router: Router,
+    /// Where episodes run when the run is distributed; `None`: in the job's own thread.
+    queue: Option<Coordinator<'a>>,
 }
 
 /// A solving action sequence for one training task, from the grammar search.
@@ -96,22 +98,6 @@ struct Shared<'a> {
 pub(crate) struct Demonstration {
     pub task_id: String,
     pub steps: crate::suite::Solution,
-}
-
-struct SuiteSetup {
-    suite: Box<dyn Suite>,
-    tasks: Vec<Task>,
-    train: Vec<usize>,
-    heldout: Vec<usize>,
-    base: HarnessSpec,
-    siblings: Vec<HarnessSpec>,
-}
-
-impl SuiteSetup {
-    /// What the rollout estimate needs to know of the suite as set up.
-    fn size(&self) -> SuiteSize {
-        SuiteSize { train_tasks: self.train.len(), heldout_tasks: self.heldout.len(), siblings: self.siblings.len() }
-    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -159,6 +145,9 @@ pub enum JobError {
     Learner(LearnerError),
     #[error("{0}")]
     Setup(String),
+    /// A distributed phase failed (the store, or a job that failed on its worker).
+    #[error(transparent)]
+    Distributed(#[from] DistributedError),
 }
 
 fn encode<T: Serialize>(what: &'static str, value: &T) -> Result<serde_json::Value, JobError> {
@@ -172,69 +161,14 @@ fn mix(parts: &[u64]) -> u64 {
     crate::seed::mix(SALT, parts)
 }
 
-fn setup_suite(cfg: &ExperimentConfig, name: &str, lib: &HarnessLibrary) -> Result<SuiteSetup, ExperimentError> {
-    let suite = crate::suite::by_name(name).ok_or_else(|| ExperimentError::Setup(format!("unknown suite `{name}`")))?;
-    let tasks = match cfg.datasets.get(name) {
-        Some(path) => suite.load_file(std::path::Path::new(path)).map_err(|e| ExperimentError::Setup(e.to_string()))?,
-        None => suite.bundled_tasks().map_err(|e| ExperimentError::Setup(e.to_string()))?,
-    };
-    if tasks.is_empty() {
-        return Err(ExperimentError::Setup(format!("suite `{name}` has no tasks")));
-    }
-    // with several suites, each held-out family belongs to one of them (checked by the caller)
-    let families: std::collections::BTreeSet<&str> = tasks.iter().map(|t| t.family.as_str()).collect();
-    for h in cfg.heldout_families.iter().filter(|_| cfg.suites.len() == 1) {
-        if !families.contains(h.as_str()) {
-            return Err(ExperimentError::Setup(format!(
-                "heldout_families: suite `{name}` has no family `{h}` (families: {})",
-                families.iter().cloned().collect::<Vec<_>>().join(", ")
-            )));
-        }
-    }
-    let (heldout, train): (Vec<usize>, Vec<usize>) = (0..tasks.len()).partition(|&i| cfg.heldout_families.contains(&tasks[i].family));
-    if train.is_empty() {
-        return Err(ExperimentError::Setup("every family is held out: nothing left to train on".into()));
-    }
-    let base_name = cfg.harness.base.clone().unwrap_or_else(|| "base".into());
-    let base = lib
-        .get(name, &base_name)
-        .ok_or_else(|| ExperimentError::Setup(format!("harness.base: suite `{name}` has no harness `{base_name}`")))?
-        .spec
-        .clone();
-    let siblings: Vec<HarnessSpec> = if cfg.harness.siblings.is_empty() {
-        lib.siblings(name, &base_name).into_iter().map(|e| e.spec.clone()).collect()
-    } else {
-        let mut v = Vec::new();
-        for s in &cfg.harness.siblings {
-            let e = lib.get(name, s).ok_or_else(|| ExperimentError::Setup(format!("harness.siblings: suite `{name}` has no harness `{s}`")))?;
-            v.push(e.spec.clone());
-        }
-        v
-    };
-    let needs_siblings = cfg.arms.iter().filter_map(|a| Arm::parse(a)).any(Arm::uses_siblings);
-    if siblings.is_empty() && needs_siblings {
-        return Err(ExperimentError::Setup(format!("harness.siblings: no siblings of `{base_name}` for suite `{name}`")));
-    }
-    Ok(SuiteSetup { suite, tasks, train, heldout, base, siblings })
-}
-
-/// The shipped harnesses, and those of `harness.dir` when the file names one.
-fn harness_library(cfg: &ExperimentConfig) -> Result<HarnessLibrary, ExperimentError> {
-    match &cfg.harness.dir {
-        Some(d) => HarnessLibrary::with_dir(std::path::Path::new(d)),
-        None => HarnessLibrary::builtin(),
-    }
-    .map_err(|e| ExperimentError::Setup(e.to_string()))
-}
-
 /// The experiment's rollouts and rough wall time on a machine of `cores` cores
 /// ([`ExperimentConfig::estimate`]), with each suite's split and sibling pool set up as a run
 /// sets them up (so a setup error here is the one Start would give).
 pub fn estimate(cfg: &ExperimentConfig, cores: usize) -> Result<RolloutEstimate, ExperimentError> {
-    let lib = harness_library(cfg)?;
+    let lib = harness_library(cfg).map_err(ExperimentError::Setup)?;
     let mut sizes = Vec::new();
     for s in &cfg.suites {
-        sizes.push(setup_suite(cfg, s, &lib)?.size());
+        sizes.push(setup_suite(cfg, s, &lib).map_err(ExperimentError::Setup)?.size());
     }
     Ok(cfg.estimate(&sizes, cores))
 }
@@ -247,7 +181,34 @@ pub fn run_experiment(
     sink: &dyn EventSink,
     cancel: &AtomicBool,
 ) -> Result<ExperimentOutcome, ExperimentError> {
+    run_experiment_with(cfg, store, sink, cancel, Execution::Local)
+}
+
+/// Where an experiment's episodes run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Execution {
+    /// In this process, one thread per (suite, arm, seed) job up to `workers`.
+    Local,
+    /// On `harness-s worker` processes claiming them from the (Postgres) store; this process
+    /// coordinates, every job at once.
+    Distributed,
+}
+
+/// [`run_experiment`], with its episodes run where `execution` says.
+pub fn run_experiment_with(
+    cfg: &ExperimentConfig,
+    store: &BlockingStore,
+    sink: &dyn EventSink,
+    cancel: &AtomicBool,
+    execution: Execution,
+) -> Result<ExperimentOutcome, ExperimentError> {
     let started = Instant::now();
+    if execution == Execution::Distributed && store.store().backend() != crate::store::BackendKind::Postgres {
+        return Err(ExperimentError::Setup(format!(
+            "--distributed needs a Postgres store (--db postgres://…) that the workers reach; `{}` is SQLite",
+            store.location()
+        )));
+    }
     if cfg.policy.backend != "builtin" {
         // a model's actions are untrusted code: no run without the sandbox (or the user's say-so)
         for name in &cfg.suites {
@@ -256,10 +217,10 @@ pub fn run_experiment(
             }
         }
     }
-    let lib = harness_library(cfg)?;
+    let lib = harness_library(cfg).map_err(ExperimentError::Setup)?;
     let mut suites = Vec::new();
     for s in &cfg.suites {
-        suites.push(setup_suite(cfg, s, &lib)?);
+        suites.push(setup_suite(cfg, s, &lib).map_err(ExperimentError::Setup)?);
     }
     for h in cfg.heldout_families.iter().filter(|_| suites.len() > 1) {
         if !suites.iter().any(|s| s.tasks.iter().any(|t| &t.family == h)) {
@@ -297,7 +258,12 @@ pub fn run_experiment(
     let sizes: Vec<SuiteSize> = suites.iter().map(SuiteSetup::size).collect();
     let plan = cfg.estimate(&sizes, 1);
     let stored = if resumed { store.count_episodes(&EpisodeFilter::run(run_id)).unwrap_or(0) } else { 0 };
-    let workers = if cfg.workers == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2) } else { cfg.workers };
+    let workers = match execution {
+        // the coordinator's threads mostly wait for the workers: every job at once
+        Execution::Distributed => jobs.len(),
+        Execution::Local if cfg.workers == 0 => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
+        Execution::Local => cfg.workers,
+    };
     let plan = Plan {
         done: stored,
         episodes: (plan.episodes_min, plan.episodes_max),
@@ -319,6 +285,7 @@ pub fn run_experiment(
         error: Mutex::new(None),
         demo_locks: cfg.seeds.iter().map(|_| Mutex::new(())).collect(),
         router,
+        queue: (execution == Execution::Distributed).then(|| Coordinator::new(store, run_id)),
     };
     sink.emit(Event::RunStarted { run_id, total: total_units, label: format!("experiment {}", cfg.name) });
     if resumed {
@@ -361,6 +328,9 @@ pub fn run_experiment(
     let finished = states.len() == jobs.len() && states.iter().all(|s| s.finished);
     let outcome = summarise(cfg, run_id, resumed, finished, &states, started.elapsed().as_secs_f64());
     let summary = serde_json::to_value(&outcome).unwrap_or_default();
+    if finished && execution == Execution::Distributed {
+        store.clear_queue(run_id)?;
+    }
     if finished {
         store.finish_run(run_id, RunStatus::Finished, &summary)?;
         sink.emit(Event::RunFinished { run_id, status: "finished".into() });
@@ -369,18 +339,6 @@ pub fn run_experiment(
         sink.emit(Event::RunFinished { run_id, status: "cancelled".into() });
     }
     Ok(outcome)
-}
-
-/// The endpoint an `openai` policy samples from (its model name switches with each update).
-fn endpoint_policy(p: &super::config::PolicyConfig) -> Result<OpenAiPolicy, String> {
-    let mut c = OpenAiConfig::new(p.base_url.clone().unwrap_or_default(), p.model.clone().unwrap_or_default());
-    c.api_key_env = p.api_key_env.clone();
-    c.base_urls = p.base_urls.clone();
-    c.max_tokens = p.max_tokens;
-    if let Some(t) = p.timeout_s {
-        c.timeout = std::time::Duration::from_secs(t);
-    }
-    OpenAiPolicy::new(c).map_err(|e| format!("policy: {e}"))
 }
 
 /// One (suite, arm, seed) training run.
@@ -498,11 +456,47 @@ impl Job<'_> {
             .with_split(split)
     }
 
-    /// One episode the store keeps (it counts in the live progress).
-    fn rollout(&self, task: &Task, harness: &HarnessSpec, sample: u32, seed: u64, temperature: f32) -> Episode {
-        let ep = self.trial(task, harness, sample, seed, temperature);
-        self.progress.episode();
-        ep
+    /// Run `wants`; their episodes in order, `done(i, episode)` as each finishes. `None` when
+    /// the run is cancelled part-way (only where `cancellable`). In this thread, or on the
+    /// workers of a distributed run: the same episodes either way.
+    fn rollouts(&self, wants: &[Want], cancellable: bool, mut done: impl FnMut(usize, &Episode)) -> Result<Option<Vec<Episode>>, JobError> {
+        if let Some(queue) = &self.sh.queue {
+            let key = job_key(&self.suite_name, self.arm(), self.seed_index);
+            let remote = wants
+                .iter()
+                .map(|w| EpisodeJob {
+                    job: key.clone(),
+                    policy: PolicyRef::Builtin { version: 0 },
+                    suite: self.suite_name.clone(),
+                    harness: w.harness.name.clone(),
+                    task: w.task.id.clone(),
+                    sample: w.sample,
+                    seed: w.seed,
+                    temperature: w.temperature,
+                })
+                .collect();
+            let cancel = cancellable.then_some(self.sh.cancel);
+            let mut arrived = |i: usize, ep: &Episode| {
+                if wants[i].kept {
+                    self.progress.episode();
+                }
+                done(i, ep);
+            };
+            return Ok(queue.run(&key, self.learner, remote, cancel, &mut arrived)?);
+        }
+        let mut out = Vec::with_capacity(wants.len());
+        for (i, w) in wants.iter().enumerate() {
+            if cancellable && self.sh.cancel.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            let ep = self.trial(w.task, w.harness, w.sample, w.seed, w.temperature);
+            if w.kept {
+                self.progress.episode();
+            }
+            done(i, &ep);
+            out.push(ep);
+        }
+        Ok(Some(out))
     }
 
     /// One executor rollout, stored or not (the rank-one inference's base tries are not).
@@ -657,26 +651,72 @@ impl Job<'_> {
         // the same batch for every arm of this seed
         shuffle(&mut order, mix(&[self.seed, it as u64, 0xba7c4]));
         let batch: Vec<usize> = order.into_iter().take(b.batch_tasks.min(self.su.train.len())).collect();
+        let tasks: Vec<&Task> = batch.iter().map(|&t| &self.su.tasks[t]).collect();
         let mut examples: Vec<TrainSequence> = Vec::new();
         let mut to_save: Vec<(Episode, EpisodeContext)> = Vec::new();
         let mut successes = 0usize;
         let mut tries = 0usize;
         let temp = cfg.policy.temperature;
-        for (i, &t) in batch.iter().enumerate() {
-            if self.sh.cancel.load(Ordering::Relaxed) {
-                return Ok(false);
+        // Every task's base tries at once (they depend on the policy alone), then every all-fail
+        // task's extra tries at once (they depend on the base tries), then the groups in batch
+        // order: the episodes are the ones a task-by-task loop would run, and so are the results.
+        self.progress.enter("rollouts", it, batch.len());
+        let n = b.base_tries.max(1);
+        let wants: Vec<Want> = tasks
+            .iter()
+            .flat_map(|&task| {
+                let tseed = hash_str(&task.id);
+                (0..b.base_tries as u32).map(move |k| Want::kept(task, &self.su.base, k, mix(&[self.seed, it as u64, tseed, k as u64]), temp))
+            })
+            .collect();
+        let mut any_ok = false;
+        let done_base = |i: usize, ep: &Episode| {
+            any_ok |= ep.success();
+            if (i + 1).is_multiple_of(n) {
+                self.progress.task(!any_ok);
+                any_ok = false;
+                self.progress.step((i + 1) / n);
             }
-            self.progress.enter("rollouts", it, batch.len());
-            self.progress.step(i);
-            let task = &self.su.tasks[t];
-            let tseed = hash_str(&task.id);
-            let mut group: Vec<Episode> =
-                (0..b.base_tries as u32).map(|k| self.rollout(task, &self.su.base, k, mix(&[self.seed, it as u64, tseed, k as u64]), temp)).collect();
+        };
+        let Some(base) = self.rollouts(&wants, true, done_base)? else { return Ok(false) };
+        let mut base = base.into_iter();
+        let groups: Vec<Vec<Episode>> = tasks.iter().map(|_| base.by_ref().take(b.base_tries).collect()).collect();
+        // what each all-fail task gets: extra base tries or a rescue plan, and its share of `extra`
+        let resample = (b.rescue_siblings * b.rescue_tries) as u32;
+        let mut plans: Vec<Option<RescuePlan>> = Vec::new();
+        let mut extra_wants: Vec<Want> = Vec::new();
+        let mut owner: Vec<usize> = Vec::new();
+        for (i, (&task, group)) in tasks.iter().zip(&groups).enumerate() {
+            let before = extra_wants.len();
+            let mut plan = None;
+            if !group.iter().any(|e| e.success()) {
+                let tseed = hash_str(&task.id);
+                match self.kind {
+                    Arm::PolicyOnly => {}
+                    Arm::BaseResample => extra_wants.extend((0..resample).map(|k| {
+                        Want::kept(task, &self.su.base, b.base_tries as u32 + k, mix(&[self.seed, it as u64, tseed, 0x7e5a, k as u64]), temp)
+                    })),
+                    _ => {
+                        let p = self.plan_rescue(it, task, group, st);
+                        extra_wants.extend(p.wants(self, it, task));
+                        plan = Some(p);
+                    }
+                }
+            }
+            owner.extend(std::iter::repeat_n(i, extra_wants.len() - before));
+            plans.push(plan);
+        }
+        let mut extra = Vec::new().into_iter();
+        if !extra_wants.is_empty() {
+            self.progress.enter("rescues", it, batch.len());
+            let Some(eps) = self.rollouts(&extra_wants, true, |i, _| self.progress.step(owner[i]))? else { return Ok(false) };
+            extra = eps.into_iter();
+        }
+        for (i, (&task, mut group)) in tasks.iter().zip(groups).enumerate() {
             st.rollouts.base += group.len() as u64;
             successes += group.iter().filter(|e| e.success()).count();
             tries += group.len();
             let any = group.iter().any(|e| e.success());
-            self.progress.task(!any);
             let group_id = task_record_key(&self.suite_name, self.arm(), self.seed_index, it, &task.id);
             if any {
                 grpo(&group, task, &group_id, to_save.len(), &mut examples);
@@ -686,26 +726,17 @@ impl Job<'_> {
                 continue;
             }
             st.all_fail_tasks += 1;
-            if self.kind != Arm::PolicyOnly {
-                self.progress.enter("rescues", it, batch.len());
-                self.progress.step(i);
-            }
-            let extra = (b.rescue_siblings * b.rescue_tries) as u32;
+            let mine: Vec<Episode> = extra.by_ref().take(owner.iter().filter(|&&o| o == i).count()).collect();
             match self.kind {
                 Arm::PolicyOnly => {}
                 Arm::BaseResample => {
-                    let more: Vec<Episode> = (0..extra)
-                        .map(|k| {
-                            self.rollout(task, &self.su.base, b.base_tries as u32 + k, mix(&[self.seed, it as u64, tseed, 0x7e5a, k as u64]), temp)
-                        })
-                        .collect();
-                    st.rollouts.resample += more.len() as u64;
-                    if more.iter().any(|e| e.success()) {
+                    st.rollouts.resample += mine.len() as u64;
+                    if mine.iter().any(|e| e.success()) {
                         st.rescued_tasks += 1;
                     }
                     let mut all = std::mem::take(&mut group);
                     let first_extra = all.len();
-                    all.extend(more);
+                    all.extend(mine);
                     grpo(&all, task, &group_id, to_save.len(), &mut examples);
                     for (i, e) in all.into_iter().enumerate() {
                         to_save.push((e, self.ctx(it, if i < first_extra { Phase::Train } else { Phase::Resample }, TRAIN_SPLIT)));
@@ -713,8 +744,8 @@ impl Job<'_> {
                     continue;
                 }
                 _ => {
-                    let rescued = self.rescue(it, task, &group_id, (&group, to_save.len()), st, &mut examples)?;
-                    if rescued {
+                    let plan = plans[i].take().ok_or_else(|| JobError::Setup(format!("no rescue plan for task `{}`", task.id)))?;
+                    if self.rescue(it, task, &group_id, (&group, to_save.len()), plan, mine, st, &mut examples)? {
                         st.rescued_tasks += 1;
                     }
                 }
@@ -739,20 +770,10 @@ impl Job<'_> {
         Ok(true)
     }
 
-    /// Route an all-fail task to siblings, try them, distil the successes. Returns whether any
-    /// sibling rescued the task.
-    fn rescue(
-        &self,
-        it: usize,
-        task: &Task,
-        group_id: &str,
-        // the failed base tries, and where the first of them will be in the iteration's save list
-        (failed, first): (&[Episode], usize),
-        st: &mut JobState,
-        examples: &mut Vec<TrainSequence>,
-    ) -> Result<bool, JobError> {
-        let cfg = self.sh.cfg;
-        let b = &cfg.budget;
+    /// Which siblings an all-fail task tries, and how often: the router's choice (harness-s,
+    /// keep-scaffold), k random siblings, or every sibling in turn.
+    fn plan_rescue(&self, it: usize, task: &Task, failed: &[Episode], st: &JobState) -> RescuePlan {
+        let b = &self.sh.cfg.budget;
         let tseed = hash_str(&task.id);
         let mut rng = SplitMix(mix(&[self.seed, it as u64, tseed, 0x20e7e]));
         let signature = failure_signature(&failed[0]);
@@ -760,19 +781,18 @@ impl Job<'_> {
             RouteQuery { task_id: task.id.clone(), family: task.family.clone(), signature: signature.clone(), summary: failure_summary(&failed[0]) };
         let sib_names: Vec<String> = self.su.siblings.iter().map(|s| s.name.clone()).collect();
         // (sibling, tries)
-        let mut plan: Vec<(String, usize)> = Vec::new();
+        let mut tries: Vec<(String, usize)> = Vec::new();
         let mut decision = None;
         match self.kind {
             Arm::HarnessS | Arm::KeepScaffold => {
-                let profiles: Vec<BehaviorProfile> = st.profiles.clone();
-                let d = self.sh.router.route(&query, &profiles, b.rescue_siblings, &mut rng);
-                plan = d.chosen.iter().map(|s| (s.clone(), b.rescue_tries)).collect();
+                let d = self.sh.router.route(&query, &st.profiles, b.rescue_siblings, &mut rng);
+                tries = d.chosen.iter().map(|s| (s.clone(), b.rescue_tries)).collect();
                 decision = Some(d);
             }
             Arm::RandomRescue => {
                 let mut names = sib_names.clone();
                 shuffle(&mut names, rng.next_u64());
-                plan = names.into_iter().take(b.rescue_siblings).map(|s| (s, b.rescue_tries)).collect();
+                tries = names.into_iter().take(b.rescue_siblings).map(|s| (s, b.rescue_tries)).collect();
             }
             Arm::AllSiblings => {
                 let total = b.rescue_siblings * b.rescue_tries;
@@ -781,10 +801,30 @@ impl Job<'_> {
                 for i in 0..total {
                     *counts.entry(sib_names[(start + i) % sib_names.len()].clone()).or_default() += 1;
                 }
-                plan = counts.into_iter().collect();
+                tries = counts.into_iter().collect();
             }
             _ => {}
         }
+        RescuePlan { query, tries, decision }
+    }
+
+    /// Distil the successes among an all-fail task's sibling tries (`episodes`, in the plan's
+    /// order) and record the routing decision. Returns whether any sibling rescued the task.
+    #[allow(clippy::too_many_arguments)]
+    fn rescue(
+        &self,
+        it: usize,
+        task: &Task,
+        group_id: &str,
+        // the failed base tries, and where the first of them will be in the iteration's save list
+        (failed, first): (&[Episode], usize),
+        plan: RescuePlan,
+        episodes: Vec<Episode>,
+        st: &mut JobState,
+        examples: &mut Vec<TrainSequence>,
+    ) -> Result<bool, JobError> {
+        let cfg = self.sh.cfg;
+        let RescuePlan { query, tries: plan, decision } = plan;
         let mode = if self.kind == Arm::KeepScaffold {
             DistillMode::KeepScaffold
         } else {
@@ -795,11 +835,14 @@ impl Job<'_> {
         // each successful try's distilled steps, in the context of the harness they were distilled to
         let mut rescues: Vec<(crate::suite::Solution, String, StepsRef)> = Vec::new();
         let mut k = 0u64;
+        let mut episodes = episodes.into_iter();
         for (sib, tries) in &plan {
-            let Some(spec) = self.su.siblings.iter().find(|s| &s.name == sib) else { continue };
+            if !self.su.siblings.iter().any(|s| &s.name == sib) {
+                continue;
+            }
             let mut ok = false;
             for _ in 0..*tries {
-                let ep = self.rollout(task, spec, 100 + k as u32, mix(&[self.seed, it as u64, tseed, 0x5e5c, k]), cfg.policy.temperature);
+                let Some(ep) = episodes.next() else { break };
                 k += 1;
                 st.rollouts.rescue += 1;
                 let success = ep.success();
@@ -883,20 +926,29 @@ impl Job<'_> {
                 ..Default::default()
             })
             .collect();
-        let mut to_save = Vec::new();
         self.progress.enter("probing", it, probe.len());
-        for (i, &t) in probe.iter().enumerate() {
-            self.progress.step(i);
+        // per probe task: the base try, then each sibling's, all with the same seed
+        let per = 1 + self.su.siblings.len();
+        let wants: Vec<Want> = probe
+            .iter()
+            .flat_map(|&t| {
+                let task = &self.su.tasks[t];
+                let sd = mix(&[self.seed, anchor as u64, hash_str(&task.id), 0x9b0]);
+                std::iter::once(&self.su.base).chain(&self.su.siblings).map(move |h| Want::kept(task, h, 0, sd, cfg.policy.temperature))
+            })
+            .collect();
+        let episodes = self.rollouts(&wants, false, |i, _| self.progress.step(i / per))?.unwrap_or_default();
+        let mut episodes = episodes.into_iter();
+        let mut to_save = Vec::new();
+        for &t in &probe {
             let task = &self.su.tasks[t];
-            let tseed = hash_str(&task.id);
-            let sd = mix(&[self.seed, anchor as u64, tseed, 0x9b0]);
-            let base = self.rollout(task, &self.su.base, 0, sd, cfg.policy.temperature);
+            let Some(base) = episodes.next() else { break };
             rollouts.probe += 1;
             let sig = failure_signature(&base);
-            for (i, sib) in self.su.siblings.iter().enumerate() {
-                let ep = self.rollout(task, sib, 0, sd, cfg.policy.temperature);
+            for profile in profiles.iter_mut() {
+                let Some(ep) = episodes.next() else { break };
                 rollouts.probe += 1;
-                profiles[i].record(&task.family, &sig, base.success(), ep.success());
+                profile.record(&task.family, &sig, base.success(), ep.success());
                 to_save.push((ep, self.ctx(it, Phase::Probe, TRAIN_SPLIT)));
             }
             to_save.push((base, self.ctx(it, Phase::Probe, TRAIN_SPLIT)));
@@ -940,14 +992,21 @@ impl Job<'_> {
         let mut to_save = Vec::new();
         let splits = self.eval_tasks();
         self.progress.enter("evaluation", it, splits.iter().map(|(_, idx)| idx.len()).sum());
-        let mut done = 0;
+        let wants: Vec<Want> = splits
+            .iter()
+            .flat_map(|(_, idx)| idx.iter())
+            .map(|&t| {
+                let task = &self.su.tasks[t];
+                Want::kept(task, &self.su.base, 0, mix(&[self.seed, 0xe7a1, hash_str(&task.id)]), cfg.eval.temperature)
+            })
+            .collect();
+        let episodes = self.rollouts(&wants, false, |i, _| self.progress.step(i + 1))?.unwrap_or_default();
+        let mut episodes = episodes.into_iter();
         for (split, idx) in splits {
             let mut per_task = BTreeMap::new();
             for &t in &idx {
-                self.progress.step(done);
-                done += 1;
                 let task = &self.su.tasks[t];
-                let ep = self.rollout(task, &self.su.base, 0, mix(&[self.seed, 0xe7a1, hash_str(&task.id)]), cfg.eval.temperature);
+                let Some(ep) = episodes.next() else { break };
                 per_task.insert(task.id.clone(), ep.success());
                 to_save.push((ep, self.ctx(it, Phase::Eval, split)));
             }
@@ -974,17 +1033,38 @@ impl Job<'_> {
         let mut out = Vec::new();
         let mut to_save = Vec::new();
         let splits = self.eval_tasks();
-        self.progress.enter("rank_one", it, splits.iter().map(|(_, idx)| idx.len()).sum());
-        let mut done = 0;
+        let all: Vec<&Task> = splits.iter().flat_map(|(_, idx)| idx.iter().map(|&t| &self.su.tasks[t])).collect();
+        self.progress.enter("rank_one", it, all.len());
+        // first every task's base try (not stored: a trial, not an episode of the progress
+        // count), then for each failure the router's rank-one sibling and a second base try
+        let firsts: Vec<Want> =
+            all.iter().map(|&task| Want::trial(task, &self.su.base, 0, mix(&[self.seed, 0x4a1, hash_str(&task.id)]), temp)).collect();
+        let firsts = self.rollouts(&firsts, false, |i, _| self.progress.step(i + 1))?.unwrap_or_default();
+        let mut seconds: Vec<Want> = Vec::new();
+        // per task: whether it was routed to a sibling
+        let mut routed: Vec<bool> = Vec::new();
+        for (&task, first) in all.iter().zip(&firsts) {
+            if first.success() {
+                routed.push(false);
+                continue;
+            }
+            let tseed = hash_str(&task.id);
+            let q = RouteQuery { task_id: task.id.clone(), family: task.family.clone(), signature: failure_signature(first), summary: String::new() };
+            let mut rng = SplitMix(mix(&[self.seed, 0x4a2, tseed]));
+            let d = router.route(&q, &profiles, 1, &mut rng);
+            let spec = d.chosen.first().and_then(|n| self.su.siblings.iter().find(|s| &s.name == n));
+            if let Some(spec) = spec {
+                seconds.push(Want::kept(task, spec, 1, mix(&[self.seed, 0x4a3, tseed]), temp));
+            }
+            routed.push(spec.is_some());
+            seconds.push(Want::trial(task, &self.su.base, 1, mix(&[self.seed, 0x4a3, tseed]), temp));
+        }
+        let seconds = self.rollouts(&seconds, false, |_, _| {})?.unwrap_or_default();
+        let (mut firsts, mut seconds, mut routed) = (firsts.into_iter(), seconds.into_iter(), routed.into_iter());
         for (split, idx) in splits {
             let (mut routed_ok, mut base_ok, mut r_roll, mut b_roll) = (0usize, 0usize, 0u64, 0u64);
-            for &t in &idx {
-                self.progress.step(done);
-                done += 1;
-                let task = &self.su.tasks[t];
-                let tseed = hash_str(&task.id);
-                // not stored: a trial, not an episode of the progress count
-                let first = self.trial(task, &self.su.base, 0, mix(&[self.seed, 0x4a1, tseed]), temp);
+            for _ in &idx {
+                let (Some(first), Some(was_routed)) = (firsts.next(), routed.next()) else { break };
                 r_roll += 1;
                 b_roll += 1;
                 if first.success() {
@@ -992,23 +1072,15 @@ impl Job<'_> {
                     base_ok += 1;
                     continue;
                 }
-                let q = RouteQuery {
-                    task_id: task.id.clone(),
-                    family: task.family.clone(),
-                    signature: failure_signature(&first),
-                    summary: String::new(),
-                };
-                let mut rng = SplitMix(mix(&[self.seed, 0x4a2, tseed]));
-                let d = router.route(&q, &profiles, 1, &mut rng);
-                if let Some(spec) = d.chosen.first().and_then(|n| self.su.siblings.iter().find(|s| &s.name == n)) {
-                    let ep = self.rollout(task, spec, 1, mix(&[self.seed, 0x4a3, tseed]), temp);
+                if was_routed {
+                    let Some(ep) = seconds.next() else { break };
                     r_roll += 1;
                     if ep.success() {
                         routed_ok += 1;
                     }
                     to_save.push((ep, self.ctx(it, Phase::Rank1, split)));
                 }
-                let again = self.trial(task, &self.su.base, 1, mix(&[self.seed, 0x4a3, tseed]), temp);
+                let Some(again) = seconds.next() else { break };
                 b_roll += 1;
                 if again.success() {
                     base_ok += 1;
@@ -1025,6 +1097,53 @@ impl Job<'_> {
         }
         self.save(&to_save)?;
         Ok(out)
+    }
+}
+
+/// One episode a job wants run: what [`run_episode`] needs beyond the job's suite and policy.
+#[derive(Clone, Copy)]
+pub(crate) struct Want<'t> {
+    pub task: &'t Task,
+    pub harness: &'t HarnessSpec,
+    pub sample: u32,
+    pub seed: u64,
+    pub temperature: f32,
+    /// An episode the store keeps (it counts in the live progress), or a trial that is not.
+    pub kept: bool,
+}
+
+impl<'t> Want<'t> {
+    fn kept(task: &'t Task, harness: &'t HarnessSpec, sample: u32, seed: u64, temperature: f32) -> Self {
+        Want { task, harness, sample, seed, temperature, kept: true }
+    }
+
+    fn trial(task: &'t Task, harness: &'t HarnessSpec, sample: u32, seed: u64, temperature: f32) -> Self {
+        Want { task, harness, sample, seed, temperature, kept: false }
+    }
+}
+
+/// An all-fail task's rescue: the query the router saw, the siblings with their tries, and the
+/// router's decision (arms with a router).
+struct RescuePlan {
+    query: RouteQuery,
+    tries: Vec<(String, usize)>,
+    decision: Option<RoutingDecision>,
+}
+
+impl RescuePlan {
+    /// The sibling tries, in the plan's order (a sibling the suite does not have is skipped).
+    fn wants<'t>(&self, job: &'t Job<'_>, it: usize, task: &'t Task) -> Vec<Want<'t>> {
+        let tseed = hash_str(&task.id);
+        let mut k = 0u64;
+        let mut out = Vec::new();
+        for (sib, tries) in &self.tries {
+            let Some(spec) = job.su.siblings.iter().find(|s| &s.name == sib) else { continue };
+            for _ in 0..*tries {
+                out.push(Want::kept(task, spec, 100 + k as u32, mix(&[job.seed, it as u64, tseed, 0x5e5c, k]), job.sh.cfg.policy.temperature));
+                k += 1;
+            }
+        }
+        out
     }
 }
 
@@ -1188,7 +1307,9 @@ fn summarise(cfg: &ExperimentConfig, run_id: i64, resumed: bool, finished: bool,
 mod tests {
     use super::*;
     use crate::experiment::batch::{flatten, lines, BatchLine};
+    use crate::harness::HarnessLibrary;
     use crate::message::{Origin, Role};
+    use crate::suite::Suite;
 
     struct Bench {
         suite: Box<dyn Suite>,

@@ -34,6 +34,10 @@ pub enum StoreError {
     /// deleted (a run killed before finishing stays `running`; deleting it needs `force`).
     #[error("store {location}: {op}: run {id} is running; cancel it first (a run killed before finishing stays `running`: delete it with force)")]
     RunRunning { location: String, op: String, id: i64 },
+    /// The operation needs a Postgres store (the episode queue of a distributed experiment:
+    /// workers on other machines claim jobs from it).
+    #[error("store {location}: {op}: needs a Postgres store (--db postgres://…): workers on other machines claim episodes from it")]
+    NeedsPostgres { location: String, op: String },
     /// A stored row holds a value this build cannot read (unknown status, out-of-range number).
     #[error("store {location}: {op}: unreadable row: {detail}")]
     Corrupt { location: String, op: String, detail: String },

@@ -26,6 +26,7 @@ mod episodes;
 mod error;
 mod info;
 mod location;
+mod queue;
 mod records;
 mod redact;
 mod resolve;
@@ -47,6 +48,7 @@ pub use blocking::BlockingStore;
 pub use episodes::{EpisodeContext, EpisodeFilter, EpisodeRow};
 pub use error::StoreError;
 pub use info::{merge_wal_on_exit, StoreFile, StoreInfo, StorePart};
+pub use queue::{ClaimedJob, FinishedJob, QueueCounts, WorkerRow};
 pub use redact::{is_secret_key, redact_secrets, REDACTED};
 pub use runs::{DeletedRun, NewRun, RunRow, RunStatus, KIND_EVAL, KIND_EXPERIMENT};
 

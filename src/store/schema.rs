@@ -130,6 +130,35 @@
 //! | `body` | JSON, not null | |
 //! | `created_at`, `updated_at` | timestamp, not null | |
 //!
+//! ## `episode_jobs`
+//! The episode queue of a distributed experiment (`experiment run --distributed`, Postgres
+//! only; the table exists on SQLite for a single schema but stays empty). Rows live while the
+//! coordinator waits for them: it deletes them once read, and all of a run's when it ends.
+//!
+//! | column | type | |
+//! |---|---|---|
+//! | `id` | integer, primary key | claim order |
+//! | `run_id` | integer, not null | → `runs.id` |
+//! | `key` | text, not null | what determines the episode (job, policy version, harness, task, try, seed); unique within the run |
+//! | `request` | JSON, not null | what a worker needs to run it |
+//! | `state` | text, not null | `queued` \| `running` \| `done` \| `failed` |
+//! | `worker` | text, null | → `workers.name`, the claimant |
+//! | `lease_until_ms` | integer, null | the claim's lease (Unix ms, the database's clock), renewed by heartbeats; past it the job is claimable again |
+//! | `attempts` | integer, not null | claims so far |
+//! | `result` | blob, null | the episode (serde JSON, zstd) |
+//! | `error` | text, null | why a `failed` job failed |
+//! | `created_at`, `finished_at` | timestamp | |
+//!
+//! Index: `(state, id)` (the claim).
+//!
+//! ## `workers`
+//! `harness-s worker` processes: `name` (primary key), `host`, `slots`, `jobs_done`,
+//! `started_at`, `heartbeat_ms` (Unix ms, the database's clock), `stopped_at` (a clean exit).
+//!
+//! ## `policy_snapshots`
+//! The policy each experiment job's episodes sample from, for workers: `(run_id, key)` primary
+//! key (the job key), `version`, `body` (the built-in policy's weights, serde JSON, zstd).
+//!
 //! [`Store::open`]: super::Store::open
 //! [`Store::finish_run`]: super::Store::finish_run
 //! [`Store::delete_run`]: super::Store::delete_run
@@ -146,7 +175,7 @@
 use sqlx::migrate::Migrator;
 
 /// The latest store schema version (the number of the newest migration).
-pub const STORE_SCHEMA_VERSION: i64 = 2;
+pub const STORE_SCHEMA_VERSION: i64 = 3;
 
 /// Migrations for SQLite stores (`migrations/sqlite`).
 pub static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("migrations/sqlite");

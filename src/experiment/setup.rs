@@ -1,0 +1,95 @@
+//! What a run sets up from its configuration before any episode: each suite's tasks, its
+//! training and held-out split, the base harness and the sibling pool; the policy endpoint.
+//! The coordinator and every worker of a distributed run set them up the same way.
+
+use crate::harness::{HarnessLibrary, HarnessSpec};
+use crate::policy::openai::{OpenAiConfig, OpenAiPolicy};
+use crate::records::Arm;
+use crate::suite::Suite;
+use crate::task::Task;
+
+use super::config::{ExperimentConfig, SuiteSize};
+
+pub(crate) struct SuiteSetup {
+    pub suite: Box<dyn Suite>,
+    pub tasks: Vec<Task>,
+    pub train: Vec<usize>,
+    pub heldout: Vec<usize>,
+    pub base: HarnessSpec,
+    pub siblings: Vec<HarnessSpec>,
+}
+
+impl SuiteSetup {
+    /// What the rollout estimate needs to know of the suite as set up.
+    pub fn size(&self) -> SuiteSize {
+        SuiteSize { train_tasks: self.train.len(), heldout_tasks: self.heldout.len(), siblings: self.siblings.len() }
+    }
+
+    /// The harness named `name`: the base or one of the siblings.
+    pub fn harness(&self, name: &str) -> Option<&HarnessSpec> {
+        std::iter::once(&self.base).chain(&self.siblings).find(|h| h.name == name)
+    }
+}
+
+pub(crate) fn setup_suite(cfg: &ExperimentConfig, name: &str, lib: &HarnessLibrary) -> Result<SuiteSetup, String> {
+    let suite = crate::suite::by_name(name).ok_or_else(|| format!("unknown suite `{name}`"))?;
+    let tasks = match cfg.datasets.get(name) {
+        Some(path) => suite.load_file(std::path::Path::new(path)).map_err(|e| e.to_string())?,
+        None => suite.bundled_tasks().map_err(|e| e.to_string())?,
+    };
+    if tasks.is_empty() {
+        return Err(format!("suite `{name}` has no tasks"));
+    }
+    // with several suites, each held-out family belongs to one of them (checked by the caller)
+    let families: std::collections::BTreeSet<&str> = tasks.iter().map(|t| t.family.as_str()).collect();
+    for h in cfg.heldout_families.iter().filter(|_| cfg.suites.len() == 1) {
+        if !families.contains(h.as_str()) {
+            return Err(format!(
+                "heldout_families: suite `{name}` has no family `{h}` (families: {})",
+                families.iter().cloned().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    let (heldout, train): (Vec<usize>, Vec<usize>) = (0..tasks.len()).partition(|&i| cfg.heldout_families.contains(&tasks[i].family));
+    if train.is_empty() {
+        return Err("every family is held out: nothing left to train on".into());
+    }
+    let base_name = cfg.harness.base.clone().unwrap_or_else(|| "base".into());
+    let base = lib.get(name, &base_name).ok_or_else(|| format!("harness.base: suite `{name}` has no harness `{base_name}`"))?.spec.clone();
+    let siblings: Vec<HarnessSpec> = if cfg.harness.siblings.is_empty() {
+        lib.siblings(name, &base_name).into_iter().map(|e| e.spec.clone()).collect()
+    } else {
+        let mut v = Vec::new();
+        for s in &cfg.harness.siblings {
+            let e = lib.get(name, s).ok_or_else(|| format!("harness.siblings: suite `{name}` has no harness `{s}`"))?;
+            v.push(e.spec.clone());
+        }
+        v
+    };
+    let needs_siblings = cfg.arms.iter().filter_map(|a| Arm::parse(a)).any(Arm::uses_siblings);
+    if siblings.is_empty() && needs_siblings {
+        return Err(format!("harness.siblings: no siblings of `{base_name}` for suite `{name}`"));
+    }
+    Ok(SuiteSetup { suite, tasks, train, heldout, base, siblings })
+}
+
+/// The shipped harnesses, and those of `harness.dir` when the file names one.
+pub(crate) fn harness_library(cfg: &ExperimentConfig) -> Result<HarnessLibrary, String> {
+    match &cfg.harness.dir {
+        Some(d) => HarnessLibrary::with_dir(std::path::Path::new(d)),
+        None => HarnessLibrary::builtin(),
+    }
+    .map_err(|e| e.to_string())
+}
+
+/// The endpoint an `openai` policy samples from (its model name switches with each update).
+pub(crate) fn endpoint_policy(p: &super::config::PolicyConfig) -> Result<OpenAiPolicy, String> {
+    let mut c = OpenAiConfig::new(p.base_url.clone().unwrap_or_default(), p.model.clone().unwrap_or_default());
+    c.api_key_env = p.api_key_env.clone();
+    c.base_urls = p.base_urls.clone();
+    c.max_tokens = p.max_tokens;
+    if let Some(t) = p.timeout_s {
+        c.timeout = std::time::Duration::from_secs(t);
+    }
+    OpenAiPolicy::new(c).map_err(|e| format!("policy: {e}"))
+}
