@@ -28,7 +28,7 @@ use harness_s::events::{Event, EventSink};
 use harness_s::harness::HarnessLibrary;
 use harness_s::policy::openai::{OpenAiConfig, OpenAiPolicy};
 use harness_s::policy::Policy;
-use harness_s::store::{BlockingStore, RunStatus};
+use harness_s::store::BlockingStore;
 use harness_s::suite::{self, Suite};
 use harness_s::task::Task;
 
@@ -773,36 +773,27 @@ fn cmd_worker(db: &str, slots: Option<usize>, name: Option<String>, lease_s: u64
 
 fn cmd_experiment_status(db: &str, json: bool) -> Result<()> {
     let store = open_existing_store(db)?;
-    let postgres = store.store().backend() == harness_s::store::BackendKind::Postgres;
-    let mut runs = Vec::new();
-    for r in store.runs()?.into_iter().filter(|r| r.kind == "experiment" && r.status == RunStatus::Running) {
-        let episodes = store.count_episodes(&harness_s::store::EpisodeFilter::run(r.id))?;
-        let queue = if postgres { Some(store.queue_counts(r.id)?) } else { None };
-        runs.push(serde_json::json!({"id": r.id, "name": r.name, "created_at": r.created_at, "episodes": episodes, "queue": queue}));
-    }
-    let workers = if postgres { store.workers()? } else { Vec::new() };
+    let status = harness_s::workbench::cluster_status(&store)?;
     if json {
-        out!("{}", serde_json::to_string(&serde_json::json!({"runs": runs, "workers": workers}))?);
+        out!("{}", serde_json::to_string(&status)?);
         return Ok(());
     }
-    if runs.is_empty() {
+    if status.running.is_empty() {
         out!("no experiment is running in {}", store.location());
     }
-    for r in &runs {
-        let q = &r["queue"];
-        let queue = if q.is_null() {
-            String::new()
-        } else {
-            format!(" · jobs queued {} running {} done {} failed {}", q["queued"], q["running"], q["done"], q["failed"])
+    for r in &status.running {
+        let queue = match &r.queue {
+            Some(q) => format!(" · jobs queued {} running {} done {} failed {}", q.queued, q.running, q.done, q.failed),
+            None => String::new(),
         };
-        out!("run {} {} · {} episodes stored{queue}", r["id"], r["name"].as_str().unwrap_or(""), r["episodes"]);
+        out!("run {} {} · {} episodes stored{queue}", r.run_id, r.name, r.episodes);
     }
-    if postgres {
-        if workers.is_empty() {
+    if status.backend == "postgres" {
+        if status.workers.is_empty() {
             out!("no workers have registered");
         } else {
             out!("{:<28} {:<20} {:>5} {:>9} {:>16}", "worker", "host", "slots", "jobs done", "last heartbeat");
-            for w in &workers {
+            for w in &status.workers {
                 let beat = match &w.stopped_at {
                     Some(t) => format!("stopped {t}"),
                     None => format!("{:.1} s ago", w.since_heartbeat_ms as f64 / 1000.0),

@@ -8,12 +8,14 @@ mod postgres;
 
 use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness_s::events::NullSink;
 use harness_s::experiment::{run_experiment, run_experiment_with, Execution, ExperimentConfig};
 use harness_s::store::{BlockingStore, EpisodeFilter};
+use harness_s::workbench::cluster_status;
 
 /// Worker processes, killed when the test ends whichever way it ends.
 struct Workers(Vec<Child>);
@@ -81,9 +83,34 @@ fn a_distributed_run_survives_a_killed_worker_with_the_numbers_of_one_process() 
     });
     // the third worker dies (SIGKILL) after its 12th episode, before writing it back
     let mut workers = Workers(vec![worker(&url, "w1", None), worker(&url, "w2", None), worker(&url, "w3", Some("rollout:12"))]);
+    // what `experiment status` and the app's Workers panel see while the run goes
+    let finished = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (url, finished) = (url.clone(), finished.clone());
+        std::thread::spawn(move || {
+            let store = BlockingStore::open(&url).unwrap();
+            let mut seen = Vec::new();
+            while !finished.load(Ordering::Relaxed) {
+                seen.push(cluster_status(&store).unwrap());
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            seen
+        })
+    };
     let t0 = Instant::now();
     let b = run_experiment_with(&c, &pg, &NullSink, &AtomicBool::new(false), Execution::Distributed).unwrap();
     let wall = t0.elapsed();
+    finished.store(true, Ordering::Relaxed);
+    let seen = watcher.join().unwrap();
+    let live =
+        seen.iter().find(|s| s.running.iter().any(|r| r.queue.is_some()) && s.workers.len() == 3).expect("a status with the queue and three workers");
+    assert_eq!(live.backend, "postgres");
+    let r = live.running.iter().find(|r| r.run_id == b.run_id).expect("the run is listed while it runs");
+    let q = r.queue.as_ref().unwrap();
+    assert!(q.queued + q.running + q.done > 0, "{q:?}");
+    assert!(live.workers.iter().all(|w| w.slots == 1 && w.stopped_at.is_none() && w.since_heartbeat_ms >= 0), "{:?}", live.workers);
+    let most_done = seen.iter().flat_map(|s| s.workers.iter().map(|w| w.jobs_done)).max().unwrap();
+    assert!(most_done > 0, "jobs done counted while the run goes");
     let killed = workers.0[2].try_wait().unwrap();
     assert!(killed.is_some(), "the faulty worker should have died during the run");
     #[cfg(unix)]
@@ -114,6 +141,15 @@ fn a_distributed_run_survives_a_killed_worker_with_the_numbers_of_one_process() 
     let dead = ws.iter().find(|w| w.name == "w3").unwrap();
     assert!(dead.stopped_at.is_none(), "a killed worker never says it stopped");
     assert!(ws.iter().filter(|w| w.name != "w3").all(|w| w.jobs_done > 0), "both live workers took jobs: {ws:?}");
+    // the command line says the same after the run: no run running, three workers, w3's heartbeat aging
+    let out = Command::new(env!("CARGO_BIN_EXE_harness-s")).args(["experiment", "status", "--db", &url, "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["running"].as_array().unwrap().len(), 0, "{status}");
+    assert_eq!(status["workers"].as_array().unwrap().len(), 3, "{status}");
+    let text = Command::new(env!("CARGO_BIN_EXE_harness-s")).args(["experiment", "status", "--db", &url]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("no experiment is running") && text.contains("w3") && text.contains("s ago"), "{text}");
     println!("distributed reduced demo: {:.1} s with 3 workers (one killed); {} episode jobs done", wall.as_secs_f64(), done);
 
     // a worker stops cleanly on SIGTERM and says so

@@ -30,6 +30,7 @@ pub const RESPONSES: &[(&str, &str)] = &[
     ("experiments", "ExperimentRow[]"),
     ("experiment", "ExperimentDetail"),
     ("run_delete", "RunDeleted"),
+    ("workers", "Workers"),
     ("results", "Report"),
     ("compare", "Report"),
     ("episodes", "EpisodePage"),
@@ -40,6 +41,50 @@ pub const RESPONSES: &[(&str, &str)] = &[
     ("export_training", "ExportedFiles"),
     ("policy_versions", "PolicyVersion[]"),
 ];
+
+/// One `harness-s worker` process of a distributed run, as it last heart-beat.
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct WorkerStatus {
+    pub name: String,
+    pub host: String,
+    pub slots: i64,
+    pub jobs_done: i64,
+    pub started_at: String,
+    /// Milliseconds since its last heartbeat (the database's clock).
+    pub since_heartbeat_ms: i64,
+    /// When it stopped cleanly; `null` while it runs, or after it was killed (its heartbeat ages).
+    pub stopped_at: Option<String>,
+}
+
+/// A running experiment: episodes stored so far and, on a Postgres store, its episode queue
+/// (jobs by state; `null` for a run that queues nothing, or on SQLite).
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct RunningExperiment {
+    pub run_id: i64,
+    pub name: String,
+    pub created_at: String,
+    pub episodes: i64,
+    pub queue: Option<QueueStatus>,
+}
+
+/// A run's episode jobs by state.
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct QueueStatus {
+    pub queued: i64,
+    pub running: i64,
+    pub done: i64,
+    pub failed: i64,
+}
+
+/// The running experiments and the workers of distributed runs (`harness-s experiment status`
+/// and the app's Workers panel); no workers and no queues on an SQLite store (`backend` says
+/// which).
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
+pub struct Workers {
+    pub backend: String,
+    pub running: Vec<RunningExperiment>,
+    pub workers: Vec<WorkerStatus>,
+}
 
 /// What a failed command returns (HTTP body, or the desktop app's rejection): the message and
 /// its kind (`bad_arguments` → 400, `not_found` → 404, `conflict` → 409, `internal` → 500).
@@ -524,6 +569,10 @@ pub fn typescript() -> String {
         StartedRun::decl(&cfg),
         Acknowledged::decl(&cfg),
         RunDeleted::decl(&cfg),
+        WorkerStatus::decl(&cfg),
+        QueueStatus::decl(&cfg),
+        RunningExperiment::decl(&cfg),
+        Workers::decl(&cfg),
         Unit::decl(&cfg),
         EpisodeCount::decl(&cfg),
         LiveEvaluation::decl(&cfg),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{api, Args, CommandError, CommandResult, Hub};
+use super::{api, Args, CommandError, CommandResult, Hub, Workbench};
 use crate::events::{Event, EventSink};
 use crate::experiment::{run_experiment, ConfigError, ExperimentConfig};
 use crate::store::{BlockingStore, RunStatus};
@@ -550,6 +550,50 @@ pub(super) fn test_trainer(a: &Args) -> CommandResult {
             api::reply(api::TrainerCheck { ok: false, seconds: 0.0, metrics: Default::default(), log_tail: Vec::new(), error: Some(e.to_string()) })
         }
     }
+}
+
+impl Workbench {
+    pub(super) fn workers(&self) -> CommandResult {
+        api::reply(cluster_status(&self.store)?)
+    }
+}
+
+/// The running experiments of a store (episodes stored, and their episode queue on Postgres) and
+/// the `harness-s worker` processes that registered with it: what `experiment status` prints and
+/// the app's Workers panel shows.
+pub fn cluster_status(store: &BlockingStore) -> Result<api::Workers, crate::store::StoreError> {
+    use crate::store::{BackendKind, EpisodeFilter, KIND_EXPERIMENT};
+    let postgres = store.store().backend() == BackendKind::Postgres;
+    let mut running = Vec::new();
+    for r in store.runs()?.into_iter().filter(|r| r.kind == KIND_EXPERIMENT && r.status == RunStatus::Running) {
+        let episodes = store.count_episodes(&EpisodeFilter::run(r.id))? as i64;
+        let queue = if postgres {
+            let q = store.queue_counts(r.id)?;
+            let any = q.queued + q.running + q.done + q.failed > 0;
+            any.then_some(api::QueueStatus { queued: q.queued, running: q.running, done: q.done, failed: q.failed })
+        } else {
+            None
+        };
+        running.push(api::RunningExperiment { run_id: r.id, name: r.name, created_at: r.created_at, episodes, queue });
+    }
+    let workers = if postgres {
+        store
+            .workers()?
+            .into_iter()
+            .map(|w| api::WorkerStatus {
+                name: w.name,
+                host: w.host,
+                slots: w.slots,
+                jobs_done: w.jobs_done,
+                started_at: w.started_at,
+                since_heartbeat_ms: w.since_heartbeat_ms,
+                stopped_at: w.stopped_at,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(api::Workers { backend: if postgres { "postgres" } else { "sqlite" }.into(), running, workers })
 }
 
 #[cfg(test)]

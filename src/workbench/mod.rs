@@ -8,6 +8,7 @@ pub mod api;
 mod args;
 mod browse;
 pub use browse::{harness_rows, suite_row, task_row};
+pub use jobs::cluster_status;
 mod diff;
 mod jobs;
 mod reports;
@@ -219,6 +220,7 @@ impl Workbench {
         "experiments",
         "experiment",
         "run_delete",
+        "workers",
         "results",
         "compare",
         "episodes",
@@ -264,6 +266,7 @@ impl Workbench {
             "report_file" => self.report_file(&a),
             "export_training" => self.export_training(&a),
             "policy_versions" => self.policy_versions(&a),
+            "workers" => self.workers(),
             other => Err(CommandError::NotFound(format!("no command `{other}` (commands: {})", Self::COMMANDS.join(", ")))),
         }
     }

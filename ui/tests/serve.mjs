@@ -32,10 +32,11 @@ export function skipReason() {
   return reason;
 }
 
-/** Start `harness-s serve --port 0 --db <temp>`; resolves with its address once it prints it. */
-export async function startServer() {
+/** Start `harness-s serve --port 0 --db <db>` (default: a fresh SQLite file in a temp folder,
+ * which is also the workspace); resolves with its address once it prints it. */
+export async function startServer({ db } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), "harness-s-ui-"));
-  const db = path.join(dir, "workbench.db");
+  db ??= path.join(dir, "workbench.db");
   const child = spawn(binary(), ["serve", "--port", "0", "--db", db], { cwd: dir, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, HARNESS_S_UI_DIR: path.join(uiDir, "dist") } });
   let log = "";
   const url = await new Promise((resolve, reject) => {

@@ -6,7 +6,7 @@ import { useContext, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiError, call } from "../client";
 import { TransferChart, transferCurves } from "../charts";
 import { navigate, refreshJobs, runBar, runs, showError, Store, useLoad, useStore, type RunProgress } from "../store";
-import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, RolloutEstimate, SavedFile, Suite, TrainerCheck, Unit } from "../types";
+import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, RolloutEstimate, SavedFile, Suite, TrainerCheck, Unit, Workers, WorkerStatus } from "../types";
 import { ArmName, ConfirmDialog, DeleteRunButton, duration, Loading, names, pct, Progress, StatusTag, when } from "../ui";
 
 /** A problem the server found: in the TOML the user typed (`toml`, with its line) or in the form's
@@ -177,12 +177,14 @@ function NumField(props: { label: string; hint?: string; value: number | undefin
 
 export function Experiments({ params }: { params: URLSearchParams }) {
   const focusRun = params.get("run") ? Number(params.get("run")) : null;
+  const { status, active } = useWorkers();
   return (
     <div class="view experiments">
       <header class="view-head">
         <h1>Experiments</h1>
       </header>
-      <RunsPanel focus={focusRun} />
+      <RunsPanel focus={focusRun} running={status?.running.map((r) => r.run_id).join(",") ?? ""} active={active} />
+      <WorkersPanel status={status} />
       <Builder />
     </div>
   );
@@ -829,9 +831,10 @@ function runMatches(f: string, id: number, name: string, status: string, suites:
 /** Every experiment run of the store: those started or resumed here as live cards, the others
  * (the demo and runs made from the command line among them) in a table; each can be opened,
  * resumed when unfinished, or deleted. */
-function RunsPanel({ focus }: { focus: number | null }) {
+function RunsPanel({ focus, running, active }: { focus: number | null; running: string; active: Set<number> }) {
   const all = useStore(runs);
-  const exps = useLoad(() => call<ExperimentRow[]>("experiments"), [all.size, [...all.values()].filter((r) => r.status !== "running").length]);
+  // reloaded when a run starts or ends here, or the store's running runs change (started elsewhere)
+  const exps = useLoad(() => call<ExperimentRow[]>("experiments"), [all.size, [...all.values()].filter((r) => r.status !== "running").length, running]);
   const [filter, setFilter] = useState("");
   const byId = new Map((exps.data ?? []).map((e) => [e.id, e]));
   const list = [...all.values()].sort((a, b) => b.run_id - a.run_id).filter((r) => runMatches(filter, r.run_id, r.name, r.status, names(byId.get(r.run_id)?.suites)));
@@ -878,7 +881,7 @@ function RunsPanel({ focus }: { focus: number | null }) {
                 <td>{names(e.suites).join(", ")}</td>
                 <td class="muted">{when(e.created_at)}</td>
                 <td class="actions">
-                  {e.status !== "finished" && <ResumeButton id={e.id} />} <a href={`#/results?id=${e.id}`}>results</a>{" "}
+                  {e.status !== "finished" && (active.has(e.id) ? <span class="muted small" title="its episodes are being recorded by another process">running elsewhere</span> : <ResumeButton id={e.id} />)} <a href={`#/results?id=${e.id}`}>results</a>{" "}
                   <a href={`#/inspector?run=${e.id}`}>trajectories</a>{" "}
                   <button class="link" title="load this run's experiment file into the builder" onClick={() => void editCopy(e.id)}>
                     edit a copy
@@ -891,6 +894,100 @@ function RunsPanel({ focus }: { focus: number | null }) {
         </table>
       )}
       {filter && list.length === 0 && shown.length === 0 && <p class="muted small">No run matches “{filter}”.</p>}
+    </section>
+  );
+}
+
+/** A worker whose heartbeat is older than the default lease (30 s) has probably gone: its jobs
+ * go back to the queue when their lease passes. */
+const LOST_AFTER_MS = 30_000;
+
+function heartbeat(w: WorkerStatus): { text: string; cls: string } {
+  if (w.stopped_at) return { text: `stopped ${when(w.stopped_at)}`, cls: "muted" };
+  const s = w.since_heartbeat_ms / 1000;
+  if (w.since_heartbeat_ms > LOST_AFTER_MS) return { text: `no heartbeat for ${duration(s)}`, cls: "neg" };
+  return { text: `${s.toFixed(1)} s ago`, cls: "" };
+}
+
+/** The store's running experiments and the workers of distributed runs, polled every 3 s: runs
+ * started elsewhere (the command line, another machine) appear without a reload. `active`: the
+ * running runs seen making progress (episodes recorded since the last poll, or jobs in their
+ * queue); a run marked running that makes none was probably killed, and can be resumed. */
+function useWorkers(): { status: Workers | null; active: Set<number> } {
+  const [status, setStatus] = useState<Workers | null>(null);
+  const [active, setActive] = useState<Set<number>>(new Set());
+  useEffect(() => {
+    let live = true;
+    let seen = new Map<number, number>();
+    const poll = () =>
+      call<Workers>("workers").then(
+        (w) => {
+          if (!live) return;
+          const now = new Map(w.running.map((r) => [r.run_id, r.episodes]));
+          const busy = w.running.filter((r) => (seen.has(r.run_id) && seen.get(r.run_id) !== r.episodes) || (r.queue && r.queue.queued + r.queue.running > 0));
+          seen = now;
+          setStatus(w);
+          setActive(new Set(busy.map((r) => r.run_id)));
+        },
+        () => undefined, // a failed poll keeps the last status; the next one retries
+      );
+    void poll();
+    const t = setInterval(poll, 3000);
+    return () => {
+      live = false;
+      clearInterval(t);
+    };
+  }, []);
+  return { status, active };
+}
+
+/** The `harness-s worker` processes of distributed runs and each running run's episode queue;
+ * shown only on a Postgres store once a worker has registered. */
+function WorkersPanel({ status }: { status: Workers | null }) {
+  if (!status || status.backend !== "postgres" || status.workers.length === 0) return null;
+  const queued = status.running.filter((r) => r.queue);
+  const active = status.workers.filter((w) => !w.stopped_at && w.since_heartbeat_ms <= LOST_AFTER_MS);
+  return (
+    <section class="workers" data-workers>
+      <div class="runs-head">
+        <h2>Workers</h2>
+        <span class="muted small">
+          {active.length} of {status.workers.length} heart-beating · {active.reduce((n, w) => n + w.slots, 0)} slots
+        </span>
+      </div>
+      {queued.map((r) => (
+        <p key={r.run_id} class="small" data-queue={r.run_id}>
+          run {r.run_id} {r.name}: {r.queue!.queued} queued · {r.queue!.running} running · {r.queue!.done} done
+          {r.queue!.failed > 0 && <span class="neg"> · {r.queue!.failed} failed</span>}
+        </p>
+      ))}
+      <table class="table compact">
+        <thead>
+          <tr>
+            <th>worker</th>
+            <th>host</th>
+            <th class="num">slots</th>
+            <th class="num">jobs done</th>
+            <th>started</th>
+            <th>last heartbeat</th>
+          </tr>
+        </thead>
+        <tbody>
+          {status.workers.map((w) => {
+            const h = heartbeat(w);
+            return (
+              <tr key={w.name} data-worker={w.name}>
+                <td>{w.name}</td>
+                <td>{w.host}</td>
+                <td class="num">{w.slots}</td>
+                <td class="num">{w.jobs_done}</td>
+                <td class="muted">{when(w.started_at)}</td>
+                <td class={h.cls}>{h.text}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
     </section>
   );
 }
