@@ -50,7 +50,7 @@ fn main() {
                 Command::new(env!("CARGO_BIN_EXE_harness-s"))
                     .args(["worker", "--db", &url, "--slots", "1", "--name", &format!("bench-{i}")])
                     .stdout(Stdio::null())
-                    .stderr(Stdio::null())
+                    .stderr(Stdio::inherit()) // a worker that fails says why
                     .spawn()
                     .expect("start a worker"),
             );

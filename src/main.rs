@@ -751,10 +751,12 @@ fn cmd_experiment_run(config: &std::path::Path, db: &str, json: bool, distribute
 
 fn cmd_worker(db: &str, slots: Option<usize>, name: Option<String>, lease_s: u64, exit_after_idle: Option<u64>, json: bool) -> Result<()> {
     use harness_s::experiment::distributed::{hostname, run_worker, WorkerOptions};
-    let store = BlockingStore::open(db).with_context(|| format!("opening the store {db}"))?;
+    let slots = slots.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+    // a connection per slot, one for the heartbeat, one spare: no more than the worker uses
+    let store = BlockingStore::open_with_connections(db, slots as u32 + 2).with_context(|| format!("opening the store {db}"))?;
     let opts = WorkerOptions {
         name: name.unwrap_or_else(|| format!("{}-{}", hostname(), std::process::id())),
-        slots: slots.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1),
+        slots,
         lease: std::time::Duration::from_secs(lease_s.max(1)),
         exit_after_idle: exit_after_idle.map(std::time::Duration::from_secs),
     };

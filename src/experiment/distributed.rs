@@ -331,7 +331,7 @@ impl WorkerState<'_> {
         let lease_ms = self.opts.lease.as_millis() as i64;
         let mut wait = Duration::from_millis(20);
         while !stop.load(Ordering::Relaxed) {
-            let claimed = self.store.claim_jobs(&self.opts.name, 1, lease_ms)?;
+            let claimed = retry_store(stop, || self.store.claim_jobs(&self.opts.name, 1, lease_ms))?;
             let Some(job) = claimed.into_iter().next() else {
                 if let Some(idle) = self.opts.exit_after_idle {
                     if self.last_busy.lock().unwrap_or_else(|p| p.into_inner()).elapsed() >= idle {
@@ -348,7 +348,7 @@ impl WorkerState<'_> {
             let outcome = match self.run(&job) {
                 Ok(bytes) => Ok(bytes),
                 Err(JobTrouble::NotYet) => {
-                    self.store.release_job(job.id, &self.opts.name)?;
+                    retry_store(stop, || self.store.release_job(job.id, &self.opts.name))?;
                     std::thread::sleep(Duration::from_millis(50));
                     continue;
                 }
@@ -358,7 +358,8 @@ impl WorkerState<'_> {
                 }
             };
             let failed = outcome.is_err();
-            if self.store.complete_job(job.id, &self.opts.name, outcome)? {
+            // the episode is done: keep trying to hand it in even while stopping
+            if retry_store(&AtomicBool::new(false), || self.store.complete_job(job.id, &self.opts.name, outcome.clone()))? {
                 if failed { &self.failed } else { &self.done }.fetch_add(1, Ordering::Relaxed);
             } else {
                 self.refused.fetch_add(1, Ordering::Relaxed);
@@ -366,6 +367,28 @@ impl WorkerState<'_> {
             *self.last_busy.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
         }
         Ok(())
+    }
+}
+
+/// How long a worker keeps retrying a store call that fails before it gives up and exits.
+const STORE_RETRY_FOR: Duration = Duration::from_secs(120);
+
+/// Run a store call, retrying for up to [`STORE_RETRY_FOR`] with backoff while it fails: a
+/// server restarting, a network blip or a connection limit reached for a moment must not end a
+/// worker (its jobs would only come back after their leases). Gives up early once `stop` is set.
+fn retry_store<T>(stop: &AtomicBool, mut call: impl FnMut() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    let t0 = Instant::now();
+    let mut wait = Duration::from_millis(100);
+    loop {
+        match call() {
+            Ok(v) => return Ok(v),
+            Err(e) if t0.elapsed() < STORE_RETRY_FOR && !stop.load(Ordering::Relaxed) && e.is_transient() => {
+                tracing::warn!("store call failed, retrying in {:.1} s: {e}", wait.as_secs_f64());
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(Duration::from_secs(5));
+            }
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -468,6 +491,35 @@ mod tests {
         assert_eq!(job.clone().key(), k);
         let back: EpisodeJob = serde_json::from_str(&serde_json::to_string(&job).unwrap()).unwrap();
         assert_eq!(back, job);
+    }
+
+    #[test]
+    fn a_store_call_that_fails_for_a_moment_is_retried_and_a_broken_one_is_not() {
+        let timeout = || StoreError::Query { location: "pg".into(), op: "claim".into(), source: sqlx::Error::PoolTimedOut };
+        let mut calls = 0;
+        let r = retry_store(&AtomicBool::new(false), || {
+            calls += 1;
+            if calls < 3 {
+                Err(timeout())
+            } else {
+                Ok(calls)
+            }
+        });
+        assert_eq!(r.unwrap(), 3, "two transient failures, then the call succeeds");
+        let mut calls = 0;
+        let r: Result<(), _> = retry_store(&AtomicBool::new(false), || {
+            calls += 1;
+            Err(StoreError::Query { location: "pg".into(), op: "claim".into(), source: sqlx::Error::RowNotFound })
+        });
+        assert!(r.is_err());
+        assert_eq!(calls, 1, "an error a retry cannot mend is returned at once");
+        let mut calls = 0;
+        let r: Result<(), _> = retry_store(&AtomicBool::new(true), || {
+            calls += 1;
+            Err(timeout())
+        });
+        assert!(r.is_err());
+        assert_eq!(calls, 1, "a stopping worker does not wait out the retries");
     }
 
     #[test]

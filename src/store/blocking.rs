@@ -49,13 +49,19 @@ impl std::fmt::Debug for BlockingStore {
 impl BlockingStore {
     /// Open the store at `location` (see [`Store::open`]) on a runtime of its own.
     pub fn open(location: &str) -> Result<BlockingStore, StoreError> {
+        BlockingStore::open_with_connections(location, super::POSTGRES_MAX_CONNECTIONS)
+    }
+
+    /// [`BlockingStore::open`] with at most `postgres_connections` connections to a Postgres
+    /// server (see [`Store::open_with_connections`]).
+    pub fn open_with_connections(location: &str, postgres_connections: u32) -> Result<BlockingStore, StoreError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("harness-s-store")
             .enable_all()
             .build()
             .map_err(|source| StoreError::Runtime { location: display_location(location), source })?;
-        let store = runtime.block_on(Store::open(location))?;
+        let store = runtime.block_on(Store::open_with_connections(location, postgres_connections))?;
         Ok(BlockingStore { store, handle: runtime.handle().clone(), _runtime: Some(Arc::new(runtime)) })
     }
 

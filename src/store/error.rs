@@ -45,3 +45,41 @@ pub enum StoreError {
     #[error("store {location}: cannot start the blocking runtime: {source}")]
     Runtime { location: String, source: std::io::Error },
 }
+
+impl StoreError {
+    /// Whether trying the same call again may succeed: the server could not be reached or was
+    /// busy (a pool that waited too long for a connection, a dropped connection, too many
+    /// clients, a server starting or shutting down), or the statement lost a deadlock or a
+    /// serialization conflict. Not for errors in the statement or the data.
+    pub fn is_transient(&self) -> bool {
+        let source = match self {
+            StoreError::Query { source, .. } | StoreError::Connect { source, .. } => source,
+            _ => return false,
+        };
+        match source {
+            sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) => true,
+            sqlx::Error::Database(db) => db.code().is_some_and(|c| {
+                // 08: connection exception; 40001 serialization failure; 40P01 deadlock;
+                // 53300 too many connections; 57P01-57P03 the server shutting down or starting
+                c.starts_with("08") || matches!(c.as_ref(), "40001" | "40P01" | "53300" | "57P01" | "57P02" | "57P03")
+            }),
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transient_errors_are_those_a_retry_can_mend() {
+        let q = |source| StoreError::Query { location: "pg".into(), op: "claim".into(), source };
+        assert!(q(sqlx::Error::PoolTimedOut).is_transient());
+        assert!(q(sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionReset))).is_transient());
+        assert!(!q(sqlx::Error::RowNotFound).is_transient());
+        assert!(!q(sqlx::Error::ColumnNotFound("x".into())).is_transient());
+        let nf = StoreError::NotFound { location: "pg".into(), op: "x".into(), what: "run 3".into() };
+        assert!(!nf.is_transient());
+    }
+}

@@ -66,7 +66,7 @@ const CHECKPOINT_TRUNCATE: &str = "PRAGMA wal_checkpoint(TRUNCATE)";
 /// Connections kept per SQLite file. WAL lets readers run beside the one writer; writers queue
 /// on the busy timeout.
 const SQLITE_MAX_CONNECTIONS: u32 = 4;
-const POSTGRES_MAX_CONNECTIONS: u32 = 8;
+pub(crate) const POSTGRES_MAX_CONNECTIONS: u32 = 8;
 
 /// A handle to the run store. Cloning is cheap (one shared connection pool); clones may be used
 /// from many tasks at once.
@@ -132,6 +132,14 @@ impl Store {
     ///
     /// Anything else (`mysql://...`, an empty string) is [`StoreError::UnsupportedLocation`].
     pub async fn open(location: &str) -> Result<Store, StoreError> {
+        Store::open_with_connections(location, POSTGRES_MAX_CONNECTIONS).await
+    }
+
+    /// [`Store::open`] with at most `postgres_connections` connections to a Postgres server
+    /// (an SQLite store ignores it). A `harness-s worker` needs one per slot and one for its
+    /// heartbeat: a pool of the default size lets each worker process open up to 8, and a
+    /// server's `max_connections` (100 by default) runs out at a dozen workers.
+    pub async fn open_with_connections(location: &str, postgres_connections: u32) -> Result<Store, StoreError> {
         let shown = display_location(location);
         let connect_err = |source| StoreError::Connect { location: shown.clone(), source };
         let backend = match Location::parse(location)? {
@@ -180,7 +188,7 @@ impl Store {
             }
             Location::Postgres { url } => {
                 let options = PgConnectOptions::from_str(&url).map_err(connect_err)?;
-                let pool = PgPoolOptions::new().max_connections(POSTGRES_MAX_CONNECTIONS).connect_with(options).await.map_err(connect_err)?;
+                let pool = PgPoolOptions::new().max_connections(postgres_connections.max(1)).connect_with(options).await.map_err(connect_err)?;
                 Backend::Postgres(pool)
             }
         };
