@@ -552,12 +552,27 @@ export interface FinalPoint {
   tasks: number;
 }
 
+/** `x` in percentage points with its sign ("+4.2 pts", "−1.0 pts"). */
+const pts1 = (x: number) => `${x > 0 ? "+" : x < 0 ? "−" : "±"}${Math.abs(x * 100).toFixed(1)} pts`;
+
+/** Ticks at a round step across [lo, hi] (fractions). */
+function spanTicks(lo: number, hi: number): number[] {
+  const span = hi - lo;
+  const step = [0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5].find((s) => span / s <= 8) ?? 1;
+  const out = [];
+  for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + 1e-9; v += step) out.push(Math.abs(v) < 1e-9 ? 0 : v);
+  return out;
+}
+
 /**
  * Final success per arm, one panel per suite: a dot per split with its 95% interval over tasks
  * (none from a single seed). The arm is the colour, as in every chart; training families are
  * filled circles, held-out families outlined diamonds (src/chart/mod.rs `final_success`).
+ * `kind = "delta"`: the same for each arm's paired difference against `baseline` on the same
+ * tasks (`success` and `ci95` are the difference and its paired interval), around a zero line
+ * (src/chart/mod.rs `final_deltas`).
  */
-export function FinalSuccessChart({ rows }: { rows: FinalPoint[] }) {
+export function FinalSuccessChart({ rows, kind = "success", baseline = "policy-only" }: { rows: FinalPoint[]; kind?: "success" | "delta"; baseline?: string }) {
   const [hidden, toggle] = useHidden();
   const { figure, showAt, hide, box } = useTip();
   const [bodyRef, width] = useWidth<HTMLDivElement>();
@@ -568,17 +583,32 @@ export function FinalSuccessChart({ rows }: { rows: FinalPoint[] }) {
   const M = { l: 132, r: 20, t: 30, b: 46 };
   const rowH = 40;
   const oneSeed = rows.some((r) => r.seeds < 2);
+  const delta = kind === "delta";
+  // a difference's axis is symmetric around zero and as wide as the widest interval
+  const reach = delta ? Math.min(1, Math.max(0.05, ...rows.flatMap((r) => [Math.abs(r.success), ...(r.seeds > 1 ? r.ci95.map(Math.abs) : [])])) * 1.1) : 1;
+  const [lo, hi] = delta ? [-reach, reach] : [0, 1];
+  const chartId = delta ? "final-deltas" : "final-table";
+  const caption = delta
+    ? `Paired difference against ${baseline} on the same tasks`
+    : "Final success under the base harness";
+  const note = delta
+    ? oneSeed
+      ? ` Right of the zero line: the arm solves more tasks; one seed: no interval.`
+      : ` Right of the zero line: the arm solves more tasks; whiskers: paired 95% bootstrap interval over tasks.`
+    : oneSeed
+      ? " Per task: mean over seeds; one seed: no interval."
+      : " Per task: mean over seeds; whiskers: 95% bootstrap interval over tasks.";
   return (
-    <figure class="final-chart ichart" data-chart="final-table" ref={figure}>
+    <figure class="final-chart ichart" data-chart={chartId} ref={figure}>
       <figcaption>
-        <b>Final success under the base harness</b>
-        <span class="muted small">{oneSeed ? " Per task: mean over seeds; one seed: no interval." : " Per task: mean over seeds; whiskers: 95% bootstrap interval over tasks."}</span>
+        <b>{caption}</b>
+        <span class="muted small">{note}</span>
       </figcaption>
       <div class="panels" ref={bodyRef}>
         {suites.map((suite) => {
           const arms = allArms.filter((a) => !hidden.has(a) && rows.some((r) => r.suite === suite && r.arm === a));
           const H = M.t + M.b + Math.max(1, arms.length) * rowH;
-          const x = (v: number) => M.l + (W - M.l - M.r) * v;
+          const x = (v: number) => M.l + ((W - M.l - M.r) * (v - lo)) / (hi - lo);
           const yRow = (i: number) => M.t + rowH * (i + 0.5);
           const off = (split: string) => (splits.length > 1 ? (split === "train" ? -8 : 8) : 0);
           const it = rows.find((r) => r.suite === suite)?.iteration;
@@ -588,16 +618,16 @@ export function FinalSuccessChart({ rows }: { rows: FinalPoint[] }) {
               <text x={M.l} y={18} class="panel-title">
                 {title}
               </text>
-              {[0, 0.2, 0.4, 0.6, 0.8, 1].map((v) => (
+              {spanTicks(lo, hi).map((v) => (
                 <g key={v}>
-                  <line x1={x(v)} x2={x(v)} y1={M.t} y2={H - M.b} class="grid" />
+                  <line x1={x(v)} x2={x(v)} y1={M.t} y2={H - M.b} class={delta && v === 0 ? "zero" : "grid"} />
                   <text x={x(v)} y={H - M.b + 18} class="tick" text-anchor="middle">
-                    {Math.round(v * 100)}%
+                    {delta ? `${v > 0 ? "+" : v < 0 ? "−" : ""}${Math.round(Math.abs(v) * 100)}` : `${Math.round(v * 100)}%`}
                   </text>
                 </g>
               ))}
               <text x={(M.l + W - M.r) / 2} y={H - 8} class="axis-label" text-anchor="middle">
-                Base-harness success (% of tasks)
+                {delta ? `Arm minus ${baseline} (percentage points)` : "Base-harness success (% of tasks)"}
               </text>
               {arms.map((arm, i) => (
                 <g key={arm} data-arm={arm}>
@@ -629,12 +659,19 @@ export function FinalSuccessChart({ rows }: { rows: FinalPoint[] }) {
                                   <i class="swatch" style={{ background: color }} /> {arm}
                                 </>
                               ),
-                              rows: [
-                                ["split", SPLIT_LABEL[split] ?? split],
-                                ["iteration", String(r.iteration)],
-                                ["success", pct1(r.success)],
-                                ["95% CI", r.seeds > 1 ? `${pct1(r.ci95[0])} – ${pct1(r.ci95[1])} (bootstrap over ${r.tasks} tasks, ${r.seeds} seeds)` : <span title={ONE_SEED_WHY}>{ONE_SEED}</span>],
-                              ],
+                              rows: delta
+                                ? [
+                                    ["split", SPLIT_LABEL[split] ?? split],
+                                    ["iteration", String(r.iteration)],
+                                    [`Δ vs ${baseline}`, pts1(r.success)],
+                                    ["95% CI", r.seeds > 1 ? `${pts1(r.ci95[0])} to ${pts1(r.ci95[1])} (paired bootstrap over ${r.tasks} tasks, ${r.seeds} seeds)` : <span title={ONE_SEED_WHY}>{ONE_SEED}</span>],
+                                  ]
+                                : [
+                                    ["split", SPLIT_LABEL[split] ?? split],
+                                    ["iteration", String(r.iteration)],
+                                    ["success", pct1(r.success)],
+                                    ["95% CI", r.seeds > 1 ? `${pct1(r.ci95[0])} – ${pct1(r.ci95[1])} (bootstrap over ${r.tasks} tasks, ${r.seeds} seeds)` : <span title={ONE_SEED_WHY}>{ONE_SEED}</span>],
+                                  ],
                             }])
                           }
                           onMouseLeave={hide}

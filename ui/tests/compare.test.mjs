@@ -266,6 +266,30 @@ describe("results: comparison and interactive charts", { skip: reason ?? false }
     assert.deepEqual(colours.heldout, want, JSON.stringify(colours));
   });
 
+  test("the paired differences against policy-only are drawn in the page, around a zero line, with hover values", async () => {
+    await go(`#/results?id=${runs.b}`);
+    const fig = "#chart-final-deltas figure[data-chart=final-deltas]";
+    await page.waitForSelector(`${fig} g.dot`, { state: "attached", timeout: 30_000 });
+    assert.equal(await page.locator(".charts figure[data-chart=final-deltas]").count(), 0, "no static copy of the same chart");
+    const dots = await page.locator(`${fig} g.dot`).evaluateAll((gs) => gs.map((g) => ({ arm: g.getAttribute("data-arm"), split: g.getAttribute("data-split"), color: g.getAttribute("data-color") })));
+    // policy-only is the baseline: the two other arms × two splits
+    assert.deepEqual(dots.map((d) => d.arm).sort(), ["harness-s", "harness-s", "random-rescue", "random-rescue"]);
+    for (const d of dots) assert.equal(d.color, ARM_COLOR[d.arm]);
+    assert.equal(await page.locator(`${fig} line.zero`).count(), 1, "one zero line");
+    const ticks = await page.locator(`${fig} text.tick`).allTextContents();
+    assert.ok(ticks.includes("0") && ticks.some((t) => t.startsWith("−")) && ticks.some((t) => t.startsWith("+")), JSON.stringify(ticks));
+    const fontPx = await page.locator(`${fig} text.tick`).first().evaluate((t) => parseFloat(getComputedStyle(t).fontSize));
+    assert.ok(fontPx >= 12, `tick labels ${fontPx}px`);
+    await page.locator(fig).scrollIntoViewIfNeeded();
+    await page.locator(`${fig} g.dot[data-arm="harness-s"][data-split="heldout"] circle.hit`).hover();
+    const tip = await page.locator(`${fig} .chart-tip`).innerText();
+    assert.match(tip, /harness-s/);
+    assert.match(tip, /held-out families/);
+    assert.match(tip, /Δ vs policy-only\s+[+−±]\d+\.\d pts/);
+    assert.match(tip, /95% CI\s+[+−±]\d+\.\d pts to [+−±]\d+\.\d pts \(paired bootstrap over 40 tasks, 3 seeds\)/);
+    await shot("5-results-paired-deltas");
+  });
+
   test("the HTML report puts the comparison under the headline, its tables within 1440 px", async () => {
     const html = (await api(server, "report_file", { id: runs.b, compare: runs.a, format: "html" })).text;
     assert.ok(html.indexOf('id="compare"') < html.indexOf('id="charts"'), "the comparison comes before the charts");

@@ -309,10 +309,20 @@ function Charts({ r }: { r: Report }) {
     () => r.final_table.rows.map((x) => ({ suite: x.suite, arm: x.arm, split: x.split, iteration: x.iteration, success: x.success, ci95: x.ci95, seeds: x.seeds.length, tasks: x.tasks })),
     [r],
   );
-  // the transfer curves and the final success are drawn in the page; the rest as the report's SVGs
+  // each arm's paired difference against the baseline: the final table's deltas
+  const deltas: FinalPoint[] = useMemo(
+    () =>
+      r.final_table.rows.flatMap((x) =>
+        x.delta ? [{ suite: x.suite, arm: x.arm, split: x.split, iteration: x.iteration, success: x.delta.mean, ci95: x.delta.ci95, seeds: x.delta.seeds, tasks: x.delta.tasks }] : [],
+      ),
+    [r],
+  );
+  // the transfer curves, the final success and the paired differences are drawn in the page;
+  // the rest as the report's SVGs
   const drawn: { id: string; title: string }[] = [
     { id: "transfer", title: "Transfer: success under the base harness during training" },
     { id: "final-table", title: "Final success under the base harness" },
+    { id: "final-deltas", title: `Paired difference against ${r.final_table.baseline} on the same tasks` },
   ];
   const svgs = r.charts.filter((c) => !drawn.some((d) => d.id === c.id));
   const q = filter.trim().toLowerCase();
@@ -338,6 +348,11 @@ function Charts({ r }: { r: Report }) {
       {shown(drawn[1].title) && (
         <div id="chart-final-table" class="chart live wide">
           {finals.length ? <FinalSuccessChart rows={finals} /> : <p class="muted">No evaluation yet.</p>}
+        </div>
+      )}
+      {shown(drawn[2].title) && deltas.length > 0 && (
+        <div id="chart-final-deltas" class="chart live wide">
+          <FinalSuccessChart rows={deltas} kind="delta" baseline={r.final_table.baseline} />
         </div>
       )}
       <div class="charts">
