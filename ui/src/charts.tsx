@@ -247,6 +247,18 @@ function useTip() {
 export const ONE_SEED = "one seed: no interval";
 export const ONE_SEED_WHY = "one seed cannot give a seed interval";
 
+/** An interval from `seeds` seeds, or — from a single seed — a note that there is none. */
+export function SeedCi({ seeds, children }: { seeds: number; children: ComponentChildren }) {
+  return seeds < 2 ? (
+    <span class="muted one-seed" title={ONE_SEED_WHY}>
+      {ONE_SEED}
+    </span>
+  ) : (
+    <>{children}</>
+  );
+}
+
+
 /** Legend entries that hide or show an arm when clicked. */
 function ArmLegend({ arms, hidden, toggle, mark }: { arms: string[]; hidden: Set<string>; toggle: (arm: string) => void; mark: "line" | "marker" | "swatch" }) {
   return (

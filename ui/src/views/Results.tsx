@@ -2,9 +2,8 @@
 // run (what differs in their configurations, both runs' transfer curves in one chart, the
 // differences per arm), and the report's export.
 
-import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { FinalSuccessChart, ONE_SEED, ONE_SEED_WHY, TransferChart, type Curve, type FinalPoint } from "../charts";
+import { FinalSuccessChart, ONE_SEED, ONE_SEED_WHY, SeedCi, TransferChart, type Curve, type FinalPoint } from "../charts";
 import { call, canOpenFiles, inTauri, openPath, saveReport, type ReportFormat, type SavedReport } from "../client";
 import { finished, navigate, showError, useLoad, useStore } from "../store";
 import type { ExperimentRow, ExportedFiles, FinalRow, PairedDelta, PolicyVersion, Report, RoutedDelta, TransferCurve } from "../types";
@@ -69,16 +68,6 @@ export function Results({ params }: { params: URLSearchParams }) {
   );
 }
 
-/** An interval from `seeds` seeds, or — from a single seed — a note that there is none. */
-function SeedCi({ seeds, children }: { seeds: number; children: ComponentChildren }) {
-  return seeds < 2 ? (
-    <span class="muted one-seed" title={ONE_SEED_WHY}>
-      {ONE_SEED}
-    </span>
-  ) : (
-    <>{children}</>
-  );
-}
 
 /** A headline's interval and what it is over; from a single seed, none. */
 function Interval({ d }: { d: PairedDelta }) {

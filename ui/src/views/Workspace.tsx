@@ -1,6 +1,7 @@
 // The first page: where the workspace is, the bundled suites, and the demo.
 
 import { useEffect, useState } from "preact/hooks";
+import { SeedCi } from "../charts";
 import { call } from "../client";
 import { finished, navigate, runBar, runs, showError, useLoad, useStore } from "../store";
 import type { ExperimentRow, Suite, Workspace as WorkspaceInfo } from "../types";
@@ -16,7 +17,10 @@ function HeadlineDelta({ e }: { e: ExperimentRow }) {
   const split = d.split === "heldout" ? "held-out families" : "training families (no held-out families)";
   return (
     <span class="headline-delta" title={`harness-s minus policy-only on ${split}, ${its}: ${d.sentence}`}>
-      {signedPts(d.delta.mean)} <span class="muted">{ci(d.delta.ci95)}</span>
+      {signedPts(d.delta.mean)}{" "}
+      <SeedCi seeds={d.delta.seeds}>
+        <span class="muted">{ci(d.delta.ci95)}</span>
+      </SeedCi>
       {d.split !== "heldout" && <span class="muted small"> train</span>}
       <span class="muted small"> · it {e.headline.length === 1 ? h.iteration : e.headline.map((x) => x.iteration).join("/")}</span>
     </span>
