@@ -12,7 +12,7 @@
 //! - a result is written only by the worker holding the job (`state = 'running' AND worker = me`),
 //!   so a job completes at most once: a worker that lost its lease finds its write refused.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::sql::{args, now_utc, Arg};
 use super::{Backend, Store, StoreError};
@@ -48,8 +48,8 @@ pub struct FinishedJob {
     pub outcome: Result<Vec<u8>, String>,
 }
 
-/// One worker process as it registered and last heart-beat.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+/// One worker process as it registered and last heart-beat (also the `workers` command's rows).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct WorkerRow {
     pub name: String,
     pub host: String,
@@ -63,7 +63,7 @@ pub struct WorkerRow {
 }
 
 /// A run's jobs by state.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct QueueCounts {
     pub queued: i64,
     pub running: i64,

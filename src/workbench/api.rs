@@ -42,19 +42,7 @@ pub const RESPONSES: &[(&str, &str)] = &[
     ("policy_versions", "PolicyVersion[]"),
 ];
 
-/// One `harness-s worker` process of a distributed run, as it last heart-beat.
-#[derive(Clone, Debug, Serialize, Deserialize, TS)]
-pub struct WorkerStatus {
-    pub name: String,
-    pub host: String,
-    pub slots: i64,
-    pub jobs_done: i64,
-    pub started_at: String,
-    /// Milliseconds since its last heartbeat (the database's clock).
-    pub since_heartbeat_ms: i64,
-    /// When it stopped cleanly; `null` while it runs, or after it was killed (its heartbeat ages).
-    pub stopped_at: Option<String>,
-}
+pub use crate::store::{QueueCounts, WorkerRow};
 
 /// A running experiment: episodes stored so far and, on a Postgres store, its episode queue
 /// (jobs by state; `null` for a run that queues nothing, or on SQLite).
@@ -64,16 +52,7 @@ pub struct RunningExperiment {
     pub name: String,
     pub created_at: String,
     pub episodes: i64,
-    pub queue: Option<QueueStatus>,
-}
-
-/// A run's episode jobs by state.
-#[derive(Clone, Debug, Serialize, Deserialize, TS)]
-pub struct QueueStatus {
-    pub queued: i64,
-    pub running: i64,
-    pub done: i64,
-    pub failed: i64,
+    pub queue: Option<QueueCounts>,
 }
 
 /// The running experiments and the workers of distributed runs (`harness-s experiment status`
@@ -83,7 +62,7 @@ pub struct QueueStatus {
 pub struct Workers {
     pub backend: String,
     pub running: Vec<RunningExperiment>,
-    pub workers: Vec<WorkerStatus>,
+    pub workers: Vec<WorkerRow>,
 }
 
 /// What a failed command returns (HTTP body, or the desktop app's rejection): the message and
@@ -569,8 +548,8 @@ pub fn typescript() -> String {
         StartedRun::decl(&cfg),
         Acknowledged::decl(&cfg),
         RunDeleted::decl(&cfg),
-        WorkerStatus::decl(&cfg),
-        QueueStatus::decl(&cfg),
+        WorkerRow::decl(&cfg),
+        QueueCounts::decl(&cfg),
         RunningExperiment::decl(&cfg),
         Workers::decl(&cfg),
         Unit::decl(&cfg),

@@ -567,32 +567,10 @@ pub fn cluster_status(store: &BlockingStore) -> Result<api::Workers, crate::stor
     let mut running = Vec::new();
     for r in store.runs()?.into_iter().filter(|r| r.kind == KIND_EXPERIMENT && r.status == RunStatus::Running) {
         let episodes = store.count_episodes(&EpisodeFilter::run(r.id))? as i64;
-        let queue = if postgres {
-            let q = store.queue_counts(r.id)?;
-            let any = q.queued + q.running + q.done + q.failed > 0;
-            any.then_some(api::QueueStatus { queued: q.queued, running: q.running, done: q.done, failed: q.failed })
-        } else {
-            None
-        };
+        let queue = if postgres { Some(store.queue_counts(r.id)?).filter(|q| q.queued + q.running + q.done + q.failed > 0) } else { None };
         running.push(api::RunningExperiment { run_id: r.id, name: r.name, created_at: r.created_at, episodes, queue });
     }
-    let workers = if postgres {
-        store
-            .workers()?
-            .into_iter()
-            .map(|w| api::WorkerStatus {
-                name: w.name,
-                host: w.host,
-                slots: w.slots,
-                jobs_done: w.jobs_done,
-                started_at: w.started_at,
-                since_heartbeat_ms: w.since_heartbeat_ms,
-                stopped_at: w.stopped_at,
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let workers = if postgres { store.workers()? } else { Vec::new() };
     Ok(api::Workers { backend: if postgres { "postgres" } else { "sqlite" }.into(), running, workers })
 }
 

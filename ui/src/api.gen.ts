@@ -225,21 +225,21 @@ records: number,
  */
 states: number, };
 
-export type WorkerStatus = { name: string, host: string, slots: number, jobs_done: number, started_at: string, 
+export type WorkerRow = { name: string, host: string, slots: number, jobs_done: number, started_at: string, 
 /**
- * Milliseconds since its last heartbeat (the database's clock).
+ * Milliseconds since its last heartbeat, on the database's clock.
  */
 since_heartbeat_ms: number, 
 /**
- * When it stopped cleanly; `null` while it runs, or after it was killed (its heartbeat ages).
+ * When it stopped (a clean exit); `None` while it runs or after it was killed.
  */
 stopped_at: string | null, };
 
-export type QueueStatus = { queued: number, running: number, done: number, failed: number, };
+export type QueueCounts = { queued: number, running: number, done: number, failed: number, };
 
-export type RunningExperiment = { run_id: number, name: string, created_at: string, episodes: number, queue: QueueStatus | null, };
+export type RunningExperiment = { run_id: number, name: string, created_at: string, episodes: number, queue: QueueCounts | null, };
 
-export type Workers = { backend: string, running: Array<RunningExperiment>, workers: Array<WorkerStatus>, };
+export type Workers = { backend: string, running: Array<RunningExperiment>, workers: Array<WorkerRow>, };
 
 export type Unit = { suite: string, arm: string, seed: number, iteration: number, iterations: number, rollouts: number, success: number | null, 
 /**

@@ -6,7 +6,7 @@ import { useContext, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiError, call } from "../client";
 import { TransferChart, transferCurves } from "../charts";
 import { navigate, refreshJobs, runBar, runs, showError, Store, useLoad, useStore, type RunProgress } from "../store";
-import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, RolloutEstimate, SavedFile, Suite, TrainerCheck, Unit, Workers, WorkerStatus } from "../types";
+import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, RolloutEstimate, SavedFile, Suite, TrainerCheck, Unit, WorkerRow, Workers } from "../types";
 import { ArmName, ConfirmDialog, DeleteRunButton, duration, Loading, names, pct, Progress, StatusTag, when } from "../ui";
 
 /** A problem the server found: in the TOML the user typed (`toml`, with its line) or in the form's
@@ -902,7 +902,7 @@ function RunsPanel({ focus, running, active }: { focus: number | null; running: 
  * go back to the queue when their lease passes. */
 const LOST_AFTER_MS = 30_000;
 
-function heartbeat(w: WorkerStatus): { text: string; cls: string } {
+function heartbeat(w: WorkerRow): { text: string; cls: string } {
   if (w.stopped_at) return { text: `stopped ${when(w.stopped_at)}`, cls: "muted" };
   const s = w.since_heartbeat_ms / 1000;
   if (w.since_heartbeat_ms > LOST_AFTER_MS) return { text: `no heartbeat for ${duration(s)}`, cls: "neg" };
