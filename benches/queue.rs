@@ -9,23 +9,16 @@
 
 #[path = "../tests/support/postgres.rs"]
 mod postgres;
+#[path = "../tests/support/workers.rs"]
+mod workers;
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
+
 use std::time::{Duration, Instant};
+use workers::Workers;
 
 use harness_s::experiment::distributed::NOOP_REQUEST;
 use harness_s::store::{BlockingStore, NewRun};
-
-struct Workers(Vec<Child>);
-
-impl Drop for Workers {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 fn main() {
     if postgres::fresh_database("queuebench").is_none() {

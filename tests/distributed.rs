@@ -5,29 +5,21 @@
 
 #[path = "support/postgres.rs"]
 mod postgres;
+#[path = "support/workers.rs"]
+mod workers;
 
 use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use workers::Workers;
 
 use harness_s::events::NullSink;
 use harness_s::experiment::{run_experiment, run_experiment_with, Execution, ExperimentConfig};
 use harness_s::store::{BlockingStore, EpisodeFilter};
 use harness_s::workbench::cluster_status;
-
-/// Worker processes, killed when the test ends whichever way it ends.
-struct Workers(Vec<Child>);
-
-impl Drop for Workers {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 fn worker(url: &str, name: &str, fault: Option<&str>) -> Child {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness-s"));

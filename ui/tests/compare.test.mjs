@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { api, artifacts, skipReason, startBrowser, startServer } from "./serve.mjs";
+import { api, artifacts, openPage, skipReason, startBrowser, startServer } from "./serve.mjs";
 
 const reason = skipReason();
 if (reason) console.log(`# skipping the browser tests: ${reason}`);
@@ -71,12 +71,7 @@ describe("results: comparison and interactive charts", { skip: reason ?? false }
     runs.b = await finish(config("cmp-three-seeds", [1, 2, 3], 3, 10));
     runs.c = await finish(config("cmp-one-seed-again", [1], 2, 8));
     browser = await startBrowser();
-    page = await browser.context.newPage();
-    page.on("pageerror", (e) => {
-      pageErrors.push(e.message);
-      console.log(`# page error: ${e.message}`);
-    });
-    await page.goto(server.url);
+    page = await openPage(browser, server, pageErrors);
   });
 
   after(async () => {

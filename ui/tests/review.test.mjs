@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { api, artifacts, binary, skipReason, startBrowser, startServer } from "./serve.mjs";
+import { api, artifacts, binary, openPage, skipReason, startBrowser, startServer } from "./serve.mjs";
 
 const reason = skipReason();
 if (reason) console.log(`# skipping the review tests: ${reason}`);
@@ -121,12 +121,7 @@ describe("review: runs, deletion, rescue alignment, search keys, long rescues", 
     cliRun = runFromCli("cli-run");
     doomed = runFromCli("to-delete", { arms: ["policy-only"], iterations: 1 });
     browser = await startBrowser();
-    page = await browser.context.newPage();
-    page.on("pageerror", (e) => {
-      pageErrors.push(e.message);
-      console.log(`# page error: ${e.message}`);
-    });
-    await page.goto(server.url);
+    page = await openPage(browser, server, pageErrors);
     await page.waitForSelector(".workspace .card h3");
   });
 

@@ -103,6 +103,18 @@ export async function startBrowser() {
   };
 }
 
+/** A new page of `browser` on the server's UI; errors the page throws are logged and collected in
+ * `errors` (the tests assert there were none). */
+export async function openPage(browser, server, errors) {
+  const page = await browser.context.newPage();
+  page.on("pageerror", (e) => {
+    errors.push(e.message);
+    console.log(`# page error: ${e.message}`);
+  });
+  await page.goto(server.url);
+  return page;
+}
+
 /** Call a command over HTTP the way the UI does. */
 export async function api(server, command, args = {}) {
   const res = await fetch(`${server.origin}/api/${command}`, {

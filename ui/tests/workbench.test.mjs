@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { api, artifacts, skipReason, startBrowser, startServer, uiDir } from "./serve.mjs";
+import { api, artifacts, openPage, skipReason, startBrowser, startServer, uiDir } from "./serve.mjs";
 
 const reason = skipReason();
 if (reason) console.log(`# skipping the browser tests: ${reason}`);
@@ -28,12 +28,7 @@ describe("workbench UI", { skip: reason ?? false }, () => {
   before(async () => {
     server = await startServer();
     browser = await startBrowser();
-    page = await browser.context.newPage();
-    page.on("pageerror", (e) => {
-      pageErrors.push(e.message);
-      console.log(`# page error: ${e.message}`);
-    });
-    await page.goto(server.url);
+    page = await openPage(browser, server, pageErrors);
   });
 
   after(async () => {

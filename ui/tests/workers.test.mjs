@@ -11,7 +11,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { postgresMissing, startPostgres } from "./postgres.mjs";
-import { api, artifacts, binary, skipReason, startBrowser, startServer } from "./serve.mjs";
+import { api, artifacts, binary, openPage, skipReason, startBrowser, startServer } from "./serve.mjs";
 
 let reason = skipReason();
 if (!reason && postgresMissing()) {
@@ -73,12 +73,7 @@ describe("experiments: the workers of a distributed run", { skip: reason ?? fals
     start("w1", ["worker", "--db", pg.url, "--slots", "2", "--name", "ui-w1"]);
     start("w2", ["worker", "--db", pg.url, "--slots", "1", "--name", "ui-w2"]);
     browser = await startBrowser();
-    page = await browser.context.newPage();
-    page.on("pageerror", (e) => {
-      pageErrors.push(e.message);
-      console.log(`# page error: ${e.message}`);
-    });
-    await page.goto(server.url);
+    page = await openPage(browser, server, pageErrors);
   });
 
   after(async () => {
