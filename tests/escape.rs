@@ -415,6 +415,37 @@ fn swegym_commands_see_only_their_repository() {
 }
 
 #[test]
+fn swegym_editor_writes_never_follow_links_out_of_the_repository() {
+    let h = host();
+    let mut rt = LocalRuntime::empty().unwrap();
+    let limits = Limits { timeout: Duration::from_secs(10), max_output: 1 << 20 };
+    let before = std::fs::read(&h.home_file).unwrap();
+    // what an agent can leave in its repository: a link to a host file, a link to a host
+    // folder, a file written by its own user
+    assert!(swe_exec(&mut rt, "mkdir -p pkg && echo 'a = 1' > pkg/m.py", 10).ok());
+    std::os::unix::fs::symlink(&h.home_file, rt.repo().join("link.py")).unwrap();
+    std::os::unix::fs::symlink(h.home_file.parent().unwrap(), rt.repo().join("dir")).unwrap();
+    let through_folder = format!("/testbed/dir/{}", h.home_file.file_name().unwrap().to_string_lossy());
+    for path in ["/testbed/link.py", through_folder.as_str()] {
+        let out = rt.write_file(path, b"planted", &limits).unwrap();
+        assert_eq!(std::fs::read(&h.home_file).unwrap(), before, "{path}: {}", out.output);
+    }
+    // a file of the repository is written (in place) and stays its user's
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(rt.repo().join("pkg/m.py")).unwrap().uid();
+    let out = rt.write_file("/testbed/pkg/m.py", b"a = 2\n", &limits).unwrap();
+    assert!(out.ok(), "{}", out.output);
+    assert_eq!(std::fs::read_to_string(rt.repo().join("pkg/m.py")).unwrap(), "a = 2\n");
+    assert_eq!(std::fs::metadata(rt.repo().join("pkg/m.py")).unwrap().uid(), owner);
+    // and what the sandbox then reads is what was written
+    assert_eq!(swe_exec(&mut rt, "cat pkg/m.py", 10).output, "a = 2\n");
+    // a new file in a new folder goes through the sandbox, as the agent's user
+    let out = rt.write_file("/testbed/new/n.py", b"n = 1\n", &limits).unwrap();
+    assert!(out.ok(), "{}", out.output);
+    assert_eq!(std::fs::metadata(rt.repo().join("new/n.py")).unwrap().uid(), owner);
+}
+
+#[test]
 fn swegym_fork_bombs_sleepers_and_detached_processes_end_with_the_command() {
     host();
     let mut rt = LocalRuntime::empty().unwrap();

@@ -94,6 +94,19 @@ pub trait Runtime: Send {
         cache.insert(key, out.clone());
         Ok(out)
     }
+    /// Replace the content of the file at `path` (a path under [`REPO_ROOT`]) with `content`,
+    /// creating it and its folders if missing, as the agent's own user would. By default a shell
+    /// command in the workspace; a runtime that holds the workspace on this machine may write an
+    /// existing file in place.
+    fn write_file(&mut self, path: &str, content: &[u8], limits: &Limits) -> Result<ExecOutput, EnvError> {
+        write_by_shell(self, path, content, limits)
+    }
+}
+
+/// [`Runtime::write_file`] as a command in the workspace (`mkdir -p` and `cat >`).
+fn write_by_shell<R: Runtime + ?Sized>(rt: &mut R, path: &str, content: &[u8], limits: &Limits) -> Result<ExecOutput, EnvError> {
+    let q = shell_quote(path);
+    rt.exec(&format!("mkdir -p \"$(dirname {q})\" && cat > {q}"), Some(content), limits)
 }
 
 /// Results of pure commands by (workspace content, command), for every workspace of the
@@ -362,6 +375,30 @@ impl LocalRuntime {
         self.isolation
     }
 
+    /// The real path of `shown` (a path under [`REPO_ROOT`]) when the workbench may write it in
+    /// place for the agent: a regular file of the copy with one link, writable by its owner,
+    /// reached through folders that are not links. Called between commands, when nothing of
+    /// the sandbox runs, so what is checked here is what gets written.
+    fn file_in_place(&self, shown: &str) -> Option<PathBuf> {
+        use std::os::unix::fs::MetadataExt;
+        let rel = shown.strip_prefix(REPO_ROOT)?.strip_prefix('/')?;
+        let parts: Vec<&str> = rel.split('/').collect();
+        if parts.iter().any(|p| p.is_empty() || *p == "." || *p == "..") {
+            return None;
+        }
+        let mut real = self.repo.clone();
+        for (i, part) in parts.iter().enumerate() {
+            real.push(part);
+            let meta = std::fs::symlink_metadata(&real).ok()?;
+            let last = i + 1 == parts.len();
+            let fits = if last { meta.file_type().is_file() && meta.nlink() == 1 && meta.mode() & 0o200 != 0 } else { meta.file_type().is_dir() };
+            if !fits {
+                return None;
+            }
+        }
+        Some(real)
+    }
+
     /// Bytes the workspace holds (files and links, not following links).
     pub fn disk_usage(&self) -> u64 {
         fn walk(p: &Path) -> u64 {
@@ -527,6 +564,29 @@ impl Runtime for LocalRuntime {
 
     fn content_key(&self) -> Option<String> {
         Some(LocalRuntime::content_key(self))
+    }
+
+    /// An existing file the agent's user may write is written in place (no sandbox and shell
+    /// for what is most of an editing agent's commands); anything else — a new file, a link on
+    /// the way, a read-only or hard-linked file — goes through a command in the sandbox, so the
+    /// outcome is the agent's user's either way.
+    fn write_file(&mut self, path: &str, content: &[u8], limits: &Limits) -> Result<ExecOutput, EnvError> {
+        match self.file_in_place(path) {
+            Some(real) => {
+                use std::os::unix::fs::OpenOptionsExt;
+                let written = std::fs::OpenOptions::new()
+                    .write(true)
+                    .truncate(true)
+                    .custom_flags(libc::O_NOFOLLOW)
+                    .open(&real)
+                    .and_then(|mut f| f.write_all(content));
+                match written {
+                    Ok(()) => Ok(ExecOutput { output: String::new(), exit_code: Some(0), timed_out: false, truncated: false }),
+                    Err(e) => Ok(ExecOutput { output: format!("cat: {path}: {e}"), exit_code: Some(1), timed_out: false, truncated: false }),
+                }
+            }
+            None => write_by_shell(self, path, content, limits),
+        }
     }
 
     fn disk_quota(&self) -> u64 {

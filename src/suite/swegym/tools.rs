@@ -209,8 +209,7 @@ impl Editor {
     }
 
     fn write(rt: &mut dyn Runtime, path: &str, content: &str) -> Result<(), EnvError> {
-        let q = shell_quote(path);
-        let out = rt.exec(&format!("mkdir -p \"$(dirname {q})\" && cat > {q}"), Some(content.as_bytes()), &limits())?;
+        let out = rt.write_file(path, content.as_bytes(), &limits())?;
         if !out.ok() {
             return Err(EnvError(format!("writing {path}: {}", out.output.trim())));
         }
