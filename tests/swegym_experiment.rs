@@ -110,14 +110,17 @@ fn the_builtin_policy_learns_on_the_bundled_instances() {
     let shipped = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/swegym-demo.toml")).unwrap();
     let mut cfg = ExperimentConfig::parse("swegym-demo.toml", &shipped).unwrap();
     cfg.arms = vec!["policy-only".into()];
-    cfg.seeds = vec![2];
     cfg.eval_every = cfg.iterations;
+    // every training task and the demo's three seeds: the policy's gain on SWE-Gym's training
+    // tasks is a few points (0.270 -> 0.294 here), smaller than what one seed on a sample of 20
+    // tasks can show (seed 2 alone stays flat on all 84)
+    cfg.eval.train_tasks = 0;
     let dir = tempfile::tempdir().unwrap();
     let st = BlockingStore::open(dir.path().join("learn.db").to_str().unwrap()).unwrap();
     let out = run_experiment(&cfg, &st, &NullSink, &AtomicBool::new(false)).expect("runs");
     let curve = out.curves["policy-only"].clone();
     let first = curve.iter().find(|p| p.0 == 0).unwrap().1;
     let last = curve.iter().next_back().unwrap().1;
-    eprintln!("swegym policy-only train success {first} -> {last} ({curve:?})");
+    eprintln!("swegym policy-only train success {first} -> {last} over seeds {:?} ({curve:?})", cfg.seeds);
     assert!(last > first, "train success went from {first} to {last}");
 }

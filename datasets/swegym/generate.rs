@@ -32,8 +32,8 @@ use harness_s::suite::swegym::runtime::{Limits, LocalRuntime, Runtime};
 use harness_s::suite::swegym::score::{parse_log, Framework, TestStatus};
 
 const SEED: u64 = 0x5357_4547_594d_2101;
-const PER_FAMILY: usize = 11;
-const MAX_TRIES: usize = 90;
+const PER_FAMILY: usize = 20;
+const MAX_TRIES: usize = 400;
 
 fn dataset_dir() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/swegym"))
