@@ -34,6 +34,13 @@ pub struct Limits {
     pub max_output: usize,
 }
 
+impl Limits {
+    /// The kernel's limits on every process of a command run under these limits.
+    fn kernel(&self) -> ResourceLimits {
+        ResourceLimits::command(self.timeout.as_secs().max(1))
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits { timeout: Duration::from_secs(60), max_output: 256 * 1024 }
@@ -474,7 +481,7 @@ impl LocalRuntime {
         for (k, v) in COMMON_ENV {
             spec.set_env(k, v);
         }
-        spec.limits = ResourceLimits::command(limits.timeout.as_secs().max(1));
+        spec.limits = limits.kernel();
         spec.command(&["bash", "-c", command]).map_err(|e| EnvError(e.to_string()))
     }
 
@@ -497,7 +504,7 @@ impl LocalRuntime {
         for (k, v) in COMMON_ENV {
             cmd.env(k, v);
         }
-        crate::sandbox::contain(&mut cmd, Some(ResourceLimits::command(limits.timeout.as_secs().max(1))), None);
+        crate::sandbox::contain(&mut cmd, Some(limits.kernel()), None);
         cmd
     }
 }
@@ -568,10 +575,10 @@ impl Runtime for LocalRuntime {
 
     /// An existing file the agent's user may write is written in place (no sandbox and shell
     /// for what is most of an editing agent's commands); anything else — a new file, a link on
-    /// the way, a read-only or hard-linked file — goes through a command in the sandbox, so the
-    /// outcome is the agent's user's either way.
+    /// the way, a read-only or hard-linked file, content past the kernel's file-size limit —
+    /// goes through a command in the sandbox, so the outcome is the agent's user's either way.
     fn write_file(&mut self, path: &str, content: &[u8], limits: &Limits) -> Result<ExecOutput, EnvError> {
-        match self.file_in_place(path) {
+        match self.file_in_place(path).filter(|_| content.len() as u64 <= limits.kernel().file_size) {
             Some(real) => {
                 use std::os::unix::fs::OpenOptionsExt;
                 let written = std::fs::OpenOptions::new()
