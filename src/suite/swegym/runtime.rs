@@ -588,8 +588,8 @@ impl Runtime for LocalRuntime {
                     .open(&real)
                     .and_then(|mut f| f.write_all(content));
                 match written {
-                    Ok(()) => Ok(ExecOutput { output: String::new(), exit_code: Some(0), timed_out: false, truncated: false }),
-                    Err(e) => Ok(ExecOutput { output: format!("cat: {path}: {e}"), exit_code: Some(1), timed_out: false, truncated: false }),
+                    Ok(()) => Ok(ExecOutput { exit_code: Some(0), ..ExecOutput::default() }),
+                    Err(e) => Ok(ExecOutput { output: format!("cat: {path}: {e}"), exit_code: Some(1), ..ExecOutput::default() }),
                 }
             }
             None => write_by_shell(self, path, content, limits),
