@@ -76,6 +76,34 @@ fn pagination_helper_fires_after_a_full_page() {
 }
 
 #[test]
+fn filter_listings_fires_after_an_unfiltered_full_page_and_not_after_a_narrowed_one() {
+    let s = AppWorld::new();
+    let t = task(&s, "notes_lookup");
+    let fired = |code: &str| {
+        let ep = run(&s, &spec("filter-listings"), &t, vec![cell(code)]);
+        assert!(ep.steps[0].calls[0].signals.error_kind.is_none(), "{:?}", ep.steps[0].calls[0].observation);
+        ep.steps[0].interventions.iter().map(|i| i.hook.clone()).collect::<Vec<_>>()
+    };
+    // a full page of every note: narrow it
+    assert_eq!(fired(LOGIN_NOTES), vec!["narrow-listing".to_string()]);
+    let paged = LOGIN_NOTES.replace("show_notes(access_token=t)", "show_notes(access_token=t, page_index=0, page_limit=5)");
+    assert_eq!(fired(&paged), vec!["narrow-listing".to_string()], "page arguments choose no items");
+    // a listing narrowed by a filter (even one matching every note), or output that is not a full page: silent
+    let filtered = LOGIN_NOTES.replace("show_notes(access_token=t)", "show_notes(access_token=t, query='')");
+    assert!(fired(&filtered).is_empty());
+    let short = LOGIN_NOTES.replace("show_notes(access_token=t)", "show_notes(access_token=t, page_limit=3)");
+    assert!(fired(&short).is_empty());
+    // five items printed from a listing whose API documents no filter (the world's four
+    // playlists and one more): nothing to narrow it with
+    let playlists = LOGIN_NOTES
+        .replace("notes", "music")
+        .replace("print(apis.music.show_music(access_token=t))", "print(apis.music.show_playlists(access_token=t) + [{'title': 'x'}])");
+    let ep = run(&s, &spec("filter-listings"), &t, vec![cell(&playlists)]);
+    assert_eq!(ep.steps[0].calls[0].observation.matches("'title'").count(), 5, "{}", ep.steps[0].calls[0].observation);
+    assert!(ep.steps[0].interventions.is_empty(), "{:?}", ep.steps[0].interventions);
+}
+
+#[test]
 fn api_docs_first_shows_the_apps_and_the_task_apps_apis() {
     let s = AppWorld::new();
     let t = task(&s, "wallet_total");

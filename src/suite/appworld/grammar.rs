@@ -82,6 +82,9 @@ pub struct AwView {
     pub feedback: Vec<String>,
     /// The listing (app, API) a message right after its one-page call said has more pages.
     pub repage: Option<(String, String)>,
+    /// The listing (app, API) a message right after its call said to narrow with the filters
+    /// its API takes.
+    pub narrow: Option<(String, String)>,
 }
 
 fn words(s: &str) -> Vec<String> {
@@ -267,12 +270,16 @@ impl AwView {
                 Role::User => {
                     v.read_docs_text(&m.content, None);
                     v.feedback.push(m.content.to_lowercase());
-                    let more = tells_of_more_pages(&m.content);
-                    if let Some(c) = v.cells.last().filter(|c| more && !c.failed && !c.code.contains("page_index")) {
-                        if let Some(call) = between(&c.code, "= apis.", "(") {
-                            if let Some((app, api)) = call.split_once('.') {
-                                v.repage = Some((app.to_string(), api.to_string()));
-                            }
+                    let listing = v.cells.last().filter(|c| !c.failed).and_then(|c| {
+                        let (app, api) = between(&c.code, "= apis.", "(")?.split_once('.')?;
+                        Some(((app.to_string(), api.to_string()), c.code.contains("page_index")))
+                    });
+                    if let Some((call, paged)) = listing {
+                        if tells_of_more_pages(&m.content) && !paged {
+                            v.repage = Some(call.clone());
+                        }
+                        if tells_to_narrow(&m.content) {
+                            v.narrow = Some(call);
                         }
                     }
                 }
@@ -288,6 +295,7 @@ impl AwView {
                     let failed = m.content.contains("Execution failed.");
                     let idx = v.cells.len();
                     v.repage = None;
+                    v.narrow = None;
                     v.cells.push(Cell { code: code.clone(), output: m.content.clone(), failed });
                     if failed {
                         v.feedback.push(m.content.to_lowercase());
@@ -419,6 +427,11 @@ impl AwView {
     fn feedback_mentions(&self, s: &str) -> bool {
         self.feedback.iter().any(|f| f.contains(s))
     }
+
+    /// The listing a message right after it asked to call again (for more pages, or narrowed).
+    fn recall(&self) -> Option<&(String, String)> {
+        self.repage.as_ref().or(self.narrow.as_ref())
+    }
 }
 
 fn py_str(s: &str) -> String {
@@ -466,6 +479,11 @@ fn span_fits(ty: &str, kind: &str) -> bool {
 /// `page_index`)?
 fn tells_of_more_pages(text: &str) -> bool {
     text.contains("more pages") || text.contains("page_index")
+}
+
+/// Does a message ask to narrow a listing with its API's filters?
+fn tells_to_narrow(text: &str) -> bool {
+    text.to_lowercase().contains("narrow")
 }
 
 /// The word the instruction writes right before a span ("titled 'X'" -> `titled`).
@@ -613,7 +631,7 @@ impl Builder<'_> {
         let relevant = &self.relevant;
         let need_doc = relevant.iter().any(|k| !v.docs.contains_key(k));
         let need_login = named.iter().any(|a| v.docs.keys().any(|(x, _)| x == *a) && !v.logged_in.contains(*a));
-        let need_call = v.repage.is_some()
+        let need_call = v.recall().is_some()
             || relevant.iter().any(|(app, api)| v.docs.contains_key(&(app.clone(), api.clone())) && v.logged_in.contains(app) && !v.called(app, api));
         let called = v.cells.iter().any(|c| !c.failed && c.code.starts_with('r'));
         let mut d = Decision { slot: "kind", labels: vec![], options: vec![], prior: vec![] };
@@ -643,7 +661,7 @@ impl Builder<'_> {
             if k == "doc" && v.feedback_mentions("show_api_doc") {
                 prior += innate::FOLLOW_HINT / 2.0;
             }
-            if k == "call" && v.feedback_mentions("more pages") {
+            if k == "call" && (v.feedback_mentions("more pages") || v.narrow.is_some()) {
                 prior += innate::FOLLOW_HINT / 2.0;
             }
             d.push(k, fs, prior);
@@ -665,7 +683,7 @@ impl Builder<'_> {
                 "apis_of" => !v.apis.contains_key(a),
                 "doc" => of_app().any(|k| !v.docs.contains_key(k)),
                 "login" => !v.logged_in.contains(a),
-                "call" => of_app().any(|(x, api)| !v.called(x, api)) || v.repage.as_ref().is_some_and(|(x, _)| x == a),
+                "call" => of_app().any(|(x, api)| !v.called(x, api)) || v.recall().is_some_and(|(x, _)| x == a),
                 _ => true,
             };
             let fs = vec![
@@ -708,8 +726,8 @@ impl Builder<'_> {
             if !with_doc && !documented {
                 prior -= 1.0;
             }
-            let repage = !with_doc && v.repage.as_ref().is_some_and(|(x, y)| x == app && y == a);
-            if repage {
+            let recall = !with_doc && v.recall().is_some_and(|(x, y)| x == app && y == a);
+            if recall {
                 prior += innate::FOLLOW_HINT;
             } else if !with_doc && called {
                 prior -= 2.0;
@@ -724,7 +742,11 @@ impl Builder<'_> {
     }
 
     /// The value of one parameter, as Python; `None` = omit it. `Err(())` = no option.
-    fn arg(&mut self, app: &str, p: &ParamDoc, each: Option<&[Map<String, Value>]>, ch: &mut dyn Chooser) -> Option<Option<String>> {
+    /// `narrowing`: a message asked to call this listing again with filters set from the task,
+    /// which a model follows by giving a filter the task's value of its kind (an email to an
+    /// email, a date to a date, a name or quoted text to the search query, a listed value the
+    /// task says).
+    fn arg(&mut self, app: &str, p: &ParamDoc, each: Option<&[Map<String, Value>]>, narrowing: bool, ch: &mut dyn Chooser) -> Option<Option<String>> {
         let v = self.v;
         // (label, python, features, prior)
         let mut opts: Vec<(String, Option<String>, Vec<Feature>, f32)> = Vec::new();
@@ -756,11 +778,22 @@ impl Builder<'_> {
                     } else {
                         "none"
                     };
+                    // the span is what the parameter takes: an email for an email, a date for a
+                    // date, a name or a quoted text for a search query
+                    let agrees = match kind_of {
+                        "text" => p.name == "query" && matches!(*k, "quoted" | "name"),
+                        kind => kind == *k,
+                    };
                     opts.push((
                         format!("span:{t}"),
                         Some(span_py(t, k)),
-                        vec![f(&[slot, "span", k, p.ty.as_str()]), f(&[slot, "span", k, "param", kind_of]), f(&[slot, "span", "cue", cue])],
-                        0.3,
+                        vec![
+                            f(&[slot, "span", k, p.ty.as_str()]),
+                            f(&[slot, "span", k, "param", kind_of]),
+                            f(&[slot, "span", "cue", cue]),
+                            f(&[slot, "span", "kind_agrees", if agrees { "y" } else { "n" }]),
+                        ],
+                        0.3 + if narrowing && agrees { innate::FOLLOW_HINT } else { 0.0 },
                     ));
                 }
             }
@@ -770,7 +803,7 @@ impl Builder<'_> {
                     format!("listed:{l}"),
                     Some(py_str(l)),
                     vec![f(&[slot, "listed", if in_q { "inq" } else { "no" }])],
-                    if in_q { 1.0 } else { 0.0 },
+                    if in_q { 1.0 + if narrowing { innate::FOLLOW_HINT } else { 0.0 } } else { 0.0 },
                 ));
             }
             if p.ty == "boolean" {
@@ -991,9 +1024,10 @@ pub fn build(v: &AwView, ch: &mut dyn Chooser) -> Option<Built> {
                 .unwrap_or_else(|| vec![ParamDoc { name: "access_token".into(), ty: "string".into(), required: true, listed: vec![] }]);
             let each = if api_class(&api) == "write" { b.each(&params, ch)? } else { None };
             let pages = params.iter().any(|p| p.name == "page_index");
+            let narrowing = v.narrow.as_ref().is_some_and(|(x, y)| *x == app && *y == api);
             let mut args = Vec::new();
             for p in params.iter().filter(|p| p.name != "page_index" && p.name != "page_limit") {
-                if let Some(val) = b.arg(&app, p, each.as_ref().map(|e| e.1.as_slice()), ch)? {
+                if let Some(val) = b.arg(&app, p, each.as_ref().map(|e| e.1.as_slice()), narrowing, ch)? {
                     args.push(format!("{}={val}", p.name));
                 }
             }
@@ -1230,5 +1264,40 @@ mod tests {
         assert_eq!(AwView::parse(&ctx_with(q, &[call], None)).repage, None);
         let later = ctx_with(q, &[call, ("print(1)", "1")], None);
         assert_eq!(AwView::parse(&later).repage, None);
+    }
+
+    #[test]
+    fn a_hint_to_narrow_an_unfiltered_listing_calls_it_again_with_the_tasks_values_as_filters() {
+        let q = "How much money in total have I received from Nina Novak (nina.novak@example.com) in my wallet app? Answer in dollars as a number.";
+        let doc = "{'app_name': 'wallet', 'api_name': 'show_transactions', 'parameters': [\
+            {'name': 'access_token', 'type': 'string', 'required': True, 'description': 'x'}, \
+            {'name': 'direction', 'type': 'string', 'required': False, 'description': '`sent`, `received` or `all`.'}, \
+            {'name': 'email', 'type': 'string', 'required': False, 'description': 'Only transactions with this person.'}, \
+            {'name': 'page_index', 'type': 'integer', 'required': False, 'description': 'x'}]}";
+        let page = "[{'amount': 1.0, 'sender_email': 'x@example.com'}, {'amount': 2.0, 'sender_email': 'y@example.com'}]";
+        let cells = [
+            ("print(apis.api_docs.show_app_descriptions())", "[{'description': 'x', 'name': 'wallet'}]"),
+            ("print(apis.api_docs.show_api_descriptions(app_name=\"wallet\"))", "[{'name': 'show_transactions', 'description': 'x'}]"),
+            ("print(apis.api_docs.show_api_doc(app_name=\"wallet\", api_name=\"show_transactions\"))", doc),
+            (
+                "pw = 1\ntok_wallet = apis.wallet.login(username=\"a\", password=pw[\"wallet\"])['access_token']\nprint('logged in to wallet')",
+                "logged in to wallet",
+            ),
+            ("r4 = apis.wallet.show_transactions(access_token=tok_wallet)\nprint(r4)", page),
+        ];
+        let hint = "That listing was read without any filter and came back full. Narrow it: call it again with the values the task gives as filters.";
+        let narrowed = AwView::parse(&ctx_with(q, &cells, Some(hint)));
+        assert_eq!(narrowed.narrow, Some(("wallet".to_string(), "show_transactions".to_string())));
+        assert_eq!(narrowed.repage, None, "narrowing is not paging");
+        // the innate model follows it: the same listing, the direction the task says and its email
+        let t = sample_turn(&LinearModel::default(), &GRAMMAR, &ctx_with(q, &cells, Some(hint)), 0, 0.0);
+        let code = t.tool_calls[0].arguments["code"].as_str().unwrap().to_string();
+        assert!(
+            code.contains("apis.wallet.show_transactions(access_token=tok_wallet, direction=\"received\", email=\"nina.novak@example.com\")"),
+            "{code}"
+        );
+        // without the hint it completes from the page it has
+        let t = sample_turn(&LinearModel::default(), &GRAMMAR, &ctx_with(q, &cells, None), 0, 0.0);
+        assert!(t.tool_calls[0].arguments["code"].as_str().unwrap().contains("complete_task"), "{:?}", t.tool_calls);
     }
 }

@@ -68,6 +68,80 @@ fn full_page(_: &Action, env: &dyn Environment) -> bool {
     items == 5 || items == 20
 }
 
+/// Arguments a listing takes that choose no items: the token and the page.
+const NOT_FILTERS: [&str; 3] = ["access_token", "page_index", "page_limit"];
+
+/// The keyword names of a call's argument text (`a=1, b=f(c=2)` -> `a`, `b`), at its top level.
+fn keywords(args: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut depth, mut quote, mut start) = (0i32, None::<char>, 0usize);
+    let mut pieces = Vec::new();
+    for (i, c) in args.char_indices() {
+        match (quote, c) {
+            (Some(q), _) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                pieces.push(&args[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    pieces.push(&args[start..]);
+    for p in pieces {
+        if let Some((name, _)) = p.split_once('=') {
+            let name = name.trim();
+            if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                out.push(name.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The filters an API documents: its parameters other than the token and the page, read from
+/// its documentation (`None` when the environment cannot show it).
+fn filters_of(env: &dyn Environment, app: &str, api: &str) -> Option<Vec<String>> {
+    let doc = super::grammar::py_literal(&env.resource(&format!("api_doc/{app}/{api}"))?)?;
+    let params = doc.get("parameters")?.as_array()?;
+    Some(params.iter().filter_map(|p| p.get("name")?.as_str()).filter(|n| !NOT_FILTERS.contains(n)).map(str::to_string).collect())
+}
+
+/// The executed cell called an app's API that documents filters (a search query, a field to
+/// match) without passing any of them: with `full_page`, a listing read whole and unnarrowed.
+fn unfiltered_listing(a: &Action, env: &dyn Environment) -> bool {
+    let code = code_of(a);
+    let mut rest = code.as_str();
+    while let Some(i) = rest.find("apis.") {
+        rest = &rest[i + 5..];
+        let Some(open) = rest.find('(') else { break };
+        let target = &rest[..open];
+        let Some((app, api)) = target.split_once('.') else { continue };
+        if matches!(app, "api_docs" | "supervisor") || api == "login" || !target.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+            continue;
+        }
+        // the argument text up to the matching parenthesis
+        let mut depth = 0i32;
+        let end = rest[open..].char_indices().find_map(|(j, c)| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(open + j)
+        });
+        let Some(end) = end else { break };
+        let passed = keywords(&rest[open + 1..end]);
+        if filters_of(env, app, api).is_some_and(|fs| !fs.is_empty() && !fs.iter().any(|f| passed.contains(f))) {
+            return true;
+        }
+    }
+    false
+}
+
 fn error_is(env: &dyn Environment, kind: &str) -> bool {
     env.resource("last_error_kind").as_deref() == Some(kind)
 }
@@ -92,6 +166,7 @@ pub fn predicate(name: &str) -> Option<ActionPredicateFn> {
         "complete_after_error" => complete_after_error,
         "docs_unread" => docs_unread,
         "full_page" => full_page,
+        "unfiltered_listing" => unfiltered_listing,
         "unauthorized_error" => unauthorized_error,
         "bad_arguments_error" => bad_arguments_error,
         "unsafe_code_error" => unsafe_code_error,

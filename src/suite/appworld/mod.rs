@@ -434,6 +434,16 @@ impl Environment for AppWorldEnv {
             "last_error_kind" => Some(log()?.last_error_kind.unwrap_or("").to_string()),
             "printed_any" => Some(log()?.printed_any.to_string()),
             "supervisor" => self.field("supervisor").map(|v| v.to_string()),
+            // one API's documentation, `api_doc/<app>/<api>` (names as the model's code gave
+            // them, so only identifiers are looked up)
+            _ if name.starts_with("api_doc/") => {
+                let (app, api) = name["api_doc/".len()..].split_once('/')?;
+                let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !ident(app) || !ident(api) {
+                    return None;
+                }
+                self.cached(name, || Some(format!("print(apis.api_docs.show_api_doc(app_name='{app}', api_name='{api}'))")))
+            }
             "app_descriptions" => self.cached(name, || Some("print(apis.api_docs.show_app_descriptions())".into())),
             // the API lists of the apps the instruction names
             "task_api_descriptions" => {
