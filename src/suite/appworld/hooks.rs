@@ -71,35 +71,41 @@ fn full_page(_: &Action, env: &dyn Environment) -> bool {
 /// Arguments a listing takes that choose no items: the token and the page.
 const NOT_FILTERS: [&str; 3] = ["access_token", "page_index", "page_limit"];
 
-/// The keyword names of a call's argument text (`a=1, b=f(c=2)` -> `a`, `b`), at its top level.
-fn keywords(args: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let (mut depth, mut quote, mut start) = (0i32, None::<char>, 0usize);
-    let mut pieces = Vec::new();
-    for (i, c) in args.char_indices() {
+/// The keyword names of a call's arguments, from the text right after its `(` up to the
+/// parenthesis that closes it (`a=1, b=f(c=2))` -> `a`, `b`); `None` when it never closes.
+/// Brackets and commas inside strings count for nothing.
+fn call_keywords(after_open: &str) -> Option<Vec<String>> {
+    let (mut depth, mut quote, mut escaped, mut start) = (0i32, None::<char>, false, 0usize);
+    let mut names = Vec::new();
+    let mut piece = |p: &str| {
+        if let Some((name, _)) = p.split_once('=') {
+            let name = name.trim();
+            if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                names.push(name.to_string());
+            }
+        }
+    };
+    for (i, c) in after_open.char_indices() {
         match (quote, c) {
+            (Some(_), _) if escaped => escaped = false,
+            (Some(_), '\\') => escaped = true,
             (Some(q), _) if c == q => quote = None,
             (Some(_), _) => {}
             (None, '\'' | '"') => quote = Some(c),
             (None, '(' | '[' | '{') => depth += 1,
+            (None, ')') if depth == 0 => {
+                piece(&after_open[start..i]);
+                return Some(names);
+            }
             (None, ')' | ']' | '}') => depth -= 1,
             (None, ',') if depth == 0 => {
-                pieces.push(&args[start..i]);
+                piece(&after_open[start..i]);
                 start = i + 1;
             }
             _ => {}
         }
     }
-    pieces.push(&args[start..]);
-    for p in pieces {
-        if let Some((name, _)) = p.split_once('=') {
-            let name = name.trim();
-            if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                out.push(name.to_string());
-            }
-        }
-    }
-    out
+    None
 }
 
 /// The filters an API documents: its parameters other than the token and the page, read from
@@ -123,18 +129,7 @@ fn unfiltered_listing(a: &Action, env: &dyn Environment) -> bool {
         if matches!(app, "api_docs" | "supervisor") || api == "login" || !target.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
             continue;
         }
-        // the argument text up to the matching parenthesis
-        let mut depth = 0i32;
-        let end = rest[open..].char_indices().find_map(|(j, c)| {
-            match c {
-                '(' => depth += 1,
-                ')' => depth -= 1,
-                _ => {}
-            }
-            (depth == 0).then_some(open + j)
-        });
-        let Some(end) = end else { break };
-        let passed = keywords(&rest[open + 1..end]);
+        let Some(passed) = call_keywords(&rest[open + 1..]) else { break };
         if filters_of(env, app, api).is_some_and(|fs| !fs.is_empty() && !fs.iter().any(|f| passed.contains(f))) {
             return true;
         }
@@ -197,4 +192,18 @@ pub fn error_kind(output: &str) -> Option<&'static str> {
     } else {
         "exception"
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::call_keywords;
+
+    #[test]
+    fn a_calls_keywords_are_read_up_to_its_closing_parenthesis_and_strings_hide_nothing() {
+        assert_eq!(call_keywords("access_token=t, page_index=0)\nprint(x)"), Some(vec!["access_token".into(), "page_index".into()]));
+        assert_eq!(call_keywords("access_token=f(a=1), query=\"a, b=(\")"), Some(vec!["access_token".into(), "query".into()]));
+        assert_eq!(call_keywords("query='it\\'s), email=x')"), Some(vec!["query".into()]));
+        assert_eq!(call_keywords(")"), Some(vec![]));
+        assert_eq!(call_keywords("access_token=t"), None);
+    }
 }
