@@ -182,6 +182,33 @@ fn lit(b: &[char], i: &mut usize) -> Option<Value> {
     }
 }
 
+/// An API's documentation as `apis.api_docs.show_api_doc` prints it: its app, its name and its
+/// parameters.
+pub fn api_doc(text: &str) -> Option<(String, String, Vec<ParamDoc>)> {
+    let Some(Value::Object(doc)) = py_literal(text) else { return None };
+    let app = doc.get("app_name")?.as_str()?.to_string();
+    let api = doc.get("api_name")?.as_str()?.to_string();
+    let params = doc
+        .get("parameters")
+        .and_then(Value::as_array)
+        .map(|ps| {
+            ps.iter()
+                .filter_map(|p| {
+                    let desc = p.get("description").and_then(Value::as_str).unwrap_or("");
+                    let listed = desc.split('`').skip(1).step_by(2).map(str::to_string).collect();
+                    Some(ParamDoc {
+                        name: p.get("name")?.as_str()?.to_string(),
+                        ty: p.get("type").and_then(Value::as_str).unwrap_or("").to_string(),
+                        required: p.get("required").and_then(Value::as_bool).unwrap_or(false),
+                        listed,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Some((app, api, params))
+}
+
 /// The text between `start` and the next `end` after it.
 fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
     let i = s.find(start)? + start.len();
@@ -367,33 +394,12 @@ impl AwView {
             }
         }
         if code.contains("show_api_doc(") {
-            if let Some(Value::Object(doc)) = py_literal(text) {
-                let (Some(app), Some(api)) = (doc.get("app_name").and_then(Value::as_str), doc.get("api_name").and_then(Value::as_str)) else {
-                    return;
-                };
-                let params = doc
-                    .get("parameters")
-                    .and_then(Value::as_array)
-                    .map(|ps| {
-                        ps.iter()
-                            .filter_map(|p| {
-                                let desc = p.get("description").and_then(Value::as_str).unwrap_or("");
-                                let listed = desc.split('`').skip(1).step_by(2).map(str::to_string).collect();
-                                Some(ParamDoc {
-                                    name: p.get("name")?.as_str()?.to_string(),
-                                    ty: p.get("type").and_then(Value::as_str).unwrap_or("").to_string(),
-                                    required: p.get("required").and_then(Value::as_bool).unwrap_or(false),
-                                    listed,
-                                })
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                self.docs.insert((app.to_string(), api.to_string()), params);
-                let e = self.apis.entry(app.to_string()).or_default();
-                if !e.contains(&api.to_string()) {
-                    e.push(api.to_string());
+            if let Some((app, api, params)) = api_doc(text) {
+                let e = self.apis.entry(app.clone()).or_default();
+                if !e.contains(&api) {
+                    e.push(api.clone());
                 }
+                self.docs.insert((app, api), params);
             }
         }
     }

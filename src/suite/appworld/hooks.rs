@@ -111,9 +111,8 @@ fn call_keywords(after_open: &str) -> Option<Vec<String>> {
 /// The filters an API documents: its parameters other than the token and the page, read from
 /// its documentation (`None` when the environment cannot show it).
 fn filters_of(env: &dyn Environment, app: &str, api: &str) -> Option<Vec<String>> {
-    let doc = super::grammar::py_literal(&env.resource(&format!("api_doc/{app}/{api}"))?)?;
-    let params = doc.get("parameters")?.as_array()?;
-    Some(params.iter().filter_map(|p| p.get("name")?.as_str()).filter(|n| !NOT_FILTERS.contains(n)).map(str::to_string).collect())
+    let (_, _, params) = super::grammar::api_doc(&env.resource(&format!("api_doc/{app}/{api}"))?)?;
+    Some(params.into_iter().map(|p| p.name).filter(|n| !NOT_FILTERS.contains(&n.as_str())).collect())
 }
 
 /// The executed cell called an app's API that documents filters (a search query, a field to
