@@ -370,19 +370,14 @@ impl AwView {
         }
         for line in text.lines() {
             if let Some((app, rest)) = line.split_once(": [{") {
-                if !app.is_empty() && app.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                if super::is_name(app) {
                     lists.push((app.to_string(), rest));
                 }
             }
         }
         for (app, t) in lists {
-            let names: Vec<String> = t
-                .split("'name': '")
-                .skip(1)
-                .filter_map(|p| p.split('\'').next())
-                .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-                .map(str::to_string)
-                .collect();
+            let names: Vec<String> =
+                t.split("'name': '").skip(1).filter_map(|p| p.split('\'').next()).filter(|n| super::is_name(n)).map(str::to_string).collect();
             let e = self.apis.entry(app.clone()).or_default();
             for n in names {
                 if !e.contains(&n) {

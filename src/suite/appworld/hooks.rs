@@ -80,7 +80,7 @@ fn call_keywords(after_open: &str) -> Option<Vec<String>> {
     let mut piece = |p: &str| {
         if let Some((name, _)) = p.split_once('=') {
             let name = name.trim();
-            if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            if super::is_name(name) {
                 names.push(name.to_string());
             }
         }
@@ -125,7 +125,7 @@ fn unfiltered_listing(a: &Action, env: &dyn Environment) -> bool {
         let Some(open) = rest.find('(') else { break };
         let target = &rest[..open];
         let Some((app, api)) = target.split_once('.') else { continue };
-        if matches!(app, "api_docs" | "supervisor") || api == "login" || !target.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+        if matches!(app, "api_docs" | "supervisor") || api == "login" || !super::is_name(app) || !super::is_name(api) {
             continue;
         }
         let Some(passed) = call_keywords(&rest[open + 1..]) else { break };

@@ -47,6 +47,11 @@ pub const BUNDLED_SERVERS: usize = 4;
 /// The one tool: run a Python cell.
 pub const TOOL: &str = "execute_python";
 
+/// A name as apps, APIs and their parameters are named (letters, digits, underscores).
+pub(crate) fn is_name(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// Suite configuration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppWorldConfig {
@@ -438,8 +443,7 @@ impl Environment for AppWorldEnv {
             // them, so only identifiers are looked up)
             _ if name.starts_with("api_doc/") => {
                 let (app, api) = name["api_doc/".len()..].split_once('/')?;
-                let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-                if !ident(app) || !ident(api) {
+                if !is_name(app) || !is_name(api) {
                     return None;
                 }
                 self.cached(name, || Some(format!("print(apis.api_docs.show_api_doc(app_name='{app}', api_name='{api}'))")))
