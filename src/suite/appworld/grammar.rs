@@ -296,7 +296,9 @@ impl AwView {
                 }
                 Role::User => {
                     v.read_docs_text(&m.content, None);
-                    v.feedback.push(m.content.to_lowercase());
+                    let lower = m.content.to_lowercase();
+                    let narrow = tells_to_narrow(&lower);
+                    v.feedback.push(lower);
                     let listing = v.cells.last().filter(|c| !c.failed).and_then(|c| {
                         let (app, api) = between(&c.code, "= apis.", "(")?.split_once('.')?;
                         Some(((app.to_string(), api.to_string()), c.code.contains("page_index")))
@@ -305,7 +307,7 @@ impl AwView {
                         if tells_of_more_pages(&m.content) && !paged {
                             v.repage = Some(call.clone());
                         }
-                        if tells_to_narrow(&m.content) {
+                        if narrow {
                             v.narrow = Some(call);
                         }
                     }
@@ -482,9 +484,9 @@ fn tells_of_more_pages(text: &str) -> bool {
     text.contains("more pages") || text.contains("page_index")
 }
 
-/// Does a message ask to narrow a listing with its API's filters?
-fn tells_to_narrow(text: &str) -> bool {
-    text.to_lowercase().contains("narrow")
+/// Does a message (lowercased) ask to narrow a listing with its API's filters?
+fn tells_to_narrow(lower: &str) -> bool {
+    lower.contains("narrow")
 }
 
 /// The word the instruction writes right before a span ("titled 'X'" -> `titled`).
