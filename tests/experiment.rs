@@ -194,6 +194,23 @@ fn budgets_are_bounded_with_a_cost_estimate() {
     }
 }
 
+/// How many (suite, arm, seed) jobs run at once: one per core, one more where a suite's agent code
+/// runs in a sandboxed process (its jobs wait on it between steps), `workers` when set.
+#[test]
+fn jobs_run_one_per_core_and_one_more_where_agent_code_runs_in_a_sandbox() {
+    let shipped = |f: &str| ExperimentConfig::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments").join(f)).unwrap();
+    let dbbench = shipped("demo.toml");
+    assert_eq!(harness_s::experiment::estimate(&dbbench, 2).unwrap().parallel, 2, "SQL runs in-process");
+    for f in ["appworld.toml", "all-suites.toml"] {
+        let c = shipped(f);
+        assert_eq!(harness_s::experiment::estimate(&c, 2).unwrap().parallel, 3, "{f}");
+        assert_eq!(c.parallel_jobs(8, true), 9);
+    }
+    let mut one = shipped("appworld.toml");
+    one.workers = 1;
+    assert_eq!(harness_s::experiment::estimate(&one, 2).unwrap().parallel, 1, "workers, when set, is the number");
+}
+
 #[test]
 fn bad_configs_name_the_key() {
     let e = ExperimentConfig::parse("x.toml", "name = \"x\"\narms = [\"magic\"]\n").unwrap_err().to_string();

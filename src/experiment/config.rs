@@ -59,7 +59,7 @@ pub struct ExperimentConfig {
     pub distill: DistillConfig,
     #[serde(default)]
     pub eval: EvalSettings,
-    /// Parallel (arm, seed) jobs; 0 = one per core.
+    /// Parallel (suite, arm, seed) jobs; 0 = one per core, one more for suites whose agent code runs in a sandboxed process ([`Self::parallel_jobs`]).
     #[serde(default)]
     pub workers: usize,
     /// The external trainer that updates an `openai` policy (see `docs/trainer-protocol.md`).
@@ -459,6 +459,8 @@ pub struct SuiteSize {
     pub heldout_tasks: usize,
     /// Siblings in the pool of the base harness.
     pub siblings: usize,
+    /// The suite's episodes run agent code in a sandboxed process ([`crate::suite::Suite::runs_agent_code`]).
+    pub runs_agent_code: bool,
 }
 
 /// Siblings a pool is assumed to have when the harness library is not at hand.
@@ -493,7 +495,7 @@ pub fn seconds_per_episode(suite: &str, backend: &str) -> f64 {
 pub struct RolloutEstimate {
     /// (suite, arm, seed) jobs.
     pub jobs: u64,
-    /// Jobs that run at the same time (`workers`, else one per core).
+    /// Jobs that run at the same time ([`ExperimentConfig::parallel_jobs`]).
     pub parallel: u64,
     /// Fewest rollouts: every training task succeeds in some base try, so nothing is rescued.
     pub min: u64,
@@ -576,6 +578,17 @@ impl ExperimentConfig {
         }
     }
 
+    /// (suite, arm, seed) jobs that run at once on a machine of `cores` cores: `workers` if set,
+    /// else one per core, and one more where a suite's episodes run agent code in a sandboxed
+    /// process: a job waits on that process between steps, and the extra job fills the waits.
+    /// Jobs are independent, so how many run at once never changes a result.
+    pub fn parallel_jobs(&self, cores: usize, runs_agent_code: bool) -> usize {
+        match self.workers {
+            0 => cores.max(1) + usize::from(runs_agent_code),
+            n => n,
+        }
+    }
+
     /// The rollouts and rough wall time of this experiment, given each suite's size (in the
     /// order of `suites`) and the cores of the machine that runs it.
     pub fn estimate(&self, sizes: &[SuiteSize], cores: usize) -> RolloutEstimate {
@@ -601,7 +614,7 @@ impl ExperimentConfig {
         }
         let demos = (self.policy.warm_start_demos * self.seeds.len() * self.suites.len()) as u64;
         let jobs = (self.arms.len() * self.seeds.len() * self.suites.len()) as u64;
-        let parallel = ((if self.workers == 0 { cores.max(1) } else { self.workers }) as u64).min(jobs).max(1);
+        let parallel = (self.parallel_jobs(cores, sizes.iter().any(|s| s.runs_agent_code)) as u64).min(jobs).max(1);
         let demo_secs = demos as f64 * SECONDS_PER_DEMONSTRATION;
         let min = clamp(sum.train + sum.probe + sum.eval);
         let max = clamp(sum.train + sum.rescue + sum.probe + sum.eval + sum.eval_retries);
@@ -737,7 +750,12 @@ impl ExperimentConfig {
     /// dataset at hand: [`Self::estimate`]'s count with every batch full and a pool of
     /// [`ASSUMED_SIBLINGS`]; evaluation comes on top and depends on the dataset.
     pub fn cost_estimate(&self) -> CostEstimate {
-        let size = SuiteSize { train_tasks: self.budget.batch_tasks.max(self.budget.probe_tasks), heldout_tasks: 0, siblings: ASSUMED_SIBLINGS };
+        let size = SuiteSize {
+            train_tasks: self.budget.batch_tasks.max(self.budget.probe_tasks),
+            heldout_tasks: 0,
+            siblings: ASSUMED_SIBLINGS,
+            runs_agent_code: false,
+        };
         let per_job = Arm::ALL
             .into_iter()
             .filter(|a| self.arms.iter().any(|x| x == a.as_str()))

@@ -261,8 +261,10 @@ pub fn run_experiment_with(
     let workers = match execution {
         // the coordinator's threads mostly wait for the workers: every job at once
         Execution::Distributed => jobs.len(),
-        Execution::Local if cfg.workers == 0 => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
-        Execution::Local => cfg.workers,
+        Execution::Local => {
+            let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+            cfg.parallel_jobs(cores, sizes.iter().any(|s| s.runs_agent_code))
+        }
     };
     let plan = Plan {
         done: stored,

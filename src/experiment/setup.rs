@@ -22,7 +22,12 @@ pub(crate) struct SuiteSetup {
 impl SuiteSetup {
     /// What the rollout estimate needs to know of the suite as set up.
     pub fn size(&self) -> SuiteSize {
-        SuiteSize { train_tasks: self.train.len(), heldout_tasks: self.heldout.len(), siblings: self.siblings.len() }
+        SuiteSize {
+            train_tasks: self.train.len(),
+            heldout_tasks: self.heldout.len(),
+            siblings: self.siblings.len(),
+            runs_agent_code: self.suite.runs_agent_code(),
+        }
     }
 
     /// The harness named `name`: the base or one of the siblings.
