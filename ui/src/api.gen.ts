@@ -118,7 +118,7 @@ export type RolloutEstimate = {
  */
 jobs: number, 
 /**
- * Jobs that run at the same time (`workers`, else one per core).
+ * Jobs that run at the same time ([`ExperimentConfig::parallel_jobs`]).
  */
 parallel: number, 
 /**
