@@ -206,6 +206,11 @@ fn jobs_run_one_per_core_and_one_more_where_agent_code_runs_in_a_sandbox() {
         assert_eq!(harness_s::experiment::estimate(&c, 2).unwrap().parallel, 3, "{f}");
         assert_eq!(c.parallel_jobs(8, true), 9);
     }
+    // the extra job fills waits and adds no core: the time estimate is that of one job per core
+    let mut two = shipped("appworld.toml");
+    two.workers = 2;
+    let (e3, e2) = (harness_s::experiment::estimate(&shipped("appworld.toml"), 2).unwrap(), harness_s::experiment::estimate(&two, 2).unwrap());
+    assert_eq!((e3.seconds_min, e3.seconds_max), (e2.seconds_min, e2.seconds_max));
     let mut one = shipped("appworld.toml");
     one.workers = 1;
     assert_eq!(harness_s::experiment::estimate(&one, 2).unwrap().parallel, 1, "workers, when set, is the number");

@@ -618,8 +618,10 @@ impl ExperimentConfig {
         let demo_secs = demos as f64 * SECONDS_PER_DEMONSTRATION;
         let min = clamp(sum.train + sum.probe + sum.eval);
         let max = clamp(sum.train + sum.rescue + sum.probe + sum.eval + sum.eval_retries);
-        let seconds_min = (secs_min + demo_secs) / parallel as f64;
-        let seconds_max = (secs_max + demo_secs) / parallel as f64;
+        // an extra job fills waits, it adds no core: the time divides by the cores in use
+        let busy = parallel.min(cores.max(1) as u64) as f64;
+        let seconds_min = (secs_min + demo_secs) / busy;
+        let seconds_max = (secs_max + demo_secs) / busy;
         let warning = (max > LARGE_ROLLOUTS || seconds_max > LARGE_SECONDS).then(|| {
             format!(
                 "a large experiment: up to {} executor rollouts, roughly {} here; fewer iterations, seeds, arms or a smaller batch make it smaller",
