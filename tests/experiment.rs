@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 use harness_s::events::NullSink;
+use harness_s::experiment::config::SuiteSize;
 use harness_s::experiment::{run_experiment, ExperimentConfig};
 use harness_s::store::{BlockingStore, EpisodeFilter};
 
@@ -204,7 +205,8 @@ fn jobs_run_one_per_core_and_one_more_where_agent_code_runs_in_a_sandbox() {
     for f in ["appworld.toml", "all-suites.toml"] {
         let c = shipped(f);
         assert_eq!(harness_s::experiment::estimate(&c, 2).unwrap().parallel, 3, "{f}");
-        assert_eq!(c.parallel_jobs(8, true), 9);
+        let sandboxed = SuiteSize { train_tasks: 1, heldout_tasks: 1, siblings: 1, runs_agent_code: true };
+        assert_eq!(c.parallel_jobs(8, &[sandboxed]), 9);
     }
     // the extra job fills waits and adds no core: the time estimate is that of one job per core
     let mut two = shipped("appworld.toml");

@@ -578,13 +578,14 @@ impl ExperimentConfig {
         }
     }
 
-    /// (suite, arm, seed) jobs that run at once on a machine of `cores` cores: `workers` if set,
-    /// else one per core, and one more where a suite's episodes run agent code in a sandboxed
-    /// process: a job waits on that process between steps, and the extra job fills the waits.
-    /// Jobs are independent, so how many run at once never changes a result.
-    pub fn parallel_jobs(&self, cores: usize, runs_agent_code: bool) -> usize {
+    /// (suite, arm, seed) jobs that run at once on a machine of `cores` cores, given the suites'
+    /// sizes: `workers` if set, else one per core, and one more where a suite's episodes run
+    /// agent code in a sandboxed process: a job waits on that process between steps, and the
+    /// extra job fills the waits. Jobs are independent, so how many run at once never changes a
+    /// result.
+    pub fn parallel_jobs(&self, cores: usize, sizes: &[SuiteSize]) -> usize {
         match self.workers {
-            0 => cores.max(1) + usize::from(runs_agent_code),
+            0 => cores.max(1) + usize::from(sizes.iter().any(|s| s.runs_agent_code)),
             n => n,
         }
     }
@@ -614,7 +615,7 @@ impl ExperimentConfig {
         }
         let demos = (self.policy.warm_start_demos * self.seeds.len() * self.suites.len()) as u64;
         let jobs = (self.arms.len() * self.seeds.len() * self.suites.len()) as u64;
-        let parallel = (self.parallel_jobs(cores, sizes.iter().any(|s| s.runs_agent_code)) as u64).min(jobs).max(1);
+        let parallel = (self.parallel_jobs(cores, sizes) as u64).min(jobs).max(1);
         let demo_secs = demos as f64 * SECONDS_PER_DEMONSTRATION;
         let min = clamp(sum.train + sum.probe + sum.eval);
         let max = clamp(sum.train + sum.rescue + sum.probe + sum.eval + sum.eval_retries);

@@ -263,7 +263,7 @@ pub fn run_experiment_with(
         Execution::Distributed => jobs.len(),
         Execution::Local => {
             let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
-            cfg.parallel_jobs(cores, sizes.iter().any(|s| s.runs_agent_code))
+            cfg.parallel_jobs(cores, &sizes)
         }
     };
     let plan = Plan {
