@@ -70,9 +70,16 @@ pub enum EpisodeStatus {
     /// The machinery failed; not a task failure, excluded from task metrics.
     InfraError,
     Cancelled,
+    /// The agent's own action broke its environment (see [`crate::suite::EnvError::Action`]):
+    /// a failed try, scored 0 with the reason in its score's `details.reason`, counted in
+    /// metrics and training groups like any other.
+    ActionError,
 }
 
 impl EpisodeStatus {
+    pub const ALL: [EpisodeStatus; 5] =
+        [EpisodeStatus::Completed, EpisodeStatus::TaskLimitReached, EpisodeStatus::InfraError, EpisodeStatus::Cancelled, EpisodeStatus::ActionError];
+
     /// Its name in the store and in JSON (the serde name).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -80,14 +87,13 @@ impl EpisodeStatus {
             EpisodeStatus::TaskLimitReached => "task_limit_reached",
             EpisodeStatus::InfraError => "infra_error",
             EpisodeStatus::Cancelled => "cancelled",
+            EpisodeStatus::ActionError => "action_error",
         }
     }
 
     /// The status named `s`; `None` for anything else (a reader reports it as corrupt).
     pub fn parse(s: &str) -> Option<EpisodeStatus> {
-        [EpisodeStatus::Completed, EpisodeStatus::TaskLimitReached, EpisodeStatus::InfraError, EpisodeStatus::Cancelled]
-            .into_iter()
-            .find(|x| x.as_str() == s)
+        EpisodeStatus::ALL.into_iter().find(|x| x.as_str() == s)
     }
 }
 
@@ -116,7 +122,21 @@ pub struct Episode {
     pub completion_tokens: u64,
 }
 
+/// Whether a try that ended with `status` (and `infra_error`, if any) counts as a try: in task
+/// metrics, success rates and training groups. Every try counts but an infrastructure error and a
+/// cancelled one: what the agent's action caused, however it ended, is the agent's result (see
+/// [`crate::suite::EnvError`]). The one statement of that rule; everything that counts tries asks
+/// here.
+pub fn counts(status: EpisodeStatus, infra_error: Option<&str>) -> bool {
+    infra_error.is_none() && !matches!(status, EpisodeStatus::InfraError | EpisodeStatus::Cancelled)
+}
+
 impl Episode {
+    /// This try counts in metrics and training groups ([`counts`]).
+    pub fn counts(&self) -> bool {
+        counts(self.status, self.infra_error.as_deref())
+    }
+
     pub fn reward(&self) -> f64 {
         self.score.as_ref().map(|s| s.reward).unwrap_or(0.0)
     }
@@ -222,7 +242,7 @@ mod tests {
 
     #[test]
     fn a_status_has_one_name_everywhere() {
-        for s in [EpisodeStatus::Completed, EpisodeStatus::TaskLimitReached, EpisodeStatus::InfraError, EpisodeStatus::Cancelled] {
+        for s in EpisodeStatus::ALL {
             assert_eq!(serde_json::to_value(s).unwrap(), s.as_str(), "the store's name is the serde name");
             assert_eq!(EpisodeStatus::parse(s.as_str()), Some(s));
         }

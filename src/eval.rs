@@ -141,21 +141,22 @@ pub fn run_eval(
     Ok(summary)
 }
 
-/// Metrics over finished episodes; infrastructure errors are counted apart and excluded.
+/// Metrics over finished episodes; infrastructure errors (and cancelled tries) are counted apart
+/// and excluded ([`Episode::counts`]); a try that failed by its own action counts as a failure.
 pub fn summarise(run_id: i64, suite: &dyn Suite, tasks: &[Task], episodes: &[Episode], cancelled: bool, wall_s: f64) -> EvalSummary {
     let by_id: std::collections::HashMap<&str, &Task> = tasks.iter().map(|t| (t.id.as_str(), t)).collect();
     let scored: Vec<OutcomeForMetrics<'_>> = episodes
         .iter()
-        .filter(|e| e.infra_error.is_none())
+        .filter(|e| e.counts())
         .filter_map(|e| by_id.get(e.task_id.as_str()).map(|t| OutcomeForMetrics { task: t, score: e.score.as_ref() }))
         .collect();
     let completed = scored.len();
-    let succ = episodes.iter().filter(|e| e.infra_error.is_none() && e.success()).count();
+    let succ = episodes.iter().filter(|e| e.counts() && e.success()).count();
     EvalSummary {
         run_id,
         episodes: episodes.len(),
         completed,
-        infra_errors: episodes.len() - completed,
+        infra_errors: episodes.iter().filter(|e| e.infra_error.is_some()).count(),
         success_rate: if completed > 0 { succ as f64 / completed as f64 } else { 0.0 },
         metrics: suite.metrics(&scored),
         cancelled,

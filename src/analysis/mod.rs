@@ -31,7 +31,6 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::episode::EpisodeStatus;
 use crate::store::EpisodeRow;
 use crate::store::{BlockingStore, RunRow, RunStatus, StoreError};
 
@@ -178,7 +177,7 @@ impl Data<'_> {
 /// Whether an episode counts in task metrics (infrastructure errors and cancelled episodes do
 /// not).
 pub(crate) fn counts(r: &EpisodeRow) -> bool {
-    !matches!(r.status, EpisodeStatus::InfraError | EpisodeStatus::Cancelled) && r.infra_error.is_none()
+    crate::episode::counts(r.status, r.infra_error.as_deref())
 }
 
 /// The suite a record belongs to: its `suite` field, else the first segment of its key

@@ -48,7 +48,7 @@ impl TrajectoryView {
 
     /// Counts in task metrics (not an infrastructure error, not cancelled).
     pub fn counts(&self) -> bool {
-        self.infra_error.is_none() && !matches!(self.status, EpisodeStatus::InfraError | EpisodeStatus::Cancelled)
+        crate::episode::counts(self.status, self.infra_error.as_deref())
     }
 }
 

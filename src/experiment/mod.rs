@@ -14,4 +14,4 @@ mod setup;
 pub use crate::records::task_record_key;
 pub use config::{ConfigError, ExperimentConfig, RolloutEstimate};
 pub use learner::{BuiltinLearner, Learner, LearnerError};
-pub use runner::{estimate, run_experiment, run_experiment_with, Execution, ExperimentOutcome};
+pub use runner::{estimate, group_members, run_experiment, run_experiment_with, Execution, ExperimentError, ExperimentOutcome};

@@ -13,7 +13,7 @@ use crate::harness::predicate::{self, EpisodeState, PredicateRef};
 use crate::harness::spec::{HarnessSpec, HookSpec};
 use crate::message::{AssistantTurn, CallKind, Context, Message, Origin, Role, ToolSpec};
 use crate::policy::{CallOptions, Policy};
-use crate::suite::{Action, Environment, Signals, Suite};
+use crate::suite::{Action, EnvError, Environment, Score, Signals, Suite};
 use crate::task::Task;
 
 /// Everything needed to run one episode.
@@ -38,10 +38,15 @@ struct Run<'a> {
     prompt_tokens: u64,
     completion_tokens: u64,
     calls_made: u64,
+    /// Set when an action broke the environment ([`EnvError::Action`]): the episode ends there
+    /// as the agent's failure, with this reason.
+    action_fault: Option<String>,
 }
 
-/// Run one episode to the end. Never panics on policy or environment failure: those end the
-/// episode with [`EpisodeStatus::InfraError`].
+/// Run one episode to the end. Never panics on policy or environment failure. The status follows
+/// the cause: a policy call or an environment that fails by itself ends the episode with
+/// [`EpisodeStatus::InfraError`]; an action that breaks its environment ([`EnvError::Action`])
+/// ends it with [`EpisodeStatus::ActionError`], a failed try scored 0 with the reason.
 pub fn run_episode(req: &EpisodeRequest<'_>) -> Episode {
     let started = Instant::now();
     let mut episode = Episode {
@@ -79,11 +84,15 @@ pub fn run_episode(req: &EpisodeRequest<'_>) -> Episode {
         prompt_tokens: 0,
         completion_tokens: 0,
         calls_made: 0,
+        action_fault: None,
     };
     let result = run.drive(&mut episode);
     episode.prompt_tokens = run.prompt_tokens;
     episode.completion_tokens = run.completion_tokens;
     match result {
+        Ok(_) if run.action_fault.is_some() => {
+            fail_by_action(&mut episode, run.action_fault.take().unwrap_or_default());
+        }
         Ok(submitted) => {
             if episode.status != EpisodeStatus::Cancelled {
                 if submitted.is_none() {
@@ -91,6 +100,7 @@ pub fn run_episode(req: &EpisodeRequest<'_>) -> Episode {
                 }
                 match run.env.score(submitted.as_ref()) {
                     Ok(s) => episode.score = Some(s),
+                    Err(EnvError::Action(reason)) => fail_by_action(&mut episode, format!("scoring failed: {reason}")),
                     Err(e) => {
                         episode.status = EpisodeStatus::InfraError;
                         episode.infra_error = Some(format!("scoring failed: {e}"));
@@ -105,6 +115,13 @@ pub fn run_episode(req: &EpisodeRequest<'_>) -> Episode {
     }
     episode.duration_ms = ms(started);
     episode
+}
+
+/// End `episode` as the agent's own failure: [`EpisodeStatus::ActionError`], reward 0, the reason
+/// in the score's details.
+fn fail_by_action(episode: &mut Episode, reason: String) {
+    episode.status = EpisodeStatus::ActionError;
+    episode.score = Some(Score { reward: 0.0, success: false, details: serde_json::json!({ "reason": reason, "action_error": true }) });
 }
 
 /// Why an episode ended as an infrastructure error (its stored `infra_error` is this message):
@@ -193,6 +210,10 @@ impl<'a> Run<'a> {
                 let done = record.signals.submitted;
                 let executed = record.executed.clone();
                 step.calls.push(record);
+                if self.action_fault.is_some() {
+                    episode.steps.push(step);
+                    return Ok(None);
+                }
                 if done {
                     submitted = executed;
                     break;
@@ -278,7 +299,27 @@ impl<'a> Run<'a> {
             self.state.calls.push((action.clone(), signals.clone(), message.clone()));
             return Ok(CallRecord { proposed: call.clone(), executed: None, observation: message, signals, duration_ms: ms(t0) });
         }
-        let outcome = self.env.step(&action)?;
+        let outcome = match self.env.step(&action) {
+            Ok(o) => o,
+            Err(EnvError::Action(reason)) => {
+                // the agent broke its own environment: what it sees is the reason, and the
+                // episode ends after this call (see `run_episode`)
+                let signals = Signals { error_kind: Some("action_error".into()), ..Signals::default() };
+                let mut m = Message::new(Role::Tool, format!("ERROR: {reason}"), Origin::Environment);
+                m.tool_call_id = Some(call.id.clone());
+                self.messages.push(m);
+                self.state.calls.push((action.clone(), signals.clone(), reason.clone()));
+                self.action_fault = Some(reason.clone());
+                return Ok(CallRecord {
+                    proposed: call.clone(),
+                    executed: Some(action),
+                    observation: format!("ERROR: {reason}"),
+                    signals,
+                    duration_ms: ms(t0),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
         let shown = self.cut(&outcome.observation);
         let mut m = Message::new(Role::Tool, shown, Origin::Environment);
         m.tool_call_id = Some(call.id.clone());

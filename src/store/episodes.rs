@@ -95,7 +95,7 @@ pub struct EpisodeRow {
     pub policy: String,
     pub sample: u32,
     pub seed: u64,
-    #[ts(type = "\"completed\" | \"task_limit_reached\" | \"infra_error\" | \"cancelled\"")]
+    #[ts(type = "\"completed\" | \"task_limit_reached\" | \"infra_error\" | \"cancelled\" | \"action_error\"")]
     pub status: EpisodeStatus,
     pub success: bool,
     /// `None` when the episode was not scored.
@@ -222,6 +222,10 @@ impl Store {
     /// Write one finished episode of run `run_id`; its id. The row is committed when this
     /// returns (one statement, its own transaction), so it survives the process being killed.
     pub async fn insert_episode(&self, run_id: i64, episode: &Episode, context: &EpisodeContext) -> Result<i64, StoreError> {
+        if self.fence_for(run_id).is_some() {
+            let ids = self.insert_episodes(run_id, &[(episode.clone(), context.clone())]).await?;
+            return Ok(ids[0]);
+        }
         let op = format!("insert episode {} into run {run_id}", episode.task_id);
         let trajectory = self.encode_episode(&op, episode).await?;
         let (id,): (i64,) = self.fetch_one(&op, INSERT_EPISODE, insert_args(run_id, episode, context, trajectory)).await?;
@@ -236,7 +240,9 @@ impl Store {
             let trajectory = self.encode_episode(&op, episode).await?;
             all_args.push(insert_args(run_id, episode, context, trajectory));
         }
-        let result: Result<Vec<i64>, sqlx::Error> = on_backend!(self, |pool, DB| {
+        let fence = self.fence_for(run_id);
+        let check = self.fence_check_sql();
+        let result: Result<Result<Vec<i64>, String>, sqlx::Error> = on_backend!(self, |pool, DB| {
             async {
                 let mut tx = pool.begin().await?;
                 let mut ids = Vec::with_capacity(all_args.len());
@@ -246,12 +252,23 @@ impl Store {
                     ids.push(id);
                     crate::fault::point("store-write");
                 }
+                // a coordinator's episodes count only while it holds the run (see `lease`)
+                if let Some(fence) = fence {
+                    let holder: Option<(String,)> = sqlx::query_as::<DB, (String,)>(check).bind(run_id).fetch_optional(&mut *tx).await?;
+                    if holder.as_ref().map(|(h,)| h.as_str()) != Some(fence.holder.as_str()) {
+                        tx.rollback().await?;
+                        return Ok(Err(holder.map(|(h,)| h).unwrap_or_else(|| "nobody".into())));
+                    }
+                }
                 tx.commit().await?;
-                Ok(ids)
+                Ok(Ok(ids))
             }
             .await
         });
-        result.map_err(|e| self.query_error(&op, e))
+        match result.map_err(|e| self.query_error(&op, e))? {
+            Ok(ids) => Ok(ids),
+            Err(holder) => Err(self.lease_lost(&op, run_id, &holder)),
+        }
     }
 
     async fn encode_episode(&self, op: &str, episode: &Episode) -> Result<Encoded, StoreError> {

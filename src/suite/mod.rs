@@ -60,11 +60,36 @@ pub struct Score {
     pub details: serde_json::Value,
 }
 
-/// A failure of the machinery around the task (database could not start, server unreachable):
-/// kept apart from task failures.
+/// Why an environment could not take a step or score an episode. The episode's status follows
+/// the cause (`docs/security.md`, "An episode's status follows its cause"):
+/// - [`EnvError::Infra`]: the machinery around the task failed (a database that could not
+///   start, an unreachable server, a sandbox that would not come up). Nothing the agent did
+///   caused it, so the episode is an infrastructure error, kept apart from task failures.
+/// - [`EnvError::Action`]: the agent's own action broke its environment (bytes no command can
+///   carry, an input past a limit, code that killed its own runner, a repository it made
+///   unreadable). That is the agent's failure: the episode ends scored 0 with this reason, and
+///   it counts in every metric and training group like any other failed try.
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
-#[error("{0}")]
-pub struct EnvError(pub String);
+pub enum EnvError {
+    #[error("{0}")]
+    Infra(String),
+    #[error("{0}")]
+    Action(String),
+}
+
+impl EnvError {
+    /// The message, whatever the cause.
+    pub fn message(&self) -> &str {
+        match self {
+            EnvError::Infra(m) | EnvError::Action(m) => m,
+        }
+    }
+
+    /// Whether the agent's action caused it.
+    pub fn by_action(&self) -> bool {
+        matches!(self, EnvError::Action(_))
+    }
+}
 
 /// One running task. Created per episode; dropped when the episode ends.
 pub trait Environment: Send {

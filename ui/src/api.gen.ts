@@ -299,7 +299,7 @@ export type EpisodeRow = {
 /**
  * A successful rescue episode.
  */
-rescued: boolean, id: number, run_id: number, task_id: string, suite: string, family: string, harness: string, policy: string, sample: number, seed: number, status: "completed" | "task_limit_reached" | "infra_error" | "cancelled", success: boolean, 
+rescued: boolean, id: number, run_id: number, task_id: string, suite: string, family: string, harness: string, policy: string, sample: number, seed: number, status: "completed" | "task_limit_reached" | "infra_error" | "cancelled" | "action_error", success: boolean, 
 /**
  * `None` when the episode was not scored.
  */

@@ -85,6 +85,8 @@ export function StatusTag({ status }: { status: string }) {
 
 export function Outcome({ success, status }: { success: boolean; status?: string }) {
   if (status === "infra_error") return <span class="tag infra" title="infrastructure error: not a task failure">infra</span>;
+  if (status === "action_error")
+    return <span class="tag fail" title="the agent's own action broke its environment: a failed try that counts">✗ fail (action)</span>;
   return success ? <span class="tag ok">✓ pass</span> : <span class="tag fail">✗ fail</span>;
 }
 

@@ -448,7 +448,7 @@ impl Suite for DbBench {
         "commit_final_answer"
     }
     fn make_env(&self, task: &Task) -> Result<Box<dyn Environment>, EnvError> {
-        let record = record::record_of(task).map_err(|e| EnvError(format!("task {}: {e}", task.id)))?;
+        let record = record::record_of(task).map_err(|e| EnvError::Infra(format!("task {}: {e}", task.id)))?;
         Ok(Box::new(self.env_for(record)?))
     }
     fn metrics(&self, outcomes: &[OutcomeForMetrics<'_>]) -> Value {

@@ -203,7 +203,11 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<(usize, Instance, Value)>, Lo
 /// Load a JSON or JSONL file of instances as tasks.
 pub fn load_tasks(path: &Path) -> Result<Vec<Task>, LoadError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| LoadError { file: file.clone(), line: 0, message: e.to_string() })?;
+    let text = crate::files::read_text_limited(path, crate::files::MAX_DATASET_BYTES).map_err(|e| LoadError {
+        file: file.clone(),
+        line: 0,
+        message: e.to_string(),
+    })?;
     Ok(parse(&file, &text)?.into_iter().map(|(_, inst, raw)| inst.to_task(raw)).collect())
 }
 

@@ -200,14 +200,26 @@ pub fn run_tests(rt: &mut dyn Runtime, inst: &Instance, diff: &str, timeout: Dur
             .collect();
         let out = rt.exec(&reset.join(" && "), None, &git)?;
         if !out.ok() {
-            return Err(EnvError(format!("resetting the test files failed: {}", out.output.trim())));
+            return after_diff(diff, report, format!("resetting the test files failed: {}", out.output.trim()));
         }
     }
     let out = rt.exec("git apply --whitespace=nowarn -", Some(inst.test_patch.as_bytes()), &git)?;
     if !out.ok() {
-        return Err(EnvError(format!("the test patch of {} does not apply: {}", inst.instance_id, out.output.trim())));
+        return after_diff(diff, report, format!("the test patch of {} does not apply: {}", inst.instance_id, out.output.trim()));
     }
     finish_run(rt, inst, diff, report, timeout)
+}
+
+/// A step of grading that failed after the agent's diff was applied: the diff made the
+/// repository one the test patch cannot go on (a test folder replaced by a file, say), so the
+/// instance is unresolved for that reason. Without a diff the instance itself is broken: an
+/// infrastructure error (`verify-dataset` reports it).
+fn after_diff(diff: &str, mut report: TestReport, why: String) -> Result<TestReport, EnvError> {
+    if diff.trim().is_empty() {
+        return Err(EnvError::Infra(why));
+    }
+    report.reason = why;
+    Ok(report)
 }
 
 /// Run the tests of a repository with the diff and the test patch applied, and read the log.

@@ -198,7 +198,9 @@ impl Editor {
         // a read of the workspace: pure
         let out = rt.exec_pure(&cmd, &limits())?;
         if !out.ok() {
-            return Err(EnvError(format!("reading {path}: {}", out.output.trim())));
+            // the command ran in the agent's workspace: what stops it is the agent's doing (a
+            // file made unreadable, a folder replaced by a link)
+            return Err(EnvError::Action(format!("reading {path}: {}", out.output.trim())));
         }
         let (tag, rest) = out.output.split_once('\n').unwrap_or((out.output.as_str(), ""));
         Ok(match tag {
@@ -211,13 +213,22 @@ impl Editor {
     fn write(rt: &mut dyn Runtime, path: &str, content: &str) -> Result<(), EnvError> {
         let out = rt.write_file(path, content.as_bytes(), &limits())?;
         if !out.ok() {
-            return Err(EnvError(format!("writing {path}: {}", out.output.trim())));
+            return Err(EnvError::Action(format!("writing {path}: {}", out.output.trim())));
         }
         Ok(())
     }
 
     /// Run one `str_replace_editor` call. `Err` only for a failure of the runtime itself.
     pub fn call(&mut self, rt: &mut dyn Runtime, args: &serde_json::Map<String, Value>) -> Result<EditorResult, EnvError> {
+        match self.call_unchecked(rt, args) {
+            // the agent's own doing (a NUL in a path, a file it made unreadable): the editor's
+            // error, which the agent sees and which counts against it, as in OpenHands
+            Err(EnvError::Action(why)) => Ok(refuse(why)),
+            other => other,
+        }
+    }
+
+    fn call_unchecked(&mut self, rt: &mut dyn Runtime, args: &serde_json::Map<String, Value>) -> Result<EditorResult, EnvError> {
         let Some(command) = args.get("command").and_then(Value::as_str) else {
             return Ok(refuse("Parameter `command` is required: one of view, create, str_replace, insert, undo_edit."));
         };
