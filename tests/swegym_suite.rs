@@ -307,24 +307,34 @@ fn workspace_content_keys() {
     let mut a = LocalRuntime::from_dir(&dir).unwrap();
     let b = LocalRuntime::from_dir(&dir).unwrap();
     assert_eq!(a.content_key(), b.content_key(), "two copies of one repository look alike");
+    assert!(a.content_key().is_some());
     let limits = Limits::default();
-    // the git index and history are not part of it
-    let k = a.content_key();
-    assert!(a.exec("git init -q . && git add -A", None, &limits).unwrap().ok());
-    assert_eq!(a.content_key(), k);
-    let mut keys = vec![k];
+    let mut keys = vec![a.content_key()];
     for change in [
-        "printf '\\n# x\\n' >> textkit/core.py",
+        // the history is part of it (a diff reads it); only the index, whose stat data differs
+        // between any two copies and which no cached command reads, is not
+        "git init -q . && git add -A",
+        "printf '\n# x\n' >> textkit/core.py",
         "mkdir -p ~/.local && echo x > ~/.local/note",
         "echo y > /tmp/scratch",
         "chmod +x textkit/core.py",
-        // neither a link nor a pipe is ever opened: a link to an endless device is its text
-        "ln -s /dev/zero zero && mkfifo pipe",
+        // a Python cache is read by the interpreter: part of it
+        "mkdir -p textkit/__pycache__ && echo pyc > textkit/__pycache__/core.cpython-311.pyc",
+        // a link is its text, never followed
+        "ln -s /dev/zero zero",
     ] {
         let out = a.exec(change, None, &limits).unwrap();
         assert!(out.ok(), "{change}: {}", out.output);
         let k = a.content_key();
-        assert!(!keys.contains(&k), "`{change}` changed nothing of the key");
+        assert!(k.is_some() && !keys.contains(&k), "`{change}` changed nothing of the key");
         keys.push(k);
     }
+    // restaging content the history already holds changes only the index: the key stays
+    assert!(a.exec("git add -A", None, &limits).unwrap().ok());
+    let k = a.content_key();
+    assert!(a.exec("touch textkit/core.py && git add -A && git status --short", None, &limits).unwrap().ok());
+    assert_eq!(a.content_key(), k);
+    // a pipe is never opened, and what reading it gives is not content: no key, no caching
+    assert!(a.exec("mkfifo pipe", None, &limits).unwrap().ok());
+    assert_eq!(a.content_key(), None);
 }

@@ -29,6 +29,7 @@ pub mod operators;
 pub mod runtime;
 pub mod score;
 pub mod tools;
+pub mod tree;
 
 use std::cell::RefCell;
 use std::path::Path;
@@ -137,7 +138,7 @@ fn setup_limits() -> Limits {
 /// patches reach `git apply` on its standard input, so no copy of them is left in the folder.
 pub fn prepare_bundled(inst: &Instance) -> Result<(LocalRuntime, String), EnvError> {
     let dir = instance::bundled_repo_dir(&inst.repo).ok_or_else(|| {
-        EnvError(format!(
+        EnvError::Infra(format!(
             "repository `{}` is not bundled (datasets/swegym/repos/); run official instances on the container runtime ({ENV_RUNTIME}=docker or podman)",
             inst.repo
         ))
@@ -146,7 +147,7 @@ pub fn prepare_bundled(inst: &Instance) -> Result<(LocalRuntime, String), EnvErr
     let step = |rt: &mut LocalRuntime, what: &str, script: &str, stdin: Option<&str>| -> Result<String, EnvError> {
         let out = rt.exec(script, stdin.map(str::as_bytes), &setup_limits())?;
         if !out.ok() {
-            return Err(EnvError(format!("preparing {} at its base ({what}) failed: {}", inst.instance_id, out.output.trim())));
+            return Err(EnvError::Infra(format!("preparing {} at its base ({what}) failed: {}", inst.instance_id, out.output.trim())));
         }
         Ok(out.output)
     };
@@ -177,7 +178,7 @@ fn base_template(inst: &Instance) -> Result<std::sync::Arc<LocalRuntime>, EnvErr
     }
     let (rt, sha) = prepare_bundled(inst)?;
     if sha != inst.base_commit {
-        return Err(EnvError(format!(
+        return Err(EnvError::Infra(format!(
             "{}: the bundled repository at its base is commit {sha}, but the instance says base_commit {}; the instance and datasets/swegym/repos/ disagree (regenerate with gen-swegym)",
             inst.instance_id, inst.base_commit
         )));
@@ -204,12 +205,24 @@ pub fn workspace(config: &SweGymConfig, inst: &Instance) -> Result<Box<dyn Runti
 }
 
 /// The agent's work as a diff against `base` (new files included, Python caches excluded).
+///
+/// The diff is taken through an index of its own, started from `base`'s tree and removed after:
+/// the workspace's index is the agent's to change (a file marked `--skip-worktree` or
+/// `--assume-unchanged` would otherwise hide or forge a change), and the command leaves the
+/// workspace as it found it.
 pub fn workspace_diff(rt: &mut dyn Runtime, base: &str) -> Result<String, EnvError> {
-    let cmd = format!("git add -A && git diff --cached --no-color --binary {}", runtime::shell_quote(base));
-    // the diff is the base commit's (named in the command) against the files: pure
+    let base = runtime::shell_quote(base);
+    let cmd = format!(
+        "set -e\nidx=\"$(mktemp -d)\"\ntrap 'rm -rf \"$idx\"' EXIT\nexport GIT_INDEX_FILE=\"$idx/index\"\n\
+         git read-tree {base}\ngit add -A\ngit diff --cached --no-color --binary {base}"
+    );
+    // the diff is the base commit's (named in the command) against the files, through a private
+    // index: pure (the cache's key covers `.git`)
     let out = rt.exec_pure(&cmd, &Limits { timeout: Duration::from_secs(60), max_output: 16 * 1024 * 1024 })?;
     if !out.ok() {
-        return Err(EnvError(format!("computing the diff failed: {}", out.output.trim())));
+        // the workspace's repository came from an intact template: a diff that cannot be taken
+        // means the agent broke its `.git` (or filled it past the time limit)
+        return Err(EnvError::Action(format!("computing the diff failed: {}", out.output.trim())));
     }
     Ok(out.output)
 }
@@ -271,9 +284,9 @@ pub struct SweEnv {
     /// (edits when checked, result) of the syntax check of the last edited file.
     syntax: RefCell<Option<(usize, String)>>,
     repo_map: RefCell<Option<String>>,
-    /// The workspace grew past its disk quota ([`Runtime::disk_quota`]): the episode ended and is not
-    /// resolved.
-    over_quota: bool,
+    /// Why the workspace is past its quota ([`Runtime::over_quota`]): the episode ended and is
+    /// not resolved.
+    over_quota: Option<String>,
 }
 
 /// Tool arguments: a JSON object, or a string holding one.
@@ -309,7 +322,7 @@ impl SweEnv {
             done: false,
             syntax: RefCell::new(None),
             repo_map: RefCell::new(None),
-            over_quota: false,
+            over_quota: None,
         })
     }
 
@@ -353,7 +366,16 @@ impl SweEnv {
         let Some(command) = args.get("command").and_then(Value::as_str) else {
             return Ok(failed("ERROR:\nParameter `command` is required for execute_bash.", "bad_arguments"));
         };
-        let out = self.exec_cached(command, self.runs_bundled_tests(command), &self.config.command)?;
+        let out = match self.exec_cached(command, self.runs_bundled_tests(command), &self.config.command) {
+            Ok(out) => out,
+            // a command that cannot run as written (a NUL byte, past the command-line limit):
+            // the agent's error, which it sees, and which counts against it
+            Err(EnvError::Action(why)) => {
+                self.facts.commands += 1;
+                return Ok(failed(format!("ERROR:\n{why}"), "bad_command"));
+            }
+            Err(e) => return Err(e),
+        };
         self.facts.commands += 1;
         let tests = runs_tests(command);
         if command.contains("python") && self.facts.edits == 0 {
@@ -474,9 +496,8 @@ impl Environment for SweEnv {
     }
 
     fn score(&mut self, _submitted: Option<&Action>) -> Result<Score, EnvError> {
-        if self.over_quota {
-            let quota = self.rt.borrow().disk_quota();
-            let report = TestReport { reason: format!("the workspace grew past its disk quota of {quota} bytes"), ..TestReport::default() };
+        if let Some(why) = &self.over_quota {
+            let report = TestReport { reason: why.clone(), ..TestReport::default() };
             return Ok(self.report_score(&report, "", false));
         }
         // as in SWE-Gym, what counts is the state of the repository, finished or not
@@ -496,20 +517,11 @@ impl SweEnv {
     /// End the episode when the workspace has outgrown its disk quota (a command that filled the
     /// disk is contained, not scored).
     fn within_quota(&mut self, outcome: StepOutcome) -> StepOutcome {
-        let (used, quota) = {
-            let rt = self.rt.borrow();
-            (rt.disk_usage().unwrap_or(0), rt.disk_quota())
-        };
-        if used <= quota {
-            return outcome;
-        }
-        self.over_quota = true;
+        let Some(why) = self.rt.borrow().over_quota() else { return outcome };
+        self.over_quota = Some(why.clone());
         self.done = true;
         StepOutcome {
-            observation: format!(
-                "{}\n\nERROR: the workspace holds {used} bytes, past its disk quota of {quota} bytes. The episode ends here.",
-                outcome.observation
-            ),
+            observation: format!("{}\n\nERROR: {why}. The episode ends here.", outcome.observation),
             done: true,
             signals: Signals { error_kind: Some("disk_quota".into()), ..outcome.signals },
         }
@@ -612,7 +624,7 @@ impl Suite for SweGym {
         FINISH
     }
     fn make_env(&self, task: &Task) -> Result<Box<dyn Environment>, EnvError> {
-        let inst = instance::instance_of(task).map_err(|e| EnvError(format!("task {}: {e}", task.id)))?;
+        let inst = instance::instance_of(task).map_err(|e| EnvError::Infra(format!("task {}: {e}", task.id)))?;
         Ok(Box::new(self.env_for(inst)?))
     }
     fn metrics(&self, outcomes: &[OutcomeForMetrics<'_>]) -> Value {

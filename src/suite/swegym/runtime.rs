@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use super::tree;
 use crate::sandbox::scratch::Medium;
 use crate::sandbox::{kill_group, ResourceLimits, ScratchDir};
 use crate::suite::EnvError;
@@ -70,13 +71,10 @@ pub trait Runtime: Send {
     fn exec(&mut self, command: &str, stdin: Option<&[u8]>, limits: &Limits) -> Result<ExecOutput, EnvError>;
     /// A short description for logs and score details (`local, network isolated`, `docker ...`).
     fn describe(&self) -> String;
-    /// Bytes the workspace holds on this machine, where the runtime can tell.
-    fn disk_usage(&self) -> Option<u64> {
+    /// Why the workspace is past its quota (of bytes or of entries), where the runtime keeps
+    /// one; checked after every command. `None` when within it.
+    fn over_quota(&self) -> Option<String> {
         None
-    }
-    /// Bytes the workspace may hold; past it the episode ends.
-    fn disk_quota(&self) -> u64 {
-        DISK_QUOTA
     }
     /// A digest of what a command in this workspace can read of it, where the runtime can tell
     /// cheaply (see [`LocalRuntime::content_key`]).
@@ -141,10 +139,10 @@ pub fn shell_quote(s: &str) -> String {
 /// group on timeout and after the command ends (so nothing it left running in the background
 /// survives it; a sandbox's processes die with its `bwrap`).
 pub fn run_process(mut cmd: Command, stdin: Option<&[u8]>, limits: &Limits) -> Result<ExecOutput, EnvError> {
-    let (mut reader, writer) = std::io::pipe().map_err(|e| EnvError(format!("pipe: {e}")))?;
-    let writer2 = writer.try_clone().map_err(|e| EnvError(format!("pipe: {e}")))?;
+    let (mut reader, writer) = std::io::pipe().map_err(|e| EnvError::Infra(format!("pipe: {e}")))?;
+    let writer2 = writer.try_clone().map_err(|e| EnvError::Infra(format!("pipe: {e}")))?;
     cmd.stdout(writer).stderr(writer2).stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
-    let mut child = cmd.spawn().map_err(|e| EnvError(format!("could not start `{:?}`: {e}", cmd.get_program())))?;
+    let mut child = cmd.spawn().map_err(|e| spawn_error(&cmd, e))?;
     // the parent's copies of the write end must go, or the reader never sees end of file
     drop(cmd);
     let pgid = child.id();
@@ -185,7 +183,7 @@ pub fn run_process(mut cmd: Command, stdin: Option<&[u8]>, limits: &Limits) -> R
         match child.try_wait() {
             Ok(Some(s)) => break Some(s),
             Ok(None) => {}
-            Err(e) => return Err(EnvError(format!("waiting for a command: {e}"))),
+            Err(e) => return Err(EnvError::Infra(format!("waiting for a command: {e}"))),
         }
         let left = limits.timeout.saturating_sub(started.elapsed());
         if left.is_zero() {
@@ -206,6 +204,26 @@ pub fn run_process(mut cmd: Command, stdin: Option<&[u8]>, limits: &Limits) -> R
     let exit_code = if timed_out { None } else { status.and_then(|s| s.code().or_else(|| s.signal().map(|sig| 128 + sig))) };
     Ok(ExecOutput { output: String::from_utf8_lossy(&bytes).into_owned(), exit_code, timed_out, truncated })
 }
+
+/// Why a command could not start. Bytes no command line can carry (a NUL) and a command line
+/// past the kernel's limit for one argument (128 KiB) come from the command's text, so from the
+/// agent's action ([`EnvError::Action`]); anything else is the machine's ([`EnvError::Infra`]).
+fn spawn_error(cmd: &Command, e: std::io::Error) -> EnvError {
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    if e.kind() == std::io::ErrorKind::InvalidInput && e.to_string().contains("nul byte") {
+        EnvError::Action("the command contains a NUL byte, which no command line can carry".into())
+    } else if e.raw_os_error() == Some(libc::E2BIG) {
+        EnvError::Action(format!(
+            "the command is too long to run: one command line may hold at most {} bytes (write long content to a file with the editor instead)",
+            MAX_ARG_BYTES
+        ))
+    } else {
+        EnvError::Infra(format!("could not start `{program}`: {e}"))
+    }
+}
+
+/// The kernel's limit on one argument of a command line (`MAX_ARG_STRLEN`, 32 pages).
+pub const MAX_ARG_BYTES: usize = 128 * 1024;
 
 /// Waits for a child's exit without polling where the kernel offers a process descriptor
 /// (Linux 5.3+): the command's end is seen at once instead of at the next poll, which on short
@@ -313,13 +331,20 @@ fn sandbox_python() -> Option<crate::sandbox::Interpreter> {
     PY.get_or_init(|| crate::sandbox::interpreter(None).ok()).clone()
 }
 
-/// Disk a workspace may use (the repository, its home and temporary folder together); past it
-/// the episode ends. A single file is capped lower by the kernel (RLIMIT_FSIZE).
+/// Disk a workspace may use (the repository, its home and temporary folder together, in
+/// allocated blocks); past it the episode ends. A single file is capped lower by the kernel
+/// (RLIMIT_FSIZE).
 pub const DISK_QUOTA: u64 = 2 << 30;
 /// The quota of a workspace held in memory ([`Medium::Memory`](crate::sandbox::scratch::Medium)):
 /// a bundled repository is a few hundred kilobytes, and a workspace that fills memory hurts the
 /// whole machine sooner than one that fills a disk.
 pub const MEMORY_QUOTA: u64 = 256 << 20;
+/// Entries (files, folders, links) a workspace on disk may hold: an empty file costs its medium
+/// an inode (about a kilobyte of kernel memory on a tmpfs) though it holds no block. A large
+/// official repository checked out with its history holds a few tens of thousands.
+pub const DISK_INODE_QUOTA: u64 = 400_000;
+/// Entries a workspace in memory may hold (a bundled repository holds under a hundred).
+pub const MEMORY_INODE_QUOTA: u64 = 50_000;
 
 /// A temporary copy of a repository: `testbed/`, `home/` and `tmp/` in a folder under the
 /// workbench's scratch root. Everything is removed on drop.
@@ -332,13 +357,15 @@ pub struct LocalRuntime {
 impl LocalRuntime {
     /// Copy `source` (skipping `.git` and Python caches) into a fresh temporary folder.
     pub fn from_dir(source: &Path) -> Result<LocalRuntime, EnvError> {
-        Self::filled(|repo| copy_tree(source, repo, false).map_err(|e| EnvError(format!("copying {} into the runtime: {e}", source.display()))))
+        Self::filled(|repo| {
+            copy_tree(source, repo, false).map_err(|e| EnvError::Infra(format!("copying {} into the runtime: {e}", source.display())))
+        })
     }
 
     /// A fresh copy of another runtime's repository, its git history included.
     pub fn copy_of(other: &LocalRuntime) -> Result<LocalRuntime, EnvError> {
         Self::filled(|repo| {
-            copy_tree(&other.repo, repo, true).map_err(|e| EnvError(format!("copying {} into the runtime: {e}", other.repo.display())))
+            copy_tree(&other.repo, repo, true).map_err(|e| EnvError::Infra(format!("copying {} into the runtime: {e}", other.repo.display())))
         })
     }
 
@@ -350,15 +377,16 @@ impl LocalRuntime {
     fn filled(fill: impl FnOnce(&Path) -> Result<(), EnvError>) -> Result<LocalRuntime, EnvError> {
         // local workspaces are copies of bundled repositories: small, made and removed by the
         // thousand, so kept in memory where the machine has room for it
-        let dir = ScratchDir::on(Medium::Memory, "swe").map_err(|e| EnvError(format!("creating a scratch folder: {e}")))?;
+        let dir = ScratchDir::on(Medium::Memory, "swe").map_err(|e| EnvError::Infra(format!("creating a scratch folder: {e}")))?;
         let repo = dir.path().join("testbed");
         for d in [&repo, &dir.path().join("home"), &dir.path().join("tmp")] {
-            std::fs::create_dir_all(d).map_err(|e| EnvError(format!("creating {}: {e}", d.display())))?;
+            std::fs::create_dir_all(d).map_err(|e| EnvError::Infra(format!("creating {}: {e}", d.display())))?;
         }
         fill(&repo)?;
         let isolation = Isolation::probe();
         if isolation == Isolation::Sandbox {
-            crate::sandbox::hand_over(dir.path()).map_err(|e| EnvError(format!("giving {} to the sandbox user: {e}", dir.path().display())))?;
+            crate::sandbox::hand_over(dir.path())
+                .map_err(|e| EnvError::Infra(format!("giving {} to the sandbox user: {e}", dir.path().display())))?;
         }
         Ok(LocalRuntime { dir, repo, isolation })
     }
@@ -366,7 +394,7 @@ impl LocalRuntime {
     /// Take the folder back from the sandbox's user and close it to everyone else: after this
     /// no sandbox can write it, even outside its namespace (a pristine template).
     pub fn seal(&self) -> Result<(), EnvError> {
-        crate::sandbox::take_back(self.dir.path()).map_err(|e| EnvError(format!("sealing {}: {e}", self.dir.path().display())))
+        crate::sandbox::take_back(self.dir.path()).map_err(|e| EnvError::Infra(format!("sealing {}: {e}", self.dir.path().display())))
     }
 
     /// The temporary folder holding the copy (for tests and cleanup checks).
@@ -406,58 +434,29 @@ impl LocalRuntime {
         Some(real)
     }
 
-    /// Bytes the workspace holds (files and links, not following links).
-    pub fn disk_usage(&self) -> u64 {
-        fn walk(p: &Path) -> u64 {
-            let Ok(m) = std::fs::symlink_metadata(p) else { return 0 };
-            if m.is_dir() {
-                std::fs::read_dir(p).map(|rd| rd.flatten().map(|e| walk(&e.path())).sum()).unwrap_or(0)
-            } else {
-                m.len()
-            }
-        }
-        walk(self.dir.path())
+    /// Blocks and entries the workspace holds, every level deep, links not followed.
+    pub fn usage(&self) -> Result<tree::Usage, tree::WalkError> {
+        tree::usage(self.dir.path())
     }
 
-    /// A digest of everything of the workspace a command can read: the repository's files (not
-    /// `.git`, not Python caches), the home and the temporary folder, with their paths and
-    /// whether they are executable; links by their target's text (never followed). Two
-    /// workspaces with the same key look alike to a command that reads only its workspace. Read
-    /// between commands, when nothing of the sandbox runs.
-    pub fn content_key(&self) -> String {
-        use md5::{Digest, Md5};
-        use std::os::unix::fs::PermissionsExt;
-        fn walk(dir: &Path, rel: &str, h: &mut Md5) {
-            let Ok(rd) = std::fs::read_dir(dir) else { return };
-            let mut entries: Vec<_> = rd.flatten().collect();
-            entries.sort_by_key(|e| e.file_name());
-            for e in entries {
-                let name = e.file_name();
-                let n = name.to_string_lossy();
-                if (rel == "testbed" && n == ".git") || n == "__pycache__" || n.ends_with(".pyc") {
-                    continue;
-                }
-                let path = if rel.is_empty() { n.to_string() } else { format!("{rel}/{n}") };
-                let Ok(meta) = std::fs::symlink_metadata(e.path()) else { continue };
-                h.update(path.as_bytes());
-                if meta.is_dir() {
-                    h.update(b"\0d\0");
-                    walk(&e.path(), &path, h);
-                } else if meta.file_type().is_symlink() {
-                    h.update(b"\0l\0");
-                    h.update(std::fs::read_link(e.path()).map(|t| t.into_os_string().into_encoded_bytes()).unwrap_or_default());
-                } else if meta.is_file() {
-                    h.update(if meta.permissions().mode() & 0o111 != 0 { b"\0x\0" } else { b"\0f\0" });
-                    h.update(meta.len().to_le_bytes());
-                    h.update(std::fs::read(e.path()).unwrap_or_default());
-                } else {
-                    h.update(b"\0o\0");
-                }
-            }
+    /// The workspace's quotas: (bytes, entries).
+    pub fn quotas(&self) -> (u64, u64) {
+        match self.dir.medium() {
+            Medium::Memory => (MEMORY_QUOTA, MEMORY_INODE_QUOTA),
+            Medium::Disk => (DISK_QUOTA, DISK_INODE_QUOTA),
         }
-        let mut h = Md5::new();
-        walk(self.dir.path(), "", &mut h);
-        format!("{:x}", h.finalize())
+    }
+
+    /// A digest of everything of the workspace a command can read: the repository with its
+    /// `.git` and any Python caches (an interpreter reads both), the home and the temporary
+    /// folder; every entry's path, mode and bytes, links by their target's text (never
+    /// followed), however deep. Two workspaces with the same key look alike to a command that
+    /// reads only its workspace. Left out: `.git/index`, whose stat data differs between any
+    /// two copies and which no pure command reads ([`workspace_diff`](super::workspace_diff)
+    /// uses an index of its own). `None` (no caching) when some entry cannot be read or the tree
+    /// is too deep to walk. Read between commands, when nothing of the sandbox runs.
+    pub fn content_key(&self) -> Option<String> {
+        tree::digest(self.dir.path(), &|p| p == b"testbed/.git/index")
     }
 
     fn to_real(&self, command: &str) -> String {
@@ -482,7 +481,7 @@ impl LocalRuntime {
             spec.set_env(k, v);
         }
         spec.limits = limits.kernel();
-        spec.command(&["bash", "-c", command]).map_err(|e| EnvError(e.to_string()))
+        spec.command(&["bash", "-c", command]).map_err(|e| EnvError::Infra(e.to_string()))
     }
 
     fn unsandboxed(&self, command: &str, limits: &Limits) -> Command {
@@ -565,12 +564,23 @@ impl Runtime for LocalRuntime {
         }
     }
 
-    fn disk_usage(&self) -> Option<u64> {
-        Some(LocalRuntime::disk_usage(self))
+    fn over_quota(&self) -> Option<String> {
+        let (bytes, inodes) = self.quotas();
+        match self.usage() {
+            Ok(u) if u.bytes > bytes => Some(format!("the workspace holds {} bytes, past its disk quota of {bytes} bytes", u.bytes)),
+            Ok(u) if u.inodes > inodes => {
+                Some(format!("the workspace holds {} files and folders, past its disk quota of {inodes} entries", u.inodes))
+            }
+            Ok(_) => None,
+            Err(e @ tree::WalkError::TooDeep) => Some(format!("{e}, past its disk quota")),
+            // the workbench walks as the owner (or root): an entry it cannot read is one the
+            // agent closed, and a workspace nobody can measure is not within its quota
+            Err(e) => Some(format!("the workspace cannot be measured against its disk quota ({e})")),
+        }
     }
 
     fn content_key(&self) -> Option<String> {
-        Some(LocalRuntime::content_key(self))
+        LocalRuntime::content_key(self)
     }
 
     /// An existing file the agent's user may write is written in place (no sandbox and shell
@@ -593,13 +603,6 @@ impl Runtime for LocalRuntime {
                 }
             }
             None => write_by_shell(self, path, content, limits),
-        }
-    }
-
-    fn disk_quota(&self) -> u64 {
-        match self.dir.medium() {
-            Medium::Memory => MEMORY_QUOTA,
-            Medium::Disk => DISK_QUOTA,
         }
     }
 }
@@ -718,7 +721,7 @@ impl ContainerRuntime {
         let argv = config.run_argv(&name, &image);
         let out = run_process(command_of(&argv), None, &Limits { timeout: Duration::from_secs(600), max_output: 64 * 1024 })?;
         if !out.ok() {
-            return Err(EnvError(format!("`{}` failed: {}", argv.join(" "), out.output.trim())));
+            return Err(EnvError::Infra(format!("`{}` failed: {}", argv.join(" "), out.output.trim())));
         }
         Ok(ContainerRuntime { config, name, image })
     }
