@@ -59,7 +59,7 @@ fn main() {
         let mut sb = Sandbox::new("python3", Duration::from_secs(10));
         assert_eq!(sb.execute("print(1)", &mut world).unwrap().output, "1");
     });
-    let forks = std::sync::Arc::new(ForkSlot::new("python3"));
+    let forks = std::sync::Arc::new(ForkSlot::new("python3", harness_s::suite::appworld::world::python::DRIVER));
     measure(&format!("appworld episode, first cell, fork server ({mode})"), 100, || {
         let mut sb = Sandbox::new("python3", Duration::from_secs(10)).with_fork_server(forks.clone());
         assert_eq!(sb.execute("print(1)", &mut world).unwrap().output, "1");

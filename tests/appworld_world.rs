@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use harness_s::suite::appworld::client::{Client, ClientError};
+use harness_s::suite::appworld::client::ClientError;
 use harness_s::suite::appworld::world::WorldOptions;
 use harness_s::suite::appworld::{load_ids, AppWorld, AppWorldConfig, TOOL};
 use harness_s::suite::{Action, Environment, Suite};
@@ -15,7 +15,7 @@ fn suite_with(time_limit: Duration, client_timeout: Duration, servers: usize) ->
         urls: vec![],
         client_timeout,
         execution_timeout_seconds: 100,
-        world: WorldOptions { python: "python3".into(), time_limit },
+        world: WorldOptions { python: "python3".into(), time_limit, driver: None },
         bundled_servers: servers,
     })
 }
@@ -67,8 +67,7 @@ fn initialize_execute_evaluate_close_over_loopback() {
     let url = env.server_url().to_string();
     drop(env);
     // closed: the server no longer holds the task
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let client = Client::new(rt.handle().clone(), Duration::from_secs(5)).unwrap();
+    let client = s.client().unwrap();
     let err = client.post(&url, "execute", &json!({"task_id": id, "code": "print(1)"})).unwrap_err();
     assert!(matches!(err, ClientError::Status { status: 500, .. }), "{err}");
     // every suite instance is one run with its own experiment name
@@ -93,8 +92,7 @@ fn a_plain_text_500_is_an_infrastructure_error_naming_url_and_status() {
     assert!(msg.contains("http://127.0.0.1:"), "{msg}");
     assert!(msg.contains("Task `nosuch_1` does not exist"), "{msg}");
 
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let client = Client::new(rt.handle().clone(), Duration::from_secs(10)).unwrap();
+    let client = s.client().unwrap();
     let url = s.server_urls().unwrap()[0].clone();
     let err = client.post(&url, "execute", &json!({"task_id": "abc_1", "code": "print(1)"})).unwrap_err();
     match &err {

@@ -3,13 +3,17 @@
 //! [`contain`] arranges, in the forked child just before `exec`:
 //! - `PR_SET_PDEATHSIG = SIGKILL`: the kernel kills the child when the thread that started it
 //!   ends, which includes the workbench being killed with SIGKILL. (The signal follows the
-//!   starting *thread*: children are started from threads that wait for them.)
+//!   starting *thread*: a child that must outlive the thread that asks for it — an episode's
+//!   runner, asked for by a pool thread that ends when idle — is started by
+//!   [`spawn_long_lived`], from a thread that lives as long as the process.)
 //! - its own process group, so a kill reaches everything it started that stayed in the group;
 //! - resource limits ([`ResourceLimits`]): CPU seconds, address space, file size, open files and
 //!   no core dumps, enforced by the kernel whether or not the workbench is still watching;
 //! - optionally, a switch to an unprivileged user (see [`super::sandbox_user`]).
 
-use std::process::Command;
+use std::process::{Child, Command};
+use std::sync::mpsc;
+use std::sync::OnceLock;
 
 /// Kernel resource limits of a child and everything it starts (each process has its own
 /// counters; `processes` counts the processes of the sandbox's user).
@@ -45,6 +49,33 @@ pub struct SwitchUser {
 /// `limits` (the process limit is left to the sandbox, which counts per sandbox) as `user`.
 pub fn contain(cmd: &mut Command, limits: Option<ResourceLimits>, user: Option<SwitchUser>) {
     contain_with(cmd, limits, user, libc::SIGKILL, None)
+}
+
+/// Start a [`contain`]ed `cmd` from a thread that lives as long as the workbench, so that its
+/// parent-death signal fires when the workbench dies and not before. A child started from a
+/// thread pool's thread would be killed when that thread ends: tokio's blocking threads end
+/// after 10 s without work, which is how a model that thought for more than 10 s between two
+/// cells once lost its runner.
+pub fn spawn_long_lived(cmd: Command) -> std::io::Result<Child> {
+    type Request = (Command, mpsc::Sender<std::io::Result<Child>>);
+    static SPAWNER: OnceLock<Option<mpsc::Sender<Request>>> = OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Request>();
+        std::thread::Builder::new()
+            .name("harness-s-spawner".into())
+            .spawn(move || {
+                // the senders live in a static: this loop, and the thread, last as long as the process
+                for (mut cmd, reply) in rx {
+                    let _ = reply.send(cmd.spawn());
+                }
+            })
+            .ok()
+            .map(|_| tx)
+    });
+    let Some(spawner) = spawner else { return Err(std::io::Error::other("the workbench could not start its spawner thread")) };
+    let (reply, answer) = mpsc::channel();
+    spawner.send((cmd, reply)).map_err(|_| std::io::Error::other("the spawner thread stopped"))?;
+    answer.recv().map_err(|_| std::io::Error::other("the spawner thread stopped"))?
 }
 
 /// Kill the process group a [`contain`]ed child leads (`leader` is its pid): the child and

@@ -36,7 +36,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-pub use child::{contain, end, kill_group, ResourceLimits, SwitchUser};
+pub use child::{contain, end, kill_group, spawn_long_lived, ResourceLimits, SwitchUser};
 pub use scratch::ScratchDir;
 
 /// The bubblewrap program (default `bwrap` on `PATH`).
@@ -198,6 +198,11 @@ pub struct SandboxSpec {
     /// The whole environment (nothing of the workbench's own is passed).
     pub env: Vec<(String, String)>,
     pub limits: ResourceLimits,
+    /// Let the command make mount and IPC namespaces of its own inside the sandbox
+    /// (`CAP_SYS_ADMIN` in the sandbox's user namespace, nowhere else): for the AppWorld fork
+    /// server, which gives each episode's runner a private `/tmp`, `/dev/shm` and IPC namespace
+    /// and drops every capability before the runner reads a cell. Nothing else asks for it.
+    pub private_mounts: bool,
 }
 
 impl SandboxSpec {
@@ -211,6 +216,7 @@ impl SandboxSpec {
             cwd: cwd.to_string(),
             env: vec![("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()), ("LANG".into(), "C.UTF-8".into())],
             limits: ResourceLimits::command(60),
+            private_mounts: false,
         }
     }
 
@@ -251,7 +257,13 @@ impl SandboxSpec {
             }
         }
         c.args(["--ro-bind-try", "/etc/alternatives", "/etc/alternatives"]);
+        // /dev is a tmpfs bwrap makes writable and unbounded: shared memory gets a tmpfs of its
+        // own with the size of /tmp, and the rest of /dev is read-only (no file planted there)
         c.args(["--proc", "/proc", "--dev", "/dev"]);
+        if bw.tmpfs_size {
+            c.args(["--size", &self.tmp_size.to_string()]);
+        }
+        c.args(["--tmpfs", "/dev/shm", "--remount-ro", "/dev"]);
         match &self.tmp {
             Some(host) => {
                 c.arg("--bind").arg(host).arg("/tmp");
@@ -270,6 +282,9 @@ impl SandboxSpec {
         c.args(["--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]);
         if bw.disable_userns {
             c.arg("--disable-userns");
+        }
+        if self.private_mounts {
+            c.args(["--cap-add", "CAP_SYS_ADMIN"]);
         }
         for (k, v) in &self.env {
             c.args(["--setenv", k, v]);

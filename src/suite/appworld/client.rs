@@ -82,6 +82,9 @@ pub struct Client {
     http: reqwest::Client,
     rt: tokio::runtime::Handle,
     timeout: Duration,
+    /// The bundled world's access token, sent as `Authorization: Bearer`; never sent to a
+    /// server of the user's.
+    bearer: Option<String>,
 }
 
 impl Client {
@@ -93,20 +96,34 @@ impl Client {
             .connect_timeout(timeout.min(Duration::from_secs(30)))
             .build()
             .map_err(|e| ClientError::Setup { message: e.to_string() })?;
-        Ok(Client { http, rt, timeout })
+        Ok(Client { http, rt, timeout, bearer: None })
+    }
+
+    /// Send `token` with every request (to the bundled world's servers, which refuse requests
+    /// without it).
+    pub fn with_bearer(mut self, token: impl Into<String>) -> Client {
+        self.bearer = Some(token.into());
+        self
+    }
+
+    fn authorized(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.bearer {
+            Some(t) => req.bearer_auth(t),
+            None => req,
+        }
     }
 
     /// `POST {base}/{path}` with a JSON body; the reply's `output`.
     pub fn post(&self, base: &str, path: &str, body: &Value) -> Result<Value, ClientError> {
         let url = format!("{}/{}", base.trim_end_matches('/'), path);
-        let req = self.http.post(&url).json(body);
+        let req = self.authorized(self.http.post(&url).json(body));
         self.run(url, req)
     }
 
     /// `GET {base}/{path}`; the reply's `output`.
     pub fn get(&self, base: &str, path: &str) -> Result<Value, ClientError> {
         let url = format!("{}/{}", base.trim_end_matches('/'), path);
-        let req = self.http.get(&url);
+        let req = self.authorized(self.http.get(&url));
         self.run(url, req)
     }
 

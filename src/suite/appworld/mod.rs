@@ -158,16 +158,23 @@ impl AppWorld {
                     .enable_all()
                     .build()
                     .map_err(|e| format!("cannot start the AppWorld runtime: {e}"))?;
-                let urls = if self.config.urls.is_empty() {
-                    world::server::start(rt.handle(), self.config.bundled_servers, &self.config.world)?
-                } else {
-                    self.config.urls.clone()
-                };
                 let client = Client::new(rt.handle().clone(), self.config.client_timeout).map_err(|e| e.to_string())?;
+                let (urls, client) = if self.config.urls.is_empty() {
+                    let started = world::server::start(rt.handle(), self.config.bundled_servers, &self.config.world)?;
+                    (started.urls, client.with_bearer(started.token))
+                } else {
+                    (self.config.urls.clone(), client)
+                };
                 Ok(Backend { _rt: RuntimeHolder(Some(rt)), client, pool: ServerPool::new(urls) })
             })
             .as_ref()
-            .map_err(|e| EnvError(e.clone()))
+            .map_err(|e| EnvError::Infra(e.clone()))
+    }
+
+    /// The client episodes use: with the bundled world's access token when the servers are
+    /// the bundled world's.
+    pub fn client(&self) -> Result<Client, EnvError> {
+        Ok(self.backend()?.client.clone())
     }
 
     /// The server URLs episodes run on.
@@ -185,7 +192,7 @@ impl AppWorld {
             "timeout_seconds": self.config.execution_timeout_seconds,
             "raise_on_unsafe_syntax": true,
         });
-        let out = b.client.post(lease.url(), "initialize", &body).map_err(|e| EnvError(e.to_string()))?;
+        let out = b.client.post(lease.url(), "initialize", &body).map_err(|e| EnvError::Infra(e.to_string()))?;
         let mut env =
             AppWorldEnv { client: b.client.clone(), lease, task_id: task_id.to_string(), info: out, log: Mutex::new(EnvLog::default()), open: true };
         if env.instruction().is_none() {
@@ -247,7 +254,11 @@ fn bundled() -> Vec<Task> {
 /// of strings. Each id must look like `<scenario>_<n>`.
 pub fn load_ids(path: &Path) -> Result<Vec<String>, LoadError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| LoadError { file: file.clone(), line: 0, message: e.to_string() })?;
+    let text = crate::files::read_text_limited(path, crate::files::MAX_DATASET_BYTES).map_err(|e| LoadError {
+        file: file.clone(),
+        line: 0,
+        message: e.to_string(),
+    })?;
     parse_ids(&file, &text)
 }
 
@@ -328,8 +339,10 @@ impl AppWorldEnv {
     }
 
     fn execute(&self, code: &str) -> Result<String, EnvError> {
-        let out =
-            self.client.post(self.lease.url(), "execute", &json!({"task_id": self.task_id, "code": code})).map_err(|e| EnvError(e.to_string()))?;
+        let out = self
+            .client
+            .post(self.lease.url(), "execute", &json!({"task_id": self.task_id, "code": code}))
+            .map_err(|e| EnvError::Infra(e.to_string()))?;
         Ok(match out {
             Value::String(s) => s,
             other => other.to_string(),
@@ -397,7 +410,10 @@ impl Environment for AppWorldEnv {
         let kind = hooks::error_kind(&observation);
         let mut done = false;
         if code.contains("complete_task") {
-            let v = self.client.post(self.lease.url(), "task_completed", &json!({"task_id": self.task_id})).map_err(|e| EnvError(e.to_string()))?;
+            let v = self
+                .client
+                .post(self.lease.url(), "task_completed", &json!({"task_id": self.task_id}))
+                .map_err(|e| EnvError::Infra(e.to_string()))?;
             done = v.as_bool().unwrap_or(false);
         }
         if let Ok(mut log) = self.log.lock() {
@@ -415,11 +431,11 @@ impl Environment for AppWorldEnv {
         let out = self
             .client
             .post(self.lease.url(), "evaluate", &json!({"task_id": self.task_id, "suppress_errors": true, "report": false}))
-            .map_err(|e| EnvError(e.to_string()))?;
+            .map_err(|e| EnvError::Infra(e.to_string()))?;
         let success = out
             .get("success")
             .and_then(Value::as_bool)
-            .ok_or_else(|| EnvError(format!("AppWorld server {}: /evaluate gave no `success`: {out}", self.lease.url())))?;
+            .ok_or_else(|| EnvError::Infra(format!("AppWorld server {}: /evaluate gave no `success`: {out}", self.lease.url())))?;
         let details = json!({
             "task_id": self.task_id,
             "scenario": metrics::scenario_of(&self.task_id),

@@ -13,7 +13,9 @@ ALLOWED_MODULES = {"math", "re", "json", "datetime", "collections", "itertools",
 BLOCKED_NAMES = {"open", "exec", "eval", "compile", "__import__", "globals", "locals", "vars", "breakpoint", "input", "exit", "quit", "help", "memoryview", "getattr", "setattr", "delattr", "__builtins__", "__loader__", "__spec__"}
 # attributes that reach frames, or look names up or evaluate text by string (a way round this check)
 BLOCKED_ATTRS = {"f_globals", "f_locals", "f_back", "gi_frame", "gi_code", "cr_frame", "ag_frame", "tb_frame", "tb_next",
-                 "attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "Formatter", "get_field"}
+                 "attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "Formatter", "get_field",
+                 # modules an allowed module imported for itself (`typing.sys`, `dataclasses.inspect`)
+                 "sys", "os", "modules", "builtins", "inspect", "subprocess", "importlib"}
 # private and dunder attributes are refused (`print.__self__`, `random._os`, `x.__class__`) but for
 # these few, which reach nothing
 ALLOWED_PRIVATE_ATTRS = {"__init__", "__name__", "__doc__", "__len__", "__str__", "__repr__"}
@@ -75,6 +77,10 @@ def unsafe(tree):
             if bad:
                 return "Usage of the following module(s) is not allowed: " + ", ".join(bad) + "."
             if isinstance(node, ast.ImportFrom):
+                if any(a.name == "*" for a in node.names):
+                    # a star import would bring in names the checks below refuse by name
+                    # (`from operator import *` gives attrgetter)
+                    return "Usage of `from " + (node.module or "") + " import *` is not allowed: import the names you need."
                 names = [a.name for a in node.names if a.name in BLOCKED_ATTRS or a.name.startswith("_")]
                 if names:
                     return "Usage of the following name(s) is not allowed: " + ", ".join(names) + "."
@@ -83,6 +89,34 @@ def unsafe(tree):
         elif isinstance(node, ast.Attribute) and (node.attr in BLOCKED_ATTRS or (node.attr.startswith("_") and node.attr not in ALLOWED_PRIVATE_ATTRS)):
             return f"Usage of the following attribute is not allowed: {node.attr}."
     return None
+
+
+# Printed output and tracebacks kept per cell; the workbench shows at most 20,000 characters
+# and says when it cut, so more than this is never shown and is not kept either.
+MAX_KEPT_CHARS = 100_000
+
+
+class _CappedOutput(io.TextIOBase):
+    """A cell's stdout and stderr: keeps the first MAX_KEPT_CHARS characters, drops the rest."""
+
+    def __init__(self):
+        self._parts, self._size = [], 0
+
+    def writable(self):
+        return True
+
+    def write(self, s):
+        if not isinstance(s, str):
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+        room = MAX_KEPT_CHARS - self._size
+        if room > 0:
+            self._parts.append(s[:room])
+        self._size += len(s)  # everything written counts; only the first MAX_KEPT_CHARS are kept
+        return len(s)
+
+    def getvalue(self):
+        text = "".join(self._parts)
+        return text + "\n[output truncated]" if self._size > MAX_KEPT_CHARS else text
 
 
 def serve():
@@ -95,7 +129,7 @@ def serve():
         code = request.get("code", "")
         filename = "<python-input>"
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-        buffer = io.StringIO()
+        buffer = _CappedOutput()
         failed = None
         sys.stdout = sys.stderr = buffer
         try:
@@ -114,15 +148,66 @@ def serve():
             failed = "".join(lines) + "".join(traceback.format_exception_only(type(e), e))
         finally:
             sys.stdout, sys.stderr = _OUT, sys.__stderr__
+        if failed is not None and len(failed) > MAX_KEPT_CHARS:
+            failed = failed[:MAX_KEPT_CHARS] + "\n[traceback truncated]"
         send({"op": "done", "output": buffer.getvalue(), "error": failed})
 
 
+def private_scratch():
+    """Give this process its own /tmp, /dev/shm and IPC namespace, then drop every capability.
+    Each runner calls it right after the fork, before it reads a cell: files and System V or
+    POSIX IPC objects an earlier episode left in the sandbox are out of its sight, and what it
+    leaves goes with it. The fork server holds CAP_SYS_ADMIN in the sandbox's own user namespace
+    (nowhere else) for this step only; a runner keeps none."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def check(result, what):
+        if result != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"{what}: {os.strerror(err)}")
+
+    CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
+    MS_NOSUID, MS_NODEV, MS_PRIVATE, MS_REC = 0x2, 0x4, 0x40000, 0x4000
+    check(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
+    check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "making mounts private")
+    for path, inodes in ((b"/tmp", 16384), (b"/dev/shm", 4096)):
+        options = b"size=64m,nr_inodes=%d,mode=1777" % inodes
+        check(libc.mount(b"tmpfs", path, b"tmpfs", MS_NOSUID | MS_NODEV, options), "mounting " + path.decode())
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    check(libc.capset(ctypes.byref(Header(0x20080522, 0)), (Data * 2)()), "dropping capabilities")
+    with builtins.open("/proc/self/status") as f:
+        caps = {k: v.strip() for k, v in (line.split(":", 1) for line in f if line.startswith("Cap"))}
+    if any(int(caps.get(k, "1"), 16) for k in ("CapEff", "CapPrm", "CapInh", "CapAmb")):
+        raise OSError(f"capabilities remain: {caps}")
+
+
 def zygote():
-    """Fork one clean runner per episode. Control messages (one per packet on fd 0):
-    `spawn` with the episode's socket attached -> the child's pid; `sweep` -> kill every process
-    of this sandbox that was not here when the fork server started, then `ok`."""
+    """Fork one clean runner per episode, each with a private /tmp, /dev/shm and IPC namespace.
+    Control messages (one per packet on fd 0): `spawn` with the episode's socket attached -> the
+    child's pid; `sweep` -> kill every process of this sandbox that was not here when the fork
+    server started, then `ok`. It answers `ready` at start only once a test runner got its
+    private scratch; otherwise it says why, and the workbench starts one sandbox per episode."""
     import signal, socket
     control = socket.socket(fileno=0)
+    probe = os.fork()
+    if probe == 0:
+        try:
+            private_scratch()
+            os._exit(0)
+        except BaseException as e:
+            os.write(2, str(e).encode())
+            os._exit(1)
+    _, status = os.waitpid(probe, 0)
+    if status != 0:
+        control.send(b"no private scratch for runners")
+        os._exit(0)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps ended runners
 
     def pids():
@@ -142,6 +227,10 @@ def zygote():
             if pid == 0:
                 global _IN, _OUT
                 control.close()
+                try:
+                    private_scratch()
+                except BaseException:
+                    os._exit(1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 os.setsid()
                 os.dup2(fds[0], 0)

@@ -3,7 +3,10 @@
 //! of a sandbox set-up and an interpreter start with its imports (about 35 ms of CPU).
 //!
 //! Isolation is kept: the fork server lives in the same sandbox an episode's runner had (no host
-//! files, no network, its own PID namespace, kernel limits) and dies with its [`Lifeline`]. A
+//! files, no network, its own PID namespace, kernel limits) and dies with its [`Lifeline`]. Each
+//! runner it forks gets mount and IPC namespaces of its own, with a fresh `/tmp` and `/dev/shm`,
+//! and no capability (see `private_scratch` in `driver.py`): nothing one episode leaves in a file
+//! or an IPC object reaches the next. A
 //! world server holds one episode at a time, so one sandbox never holds two episodes' code; when
 //! an episode ends, or a cell runs past its time, the fork server kills every process in the
 //! sandbox that was not there when it started ("sweep"), so nothing an episode started outlives
@@ -19,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::python::{contained_python, DRIVER};
+use super::python::{contained_fork_server, DRIVER};
 use crate::sandbox::Lifeline;
 
 /// How long the fork server may take to start, and to answer a control message.
@@ -30,14 +33,16 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 /// up on (one runner process per episode instead) when it cannot run here.
 pub struct ForkSlot {
     python: String,
+    driver: String,
     server: Mutex<Option<ForkServer>>,
     /// The fork server could not start here (the reason was logged once).
     unavailable: AtomicBool,
 }
 
 impl ForkSlot {
-    pub fn new(python: &str) -> ForkSlot {
-        ForkSlot { python: python.to_string(), server: Mutex::new(None), unavailable: AtomicBool::new(false) }
+    /// A slot whose fork servers run `driver` (normally [`DRIVER`]) on `python`.
+    pub fn new(python: &str, driver: &str) -> ForkSlot {
+        ForkSlot { python: python.to_string(), driver: driver.to_string(), server: Mutex::new(None), unavailable: AtomicBool::new(false) }
     }
 
     /// A fresh runner's channel, or `None` when the fork server cannot run here.
@@ -48,7 +53,7 @@ impl ForkSlot {
         let mut server = self.server.lock().unwrap_or_else(|p| p.into_inner());
         for _ in 0..2 {
             if server.is_none() {
-                match ForkServer::start(&self.python) {
+                match ForkServer::start_serving(&self.python, &self.driver) {
                     Ok(s) => *server = Some(s),
                     Err(e) => {
                         tracing::info!("the bundled world starts one runner per episode: {e}");
@@ -99,10 +104,10 @@ impl ForkServer {
             return Err("the fork server needs the sandbox".into());
         }
         let (ours, theirs) = seqpacket_pair().map_err(|e| format!("a control socket for the fork server: {e}"))?;
-        let (mut cmd, lifeline) = contained_python(python, &["-I", "-c", driver, "--zygote"])?;
-        let lifeline = lifeline.ok_or("the fork server needs the sandbox")?;
+        let (mut cmd, lifeline) = contained_fork_server(python, &["-I", "-c", driver, "--zygote"])?;
         cmd.stdin(Stdio::from(theirs)).stdout(Stdio::null()).stderr(Stdio::null());
-        let child = cmd.spawn().map_err(|e| format!("cannot start `{python}`: {e}"))?;
+        // the fork server lives as long as its world server, longer than the thread that asks
+        let child = crate::sandbox::spawn_long_lived(cmd).map_err(|e| format!("cannot start `{python}`: {e}"))?;
         let mut server = ForkServer { child, control: UnixDatagram::from(ours), _lifeline: lifeline };
         match server.reply(START_TIMEOUT) {
             Ok(r) if r == "ready" => Ok(server),

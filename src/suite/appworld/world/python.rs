@@ -18,10 +18,25 @@ fn runner_limits() -> ResourceLimits {
 /// files, no network, no other process), else with process-level limits only.
 /// The [`Lifeline`] (in a sandbox) must be kept while the runner may run.
 pub fn contained_python(python: &str, args: &[&str]) -> Result<(Command, Option<Lifeline>), String> {
+    contained(python, args, false)
+}
+
+/// [`contained_python`] for the fork server: in the sandbox only, and allowed to give each
+/// runner it forks a private `/tmp`, `/dev/shm` and IPC namespace
+/// ([`SandboxSpec::private_mounts`]).
+pub fn contained_fork_server(python: &str, args: &[&str]) -> Result<(Command, Lifeline), String> {
+    match contained(python, args, true)? {
+        (cmd, Some(lifeline)) => Ok((cmd, lifeline)),
+        (_, None) => Err("the fork server needs the sandbox".into()),
+    }
+}
+
+fn contained(python: &str, args: &[&str], private_mounts: bool) -> Result<(Command, Option<Lifeline>), String> {
     if crate::sandbox::availability().usable() {
         let interp = crate::sandbox::interpreter(Some(python)).map_err(|e| e.to_string())?;
         let mut spec = SandboxSpec::new("/tmp").interpreter(&interp);
         spec.limits = runner_limits();
+        spec.private_mounts = private_mounts;
         let mut argv = vec![interp.program.as_str()];
         argv.extend_from_slice(args);
         let (cmd, lifeline) = spec.command(&argv).map_err(|e| e.to_string())?;

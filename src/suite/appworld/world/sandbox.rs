@@ -23,6 +23,11 @@ use super::forkserver::ForkSlot;
 use super::python::{contained_python, DRIVER};
 use crate::sandbox::Lifeline;
 
+/// A cell whose process ended while it ran (its own code ended it).
+const RUNNER_ENDED: &str = "Execution failed. Traceback:\nSystemError: the Python process ended unexpectedly.";
+/// A cell sent to a runner that an earlier cell's code ended after that cell had finished.
+const RUNNER_GONE: &str = "Execution failed. Traceback:\nSystemError: the Python process of the earlier cells has ended (code of an earlier cell ended it); this cell did not run. Variables from earlier cells are lost; the apps keep their state. The next cell runs in a fresh process.";
+
 /// Printed output longer than this is cut.
 pub const MAX_OUTPUT_CHARS: usize = 20_000;
 
@@ -43,25 +48,28 @@ enum Runner {
     Forked(Arc<ForkSlot>),
 }
 
-/// The code runner itself broke (the interpreter is missing, or died outside a cell's limits).
+/// The code runner could not start (the interpreter is missing, the sandbox cannot be made): the
+/// machine's fault, not the agent's. A runner that started and then ended is the agent's code's
+/// doing and comes back as a failed cell.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{0}")]
 pub struct RunnerError(pub String);
 
 impl Process {
     /// A runner from the fork server when there is one, else a process of its own.
-    fn start(python: &str, forks: Option<&Arc<ForkSlot>>) -> Result<Process, String> {
+    fn start(python: &str, driver: &str, forks: Option<&Arc<ForkSlot>>) -> Result<Process, String> {
         if let Some(slot) = forks {
             if let Some(stream) = slot.spawn() {
                 let reader = stream.try_clone().map_err(|e| e.to_string())?;
                 return Ok(Process { runner: Runner::Forked(slot.clone()), writer: Box::new(stream), lines: read_lines(reader)? });
             }
         }
-        let (mut cmd, lifeline) = contained_python(python, &["-I", "-c", DRIVER])?;
+        let (mut cmd, lifeline) = contained_python(python, &["-I", "-c", driver])?;
         // contained children lead their own process group: a Ctrl-C meant for the workbench does
         // not reach them, and they die with it
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
-        let mut child = cmd.spawn().map_err(|e| format!("cannot start `{python}`: {e}"))?;
+        // the runner lives for the episode, longer than the thread that asks for it
+        let mut child = crate::sandbox::spawn_long_lived(cmd).map_err(|e| format!("cannot start `{python}`: {e}"))?;
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let lines = read_lines(stdout)?;
@@ -79,14 +87,21 @@ impl Process {
     }
 }
 
+/// The longest line kept from a runner. The driver's own messages stay far below it (a cell's
+/// output and traceback are cut to 100,000 characters each); a longer line can only come from
+/// code past the cell filter writing to the channel itself, and is cut here, before the
+/// workbench holds it, so that no cell can make the workbench buffer more than this.
+pub const MAX_LINE_BYTES: usize = 4 << 20;
+
 /// The runner's output, line by line, on a channel (a thread reads it, so a cell can time out).
+/// A line longer than [`MAX_LINE_BYTES`] is cut there and the rest of it dropped.
 fn read_lines(output: impl std::io::Read + Send + 'static) -> Result<Receiver<String>, String> {
     let (tx, lines) = mpsc::channel();
     std::thread::Builder::new()
         .name("appworld-python".into())
         .spawn(move || {
-            for line in BufReader::new(output).lines() {
-                let Ok(line) = line else { break };
+            let mut reader = BufReader::new(output);
+            while let Ok(Some(line)) = read_bounded_line(&mut reader, MAX_LINE_BYTES) {
                 if tx.send(line).is_err() {
                     break;
                 }
@@ -94,6 +109,38 @@ fn read_lines(output: impl std::io::Read + Send + 'static) -> Result<Receiver<St
         })
         .map_err(|e| e.to_string())?;
     Ok(lines)
+}
+
+/// The next line of `reader` without its newline, at most `max` bytes of it (the rest of a
+/// longer line is read and dropped); `None` at the end.
+fn read_bounded_line(reader: &mut impl BufRead, max: usize) -> std::io::Result<Option<String>> {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    let n = reader.by_ref().take(max as u64).read_until(b'\n', &mut buf)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+    } else if n == max {
+        loop {
+            let available = reader.fill_buf()?;
+            if available.is_empty() {
+                break;
+            }
+            match memchr::memchr(b'\n', available) {
+                Some(i) => {
+                    reader.consume(i + 1);
+                    break;
+                }
+                None => {
+                    let len = available.len();
+                    reader.consume(len);
+                }
+            }
+        }
+    }
+    Ok(Some(String::from_utf8_lossy(&buf).into_owned()))
 }
 
 impl Drop for Process {
@@ -105,6 +152,8 @@ impl Drop for Process {
 /// One episode's runner.
 pub struct Sandbox {
     python: String,
+    /// The runner program ([`DRIVER`] unless a test gives another).
+    driver: String,
     time_limit: Duration,
     process: Option<Process>,
     forks: Option<Arc<ForkSlot>>,
@@ -121,7 +170,13 @@ pub struct CellResult {
 
 impl Sandbox {
     pub fn new(python: &str, time_limit: Duration) -> Sandbox {
-        Sandbox { python: python.to_string(), time_limit, process: None, forks: None }
+        Sandbox { python: python.to_string(), driver: DRIVER.to_string(), time_limit, process: None, forks: None }
+    }
+
+    /// Run `driver` instead of [`DRIVER`].
+    pub fn with_driver(mut self, driver: &str) -> Sandbox {
+        self.driver = driver.to_string();
+        self
     }
 
     /// Take runners from `forks` (one fork server per world server) instead of starting one.
@@ -130,20 +185,24 @@ impl Sandbox {
         self
     }
 
-    /// Run one code cell against `world`. `Err` means the runner itself broke (Python missing).
+    /// Run one code cell against `world`. `Err` means no runner could be started (Python
+    /// missing, no sandbox): an infrastructure error.
     pub fn execute(&mut self, code: &str, world: &mut World) -> Result<CellResult, RunnerError> {
         self.execute_cell(code, world).map_err(RunnerError)
     }
 
     fn execute_cell(&mut self, code: &str, world: &mut World) -> Result<CellResult, String> {
         if self.process.is_none() {
-            self.process = Some(Process::start(&self.python, self.forks.as_ref())?);
+            self.process = Some(Process::start(&self.python, &self.driver, self.forks.as_ref())?);
         }
         let p = self.process.as_mut().expect("started above");
         let request = json!({"code": code}).to_string();
         if writeln!(p.writer, "{request}").and_then(|_| p.writer.flush()).is_err() {
+            // The runner started, ran the earlier cells and is gone: only code in it runs
+            // there, so the agent's code ended it (a thread it left behind, a signal it sent).
+            // A failed cell, like any crash of its own code; the next cell gets a fresh runner.
             self.process = None;
-            return Err("the Python runner stopped".into());
+            return Ok(CellResult { output: RUNNER_GONE.into(), failed: true, timed_out: false });
         }
         let deadline = Instant::now() + self.time_limit;
         loop {
@@ -161,11 +220,7 @@ impl Sandbox {
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     self.process = None;
-                    return Ok(CellResult {
-                        output: "Execution failed. Traceback:\nSystemError: the Python process ended unexpectedly.".into(),
-                        failed: true,
-                        timed_out: false,
-                    });
+                    return Ok(CellResult { output: RUNNER_ENDED.into(), failed: true, timed_out: false });
                 }
             };
             let Ok(msg) = serde_json::from_str::<Value>(&line) else { continue };
@@ -178,7 +233,7 @@ impl Sandbox {
                     };
                     if writeln!(p.writer, "{reply}").and_then(|_| p.writer.flush()).is_err() {
                         self.process = None;
-                        return Err("the Python runner stopped".into());
+                        return Ok(CellResult { output: RUNNER_ENDED.into(), failed: true, timed_out: false });
                     }
                 }
                 Some("done") => {
@@ -204,5 +259,21 @@ fn cut(s: &str) -> String {
         let mut t: String = s.chars().take(MAX_OUTPUT_CHARS).collect();
         t.push_str("\n[output truncated]\n");
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_past_the_bound_are_cut_and_the_next_line_is_whole() {
+        let mut input = vec![b'x'; 10_000];
+        input.extend_from_slice(b"\nnext\nlast");
+        let mut r = BufReader::with_capacity(64, &input[..]);
+        assert_eq!(read_bounded_line(&mut r, 100).unwrap().unwrap().len(), 100);
+        assert_eq!(read_bounded_line(&mut r, 100).unwrap().unwrap(), "next");
+        assert_eq!(read_bounded_line(&mut r, 100).unwrap().unwrap(), "last");
+        assert_eq!(read_bounded_line(&mut r, 100).unwrap(), None);
     }
 }

@@ -1,6 +1,11 @@
 //! The bundled world's environment server: the protocol of `appworld serve environment`
 //! (`/initialize`, `/execute`, `/task_completed`, `/evaluate`, `/close`, `GET /tasks/{id}`),
 //! replies `{"output": ...}`, errors as plain-text 500s, one task at a time per server.
+//!
+//! It serves only the workbench that started it: it listens on 127.0.0.1, answers only requests
+//! whose `Host` is its own `127.0.0.1:PORT` (421 otherwise: a web page that rebinds its DNS name
+//! to 127.0.0.1 sends its own name) and that carry the per-start access token as a bearer token
+//! (401 otherwise), so no other process on the machine can run, grade or close an episode.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -24,11 +29,21 @@ pub struct WorldOptions {
     pub python: String,
     /// Per-cell limit (AppWorld's `timeout_seconds`, unless `/initialize` asks for less).
     pub time_limit: Duration,
+    /// The runner program, when not the bundled [`DRIVER`](super::python::DRIVER): the
+    /// containment and integrity tests give it one without the cell filter, to stand for code
+    /// that got past it.
+    pub driver: Option<String>,
 }
 
 impl Default for WorldOptions {
     fn default() -> Self {
-        WorldOptions { python: "python3".into(), time_limit: Duration::from_secs(10) }
+        WorldOptions { python: "python3".into(), time_limit: Duration::from_secs(10), driver: None }
+    }
+}
+
+impl WorldOptions {
+    fn driver(&self) -> &str {
+        self.driver.as_deref().unwrap_or(super::python::DRIVER)
     }
 }
 
@@ -65,9 +80,10 @@ fn field<'a>(body: &'a Value, name: &str) -> Result<&'a str, Response> {
     body.get(name).and_then(Value::as_str).ok_or_else(|| error(format!("Field `{name}` is required and must be a string.")))
 }
 
-/// The router of one server (used by [`start`]; tests may drive it directly).
+/// The router of one server, without the access guard [`start`] puts in front of it (tests may
+/// drive it directly, without a socket).
 pub fn router(options: WorldOptions) -> Router {
-    let forks = Arc::new(ForkSlot::new(&options.python));
+    let forks = Arc::new(ForkSlot::new(&options.python, options.driver()));
     let state = Arc::new(ServerState { options, session: Mutex::new(None), forks });
     Router::new()
         .route("/", get(|| async { output(json!("Harness-S bundled app world")) }))
@@ -104,8 +120,11 @@ async fn initialize(State(st): State<Shared>, Json(body): Json<Value>) -> Respon
         }
     }
     let info = task_info(&task);
-    let session =
-        Session { world: World::new(task.data()), task, sandbox: Sandbox::new(&st.options.python, limit).with_fork_server(st.forks.clone()) };
+    let session = Session {
+        world: World::new(task.data()),
+        task,
+        sandbox: Sandbox::new(&st.options.python, limit).with_driver(st.options.driver()).with_fork_server(st.forks.clone()),
+    };
     // one task at a time: a new initialize replaces the old task, as in AppWorld
     *st.session.lock().unwrap_or_else(|p| p.into_inner()) = Some(session);
     output(info)
@@ -186,16 +205,57 @@ async fn close_all(State(st): State<Shared>) -> Response {
     output(Value::Null)
 }
 
-/// Start `n` servers on loopback ports on `rt`; their base URLs. Safe to call from inside
-/// another runtime: the ports are bound synchronously and served by tasks on `rt`.
-pub fn start(rt: &tokio::runtime::Handle, n: usize, options: &WorldOptions) -> Result<Vec<String>, String> {
+/// Servers [`start`]ed: their base URLs and the token every request to them must carry
+/// (`Authorization: Bearer <token>`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Started {
+    pub urls: Vec<String>,
+    pub token: String,
+}
+
+/// Who may talk to one server: requests for its own host, with the token.
+#[derive(Clone)]
+struct Access {
+    host: String,
+    token: Arc<str>,
+}
+
+/// Refuse a request for another host (421) or without the token (401), before any handler runs.
+async fn guard(State(access): State<Access>, req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    use axum::http::header;
+    let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    if host != access.host {
+        return (StatusCode::MISDIRECTED_REQUEST, format!("This server answers only requests for {}.", access.host)).into_response();
+    }
+    let given = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")).unwrap_or("");
+    // a full comparison of equal lengths: the time taken says nothing about a prefix
+    let ok = given.len() == access.token.len() && given.bytes().zip(access.token.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
+    if !ok {
+        return (StatusCode::UNAUTHORIZED, "This server serves only the workbench that started it.").into_response();
+    }
+    next.run(req).await
+}
+
+/// A fresh random token: 128 bits as hex.
+fn new_token() -> String {
+    use rand::RngCore;
+    let mut b = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Start `n` servers on loopback ports on `rt`, guarded by one fresh token. Safe to call from
+/// inside another runtime: the ports are bound synchronously and served by tasks on `rt`.
+pub fn start(rt: &tokio::runtime::Handle, n: usize, options: &WorldOptions) -> Result<Started, String> {
+    let token: Arc<str> = Arc::from(new_token());
     let mut urls = Vec::new();
     for _ in 0..n.max(1) {
         let listener = std::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
             .map_err(|e| format!("cannot open a loopback port for the bundled world: {e}"))?;
         listener.set_nonblocking(true).map_err(|e| e.to_string())?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
-        let app = router(options.clone());
+        let access = Access { host: addr.to_string(), token: token.clone() };
+        let app = router(options.clone()).layer(axum::middleware::from_fn_with_state(access, guard));
         rt.spawn(async move {
             if let Ok(l) = tokio::net::TcpListener::from_std(listener) {
                 let _ = axum::serve(l, app).await;
@@ -203,5 +263,5 @@ pub fn start(rt: &tokio::runtime::Handle, n: usize, options: &WorldOptions) -> R
         });
         urls.push(format!("http://{addr}"));
     }
-    Ok(urls)
+    Ok(Started { urls, token: token.to_string() })
 }
