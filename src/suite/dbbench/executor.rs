@@ -92,6 +92,9 @@ pub trait SqlExecutor: Send {
     }
 }
 
+/// The longest text or blob a statement may make (`SQLITE_LIMIT_LENGTH`).
+pub const MAX_VALUE_BYTES: i32 = 1_000_000;
+
 /// Shared state between the executor and its SQLite callbacks.
 struct Guard {
     base: Instant,
@@ -101,6 +104,8 @@ struct Guard {
     mem_base: AtomicI64,
     mem_limit: AtomicI64,
     mem_exceeded: AtomicBool,
+    /// The running statement's result grew past [`ExecOptions::max_result_bytes`].
+    result_too_large: AtomicBool,
     /// The executor itself is running SQL: the authorizer allows everything.
     internal: AtomicBool,
 }
@@ -123,7 +128,7 @@ fn memory_used() -> i64 {
 }
 
 fn env_err(what: &str, e: impl std::fmt::Display) -> EnvError {
-    EnvError(format!("{what}: {e}"))
+    EnvError::Infra(format!("{what}: {e}"))
 }
 
 impl SqliteExecutor {
@@ -144,7 +149,12 @@ impl SqliteExecutor {
             .map_err(|e| env_err("cannot prepare SQLite", e))?;
         cfg(DbConfig::SQLITE_DBCONFIG_ENABLE_ATTACH_CREATE, false)?;
         conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 1).map_err(|e| env_err("cannot limit SQLite", e))?;
-        conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, 16_000_000).map_err(|e| env_err("cannot limit SQLite", e))?;
+        // Memory one statement can take between two checks of its limit (every 1,000 steps of
+        // SQLite's machine) is bounded by what one step can make (a value of at most
+        // LIMIT_LENGTH) and by how wide one row is (LIMIT_COLUMN): a 1 MB value (MySQL's own
+        // `group_concat` stops at 1 KB by default) and 200 columns keep a row under 200 MB.
+        conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES).map_err(|e| env_err("cannot limit SQLite", e))?;
+        conn.set_limit(Limit::SQLITE_LIMIT_COLUMN, 200).map_err(|e| env_err("cannot limit SQLite", e))?;
         conn.set_limit(Limit::SQLITE_LIMIT_SQL_LENGTH, 1_000_000).map_err(|e| env_err("cannot limit SQLite", e))?;
         conn.set_limit(Limit::SQLITE_LIMIT_TRIGGER_DEPTH, 16).map_err(|e| env_err("cannot limit SQLite", e))?;
         functions::register(&conn).map_err(|e| env_err("cannot register MySQL functions", e))?;
@@ -169,6 +179,7 @@ impl SqliteExecutor {
             mem_base: AtomicI64::new(0),
             mem_limit: AtomicI64::new(opts.memory_limit.min(i64::MAX as u64) as i64),
             mem_exceeded: AtomicBool::new(false),
+            result_too_large: AtomicBool::new(false),
             internal: AtomicBool::new(false),
         });
         let g = guard.clone();
@@ -342,10 +353,13 @@ impl SqliteExecutor {
         let res = self.run_inner(t);
         let timed_out = self.guard.timed_out.load(Ordering::Relaxed);
         let mem = self.guard.mem_exceeded.load(Ordering::Relaxed);
+        let too_large = self.guard.result_too_large.swap(false, Ordering::Relaxed);
         self.disarm();
         let out = res.map_err(|e| {
             if timed_out {
                 SqlError::timeout()
+            } else if too_large {
+                super::value::result_too_large(self.opts.max_result_bytes)
             } else if mem {
                 SqlError::new(1105, "HY000", "Query execution was interrupted: the statement used more memory than this executor allows")
             } else {
@@ -368,6 +382,7 @@ impl SqliteExecutor {
         let columns: Vec<String> = stmt.column_names().into_iter().map(|s| s.to_string()).collect();
         let mut rows = Vec::new();
         let mut truncated = false;
+        let mut bytes = 0usize;
         let mut q = stmt.raw_query();
         while let Some(row) = q.next()? {
             if rows.len() >= self.opts.max_rows {
@@ -376,7 +391,16 @@ impl SqliteExecutor {
             }
             let mut vals = Vec::with_capacity(ncols);
             for i in 0..ncols {
-                vals.push(match row.get_ref(i)? {
+                let v = row.get_ref(i)?;
+                bytes += match v {
+                    ValueRef::Text(b) | ValueRef::Blob(b) => b.len(),
+                    _ => 8,
+                };
+                if bytes > self.opts.max_result_bytes {
+                    self.guard.result_too_large.store(true, Ordering::Relaxed);
+                    return Err(rusqlite::Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_TOOBIG), None));
+                }
+                vals.push(match v {
                     ValueRef::Null => SqlValue::Null,
                     ValueRef::Integer(v) => SqlValue::Int(v),
                     ValueRef::Real(v) => SqlValue::Float(v),

@@ -427,21 +427,28 @@ impl WindowAggregate<SumAcc, Value> for SumAgg {
 }
 
 /// Collects GROUP_CONCAT values; `mysql_gc_join` applies the separator and the length cut.
+/// Values come in their final order, and the result keeps only its first
+/// [`GROUP_CONCAT_MAX_LEN`] bytes, so once the values collected hold more than that, later ones
+/// cannot change it and are not kept (a group of millions of long values costs no memory).
 struct GroupConcat;
 
-impl Aggregate<Vec<String>, Value> for GroupConcat {
-    fn init(&self, _: &mut Context<'_>) -> rusqlite::Result<Vec<String>> {
-        Ok(Vec::new())
+impl Aggregate<(Vec<String>, usize), Value> for GroupConcat {
+    fn init(&self, _: &mut Context<'_>) -> rusqlite::Result<(Vec<String>, usize)> {
+        Ok((Vec::new(), 0))
     }
-    fn step(&self, ctx: &mut Context<'_>, acc: &mut Vec<String>) -> rusqlite::Result<()> {
+    fn step(&self, ctx: &mut Context<'_>, (acc, bytes): &mut (Vec<String>, usize)) -> rusqlite::Result<()> {
+        if *bytes > GROUP_CONCAT_MAX_LEN {
+            return Ok(());
+        }
         if let Some(s) = value_str(ctx.get_raw(0)) {
+            *bytes += s.len();
             acc.push(s);
         }
         Ok(())
     }
-    fn finalize(&self, _: &mut Context<'_>, acc: Option<Vec<String>>) -> rusqlite::Result<Value> {
+    fn finalize(&self, _: &mut Context<'_>, acc: Option<(Vec<String>, usize)>) -> rusqlite::Result<Value> {
         match acc {
-            Some(v) if !v.is_empty() => Ok(Value::Text(serde_json::to_string(&v).unwrap_or_default())),
+            Some((v, _)) if !v.is_empty() => Ok(Value::Text(serde_json::to_string(&v).unwrap_or_default())),
             _ => Ok(Value::Null),
         }
     }

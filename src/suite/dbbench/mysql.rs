@@ -46,7 +46,7 @@ impl MySqlExecutor {
         let worker = thread::Builder::new()
             .name("dbbench-mysql".into())
             .spawn(move || worker_main(url, tables, opts, rx, ready_tx))
-            .map_err(|e| EnvError(format!("cannot start the MySQL worker: {e}")))?;
+            .map_err(|e| EnvError::Infra(format!("cannot start the MySQL worker: {e}")))?;
         match ready_rx.recv() {
             Ok(Ok(database)) => Ok(MySqlExecutor { tx: Some(tx), worker: Some(worker), database }),
             Ok(Err(e)) => {
@@ -55,7 +55,7 @@ impl MySqlExecutor {
             }
             Err(_) => {
                 let _ = worker.join();
-                Err(EnvError("the MySQL worker stopped during setup".into()))
+                Err(EnvError::Infra("the MySQL worker stopped during setup".into()))
             }
         }
     }
@@ -111,7 +111,7 @@ pub fn returns_rows(sql: &str) -> bool {
 }
 
 fn env_err(what: &str, e: impl std::fmt::Display) -> EnvError {
-    EnvError(format!("MySQL {what}: {e}"))
+    EnvError::Infra(format!("MySQL {what}: {e}"))
 }
 
 async fn session_setup(conn: &mut MySqlConnection, db: &str, opts: &ExecOptions) -> Result<(), EnvError> {
@@ -192,17 +192,35 @@ fn map_sqlx_error(e: sqlx::Error) -> SqlError {
 }
 
 async fn exec(conn: &mut MySqlConnection, sql: &str, opts: &ExecOptions) -> Result<ExecResult, ()> {
-    let fut = sqlx::raw_sql(AssertSqlSafe(sql.to_string())).fetch_all(&mut *conn);
-    match tokio::time::timeout(opts.time_limit + Duration::from_secs(2), fut).await {
+    // rows are taken as they arrive, up to `max_rows` and `max_result_bytes`: a statement's
+    // result is never held whole before it is cut
+    let fetch = async {
+        use tokio_stream::StreamExt;
+        let mut stream = sqlx::raw_sql(AssertSqlSafe(sql.to_string())).fetch(&mut *conn);
+        let (mut columns, mut rows, mut truncated, mut bytes) = (Vec::new(), Vec::new(), false, 0usize);
+        while let Some(row) = stream.next().await {
+            let row = row?;
+            if columns.is_empty() {
+                columns = row.columns().iter().map(|c| c.name().to_string()).collect();
+            }
+            if rows.len() >= opts.max_rows {
+                truncated = true;
+                break;
+            }
+            let values = decode_row(&row);
+            bytes += values.iter().map(SqlValue::size).sum::<usize>();
+            if bytes > opts.max_result_bytes {
+                return Ok(Err(super::value::result_too_large(opts.max_result_bytes)));
+            }
+            rows.push(values);
+        }
+        let result_set = !rows.is_empty() || returns_rows(sql);
+        Ok::<ExecResult, sqlx::Error>(Ok(RowSet { columns, rows, truncated, affected: 0, result_set }))
+    };
+    match tokio::time::timeout(opts.time_limit + Duration::from_secs(2), fetch).await {
         Err(_) => Err(()),
         Ok(Err(e)) => Ok(Err(map_sqlx_error(e))),
-        Ok(Ok(rows)) => {
-            let columns: Vec<String> = rows.first().map(|r| r.columns().iter().map(|c| c.name().to_string()).collect()).unwrap_or_default();
-            let truncated = rows.len() > opts.max_rows;
-            let rows: Vec<Vec<SqlValue>> = rows.iter().take(opts.max_rows).map(decode_row).collect();
-            let result_set = !rows.is_empty() || returns_rows(sql);
-            Ok(Ok(RowSet { columns, rows, truncated, affected: 0, result_set }))
-        }
+        Ok(Ok(result)) => Ok(result),
     }
 }
 
@@ -210,7 +228,7 @@ fn worker_main(url: String, tables: Vec<TableSpec>, opts: ExecOptions, rx: mpsc:
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = ready.send(Err(EnvError(format!("cannot start a runtime for MySQL: {e}"))));
+            let _ = ready.send(Err(EnvError::Infra(format!("cannot start a runtime for MySQL: {e}"))));
             return;
         }
     };

@@ -389,7 +389,11 @@ pub fn parse_jsonl(text: &[u8], file: &str) -> Result<Vec<DbRecord>, LoadError> 
 /// Load an AgentBench DBBench JSONL file.
 pub fn load_jsonl(path: &Path) -> Result<Vec<DbRecord>, LoadError> {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| LoadError { file: file.clone(), line: 0, message: format!("cannot read file: {e}") })?;
+    let bytes = crate::files::read_limited(path, crate::files::MAX_DATASET_BYTES).map_err(|e| LoadError {
+        file: file.clone(),
+        line: 0,
+        message: format!("cannot read file: {e}"),
+    })?;
     parse_jsonl(&bytes, &file)
 }
 

@@ -18,6 +18,26 @@ pub enum SqlValue {
     Decimal(String),
 }
 
+impl SqlValue {
+    /// Bytes the value holds (8 for a number or NULL), for the result-size cap.
+    pub fn size(&self) -> usize {
+        match self {
+            SqlValue::Text(s) | SqlValue::Decimal(s) => s.len(),
+            SqlValue::Bytes(b) => b.len(),
+            SqlValue::Null | SqlValue::Int(_) | SqlValue::Float(_) => 8,
+        }
+    }
+}
+
+/// MySQL's ER_NET_PACKET_TOO_LARGE, worded for a statement's result past `max_bytes`.
+pub fn result_too_large(max_bytes: usize) -> SqlError {
+    SqlError::new(
+        1153,
+        "08S01",
+        format!("Got a result bigger than the {} MB this executor returns; select fewer rows or shorter values", max_bytes >> 20),
+    )
+}
+
 /// The rows a statement returned. `columns` is empty for statements without a result set.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RowSet {
@@ -121,11 +141,15 @@ pub struct ExecOptions {
     pub max_rows: usize,
     /// Memory a statement may allocate before it is interrupted (embedded executor).
     pub memory_limit: u64,
+    /// Bytes of values a statement's result may hold when fetched: past it the statement fails
+    /// with an error of its own before the workbench holds more (each value is itself at most
+    /// SQLite's length limit, 16 MB).
+    pub max_result_bytes: usize,
 }
 
 impl Default for ExecOptions {
     fn default() -> Self {
-        ExecOptions { time_limit: Duration::from_secs(5), max_rows: 10_000, memory_limit: 512 << 20 }
+        ExecOptions { time_limit: Duration::from_secs(5), max_rows: 10_000, memory_limit: 256 << 20, max_result_bytes: 32 << 20 }
     }
 }
 
