@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -108,6 +108,13 @@ pub enum ExperimentError {
     Store(#[from] StoreError),
     #[error("{0}")]
     Setup(String),
+    /// Another process is running this run (it holds the run's lease and heart-beats).
+    #[error(
+        "experiment run {run_id} is being run by {}; it can be resumed once that process stops (its lease lapses {} s after its last heartbeat)",
+        holder.describe(),
+        crate::store::LEASE_TTL_MS / 1000
+    )]
+    Busy { run_id: i64, holder: Box<crate::store::LeaseHolder> },
     /// A job (one suite, arm and seed) stopped; the run is marked failed and can be resumed.
     #[error("{suite} / {arm} / seed {seed_index}: {source}")]
     Job {
@@ -117,6 +124,59 @@ pub enum ExperimentError {
         #[source]
         source: Box<JobError>,
     },
+}
+
+/// Keeps this process's lease of a run alive: a thread renews it every
+/// [`LEASE_HEARTBEAT_MS`](crate::store::LEASE_HEARTBEAT_MS) until dropped, then releases it.
+struct LeaseKeeper {
+    stop: std::sync::Arc<(Mutex<bool>, std::sync::Condvar)>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    store: BlockingStore,
+    run_id: i64,
+    holder: String,
+}
+
+impl LeaseKeeper {
+    fn start(store: &BlockingStore, run_id: i64, holder: &str) -> LeaseKeeper {
+        let stop = std::sync::Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+        let (s, st, h) = (stop.clone(), store.clone(), holder.to_string());
+        let thread = std::thread::Builder::new()
+            .name("harness-s-lease".into())
+            .spawn(move || {
+                let (lock, wake) = &*s;
+                let mut stopped = lock.lock().unwrap_or_else(|p| p.into_inner());
+                loop {
+                    let every = Duration::from_millis(crate::store::LEASE_HEARTBEAT_MS);
+                    stopped = wake.wait_timeout(stopped, every).unwrap_or_else(|p| p.into_inner()).0;
+                    if *stopped {
+                        break;
+                    }
+                    match st.renew_run_lease(run_id, &h) {
+                        Ok(true) => {}
+                        // taken over: the fenced writes refuse from now on and the jobs stop
+                        Ok(false) => {
+                            tracing::warn!("run {run_id}: this process lost its lease; another coordinator took the run over");
+                            break;
+                        }
+                        // a store that does not answer for a moment: the next beat tries again
+                        Err(e) => tracing::warn!("run {run_id}: renewing the lease: {e}"),
+                    }
+                }
+            })
+            .ok();
+        LeaseKeeper { stop, thread, store: store.clone(), run_id, holder: holder.to_string() }
+    }
+}
+
+impl Drop for LeaseKeeper {
+    fn drop(&mut self) {
+        *self.stop.0.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.stop.1.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = self.store.release_run_lease(self.run_id, &self.holder);
+    }
 }
 
 /// Why a job stopped.
@@ -241,15 +301,33 @@ pub fn run_experiment_with(
             break;
         }
     }
+    // One coordinator per run: this process takes the run's lease (refused while another holds
+    // it) and writes through a handle fenced by it.
+    let (holder, host, pid) = crate::store::new_holder();
+    let take = |id: i64| match store.acquire_run_lease(id, &holder, &host, pid)? {
+        Ok(()) => Ok(()),
+        Err(by) => Err(ExperimentError::Busy { run_id: id, holder: Box::new(by) }),
+    };
     let run_id = match run_id {
         Some(id) => {
+            take(id)?;
             store.set_run_status(id, RunStatus::Running)?;
             id
         }
-        None => store.create_run(
-            &NewRun::new("experiment", cfg.name.clone()).suite(cfg.suites.join(",")).policy(cfg.policy.backend.clone()).config(config_json.clone()),
-        )?,
+        None => {
+            let id = store.create_run(
+                &NewRun::new("experiment", cfg.name.clone())
+                    .suite(cfg.suites.join(","))
+                    .policy(cfg.policy.backend.clone())
+                    .config(config_json.clone()),
+            )?;
+            take(id)?;
+            id
+        }
     };
+    let fenced = store.fenced(run_id, &holder);
+    let _lease = LeaseKeeper::start(&fenced, run_id, &holder);
+    let store = &fenced;
     let jobs: Vec<(usize, String, usize)> =
         (0..suites.len()).flat_map(|s| cfg.arms.iter().flat_map(move |a| (0..cfg.seeds.len()).map(move |k| (s, a.clone(), k)))).collect();
     let total_units = jobs.len() * (cfg.iterations + 1);
@@ -875,7 +953,7 @@ impl Job<'_> {
             examples.extend(rescues.into_iter().map(|(steps, harness, at)| distilled(steps, &harness, 1.0, at)));
         } else if !rescues.is_empty() {
             // LUFFY-style: the rescues join the failed group as off-policy successes
-            let failed: Vec<(usize, &Episode)> = failed.iter().enumerate().filter(|(_, e)| e.infra_error.is_none()).collect();
+            let failed: Vec<(usize, &Episode)> = failed.iter().enumerate().filter(|(_, e)| e.counts()).collect();
             let rewards: Vec<f64> = failed.iter().map(|_| 0.0).chain(rescues.iter().map(|_| 1.0)).collect();
             let adv = group_advantages(&rewards);
             for ((i, e), a) in failed.iter().zip(&adv) {
@@ -1200,11 +1278,17 @@ fn push_episode(e: &Episode, task: &Task, group_id: &str, adv: f32, index: usize
 /// GRPO: group-relative advantages for every step of every episode (infrastructure failures
 /// excluded); the group is saved from position `first` of the iteration's save list.
 fn grpo(group: &[Episode], task: &Task, group_id: &str, first: usize, out: &mut Vec<TrainSequence>) {
-    let group: Vec<(usize, &Episode)> = group.iter().enumerate().filter(|(_, e)| e.infra_error.is_none()).collect();
-    let r: Vec<f64> = group.iter().map(|(_, e)| e.reward()).collect();
-    for ((i, e), a) in group.iter().zip(group_advantages(&r)) {
-        push_episode(e, task, group_id, a, first + i, out);
+    for (i, a) in group_members(group) {
+        push_episode(&group[i], task, group_id, a, first + i, out);
     }
+}
+
+/// A GRPO group's members — the tries that count ([`Episode::counts`]: all but infrastructure
+/// errors and cancelled tries) — by their index in `group`, with their group-relative advantages.
+pub fn group_members(group: &[Episode]) -> Vec<(usize, f32)> {
+    let members: Vec<usize> = (0..group.len()).filter(|&i| group[i].counts()).collect();
+    let rewards: Vec<f64> = members.iter().map(|&i| group[i].reward()).collect();
+    members.into_iter().zip(group_advantages(&rewards)).collect()
 }
 
 fn last_point<'a>(st: &'a JobState, split: &str) -> Option<&'a EvalPoint> {

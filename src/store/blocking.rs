@@ -8,7 +8,7 @@ use tokio::runtime::{Handle, Runtime};
 use crate::episode::Episode;
 
 use super::location::display_location;
-use super::{DeletedRun, EpisodeContext, EpisodeFilter, EpisodeRow, NewRun, RunRow, RunStatus, Store, StoreError};
+use super::{DeletedRun, EpisodeContext, EpisodeFilter, EpisodeRow, LeaseHolder, NewRun, RunRow, RunStatus, Store, StoreError};
 
 /// The [`Store`] API, blocking: each method runs the async one to completion with
 /// [`Handle::block_on`].
@@ -93,6 +93,28 @@ impl BlockingStore {
 
     pub fn close(&self) {
         self.handle.block_on(self.store.close())
+    }
+
+    /// This handle with its writes for run `run_id` fenced by `holder`'s lease
+    /// ([`Store::fenced`]).
+    pub fn fenced(&self, run_id: i64, holder: &str) -> BlockingStore {
+        BlockingStore { store: self.store.fenced(run_id, holder), handle: self.handle.clone(), _runtime: self._runtime.clone() }
+    }
+
+    pub fn acquire_run_lease(&self, run_id: i64, holder: &str, host: &str, pid: i64) -> Result<Result<(), LeaseHolder>, StoreError> {
+        self.handle.block_on(self.store.acquire_run_lease(run_id, holder, host, pid))
+    }
+
+    pub fn renew_run_lease(&self, run_id: i64, holder: &str) -> Result<bool, StoreError> {
+        self.handle.block_on(self.store.renew_run_lease(run_id, holder))
+    }
+
+    pub fn release_run_lease(&self, run_id: i64, holder: &str) -> Result<(), StoreError> {
+        self.handle.block_on(self.store.release_run_lease(run_id, holder))
+    }
+
+    pub fn run_lease(&self, run_id: i64) -> Result<Option<LeaseHolder>, StoreError> {
+        self.handle.block_on(self.store.run_lease(run_id))
     }
 
     pub fn create_run(&self, run: &NewRun) -> Result<i64, StoreError> {

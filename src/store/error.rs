@@ -41,6 +41,10 @@ pub enum StoreError {
     /// A stored row holds a value this build cannot read (unknown status, out-of-range number).
     #[error("store {location}: {op}: unreadable row: {detail}")]
     Corrupt { location: String, op: String, detail: String },
+    /// A fenced write ([`Store::fenced`](super::Store::fenced)) found that its coordinator no
+    /// longer holds the run's lease: another process took the run over. Nothing was written.
+    #[error("store {location}: {op}: this process no longer holds run {run_id} (its lease lapsed and {holder} took it over); nothing was written")]
+    LeaseLost { location: String, op: String, run_id: i64, holder: String },
     /// The blocking facade could not start its runtime.
     #[error("store {location}: cannot start the blocking runtime: {source}")]
     Runtime { location: String, source: std::io::Error },

@@ -25,6 +25,7 @@ mod codec;
 mod episodes;
 mod error;
 mod info;
+mod lease;
 mod location;
 mod queue;
 mod records;
@@ -48,6 +49,7 @@ pub use blocking::BlockingStore;
 pub use episodes::{EpisodeContext, EpisodeFilter, EpisodeRow};
 pub use error::StoreError;
 pub use info::{merge_wal_on_exit, StoreFile, StoreInfo, StorePart};
+pub use lease::{new_holder, LeaseHolder, LEASE_HEARTBEAT_MS, LEASE_TTL_MS};
 pub use queue::{ClaimedJob, FinishedJob, QueueCounts, WorkerRow};
 pub use redact::{is_secret_key, redact_secrets, REDACTED};
 pub use runs::{DeletedRun, NewRun, RunRow, RunStatus, KIND_EVAL, KIND_EXPERIMENT};
@@ -73,6 +75,9 @@ pub(crate) const POSTGRES_MAX_CONNECTIONS: u32 = 8;
 #[derive(Clone)]
 pub struct Store {
     inner: Arc<Inner>,
+    /// Set on a coordinator's handle ([`Store::fenced`]): its writes for that run commit only
+    /// while it holds the run's lease.
+    fence: Option<Arc<lease::Fence>>,
 }
 
 struct Inner {
@@ -120,6 +125,16 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// An exclusive advisory lock (`flock`) on the file at `path`, held until the file is dropped;
+/// `None` where the file cannot be opened (the migrations then run unlocked, as before). It is
+/// not the lock SQLite uses (`fcntl` ranges), so SQLite's own locking is unaffected.
+fn lock_exclusively(path: &std::path::Path) -> Option<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::OpenOptions::new().read(true).open(path).ok()?;
+    // SAFETY: flock(2) on a descriptor this function owns; no memory is touched.
+    (unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0).then_some(file)
+}
+
 impl Store {
     /// Open (creating if needed) the store at `location` and bring its schema up to date.
     ///
@@ -142,6 +157,9 @@ impl Store {
     pub async fn open_with_connections(location: &str, postgres_connections: u32) -> Result<Store, StoreError> {
         let shown = display_location(location);
         let connect_err = |source| StoreError::Connect { location: shown.clone(), source };
+        // Two processes opening one new SQLite file at once would both apply its migrations
+        // (sqlx takes no lock on SQLite): they take turns on an advisory lock of the file.
+        let mut migration_lock: Option<std::fs::File> = None;
         let backend = match Location::parse(location)? {
             Location::SqliteFile { path, url } => {
                 let mut options = match &url {
@@ -171,6 +189,7 @@ impl Store {
                     .await
                     .map_err(connect_err)?;
                 info::remember_file(location);
+                migration_lock = lock_exclusively(&path);
                 Backend::Sqlite(pool)
             }
             Location::SqliteMemory { url } => {
@@ -196,8 +215,9 @@ impl Store {
             Backend::Sqlite(pool) => schema::SQLITE_MIGRATIONS.run(pool).await,
             Backend::Postgres(pool) => schema::POSTGRES_MIGRATIONS.run(pool).await,
         };
+        drop(migration_lock);
         migrated.map_err(|source| StoreError::Migrate { location: shown.clone(), source })?;
-        Ok(Store { inner: Arc::new(Inner { backend, location: shown, codec: codec::CodecCache::default() }) })
+        Ok(Store { inner: Arc::new(Inner { backend, location: shown, codec: codec::CodecCache::default() }), fence: None })
     }
 
     /// The location this store was opened at (any password masked).

@@ -13,8 +13,9 @@ impl Store {
         let op = format!("put {kind} record `{key}` of run {run_id}");
         let body = serde_json::to_string(body).map_err(|e| self.json_error(&op, e))?;
         let now = now_utc();
-        self.execute(
+        self.execute_for_run(
             &op,
+            run_id,
             "INSERT INTO records (run_id, kind, key, body, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5) \
              ON CONFLICT (run_id, kind, key) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
             args![run_id, kind, key, body, now],

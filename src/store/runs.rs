@@ -169,7 +169,12 @@ impl Store {
         redact_secrets(&mut summary);
         let summary = serde_json::to_string(&summary).map_err(|e| self.json_error(&op, e))?;
         let changed = self
-            .execute(&op, "UPDATE runs SET status = $1, summary = $2, finished_at = $3 WHERE id = $4", args![status.as_str(), summary, now_utc(), id])
+            .execute_for_run(
+                &op,
+                id,
+                "UPDATE runs SET status = $1, summary = $2, finished_at = $3 WHERE id = $4",
+                args![status.as_str(), summary, now_utc(), id],
+            )
             .await?;
         if changed == 0 {
             return Err(self.not_found(&op, format!("run {id}")));
@@ -180,7 +185,7 @@ impl Store {
     /// Set a run's status without touching its summary (a resumed run goes back to `running`).
     pub async fn set_run_status(&self, id: i64, status: RunStatus) -> Result<(), StoreError> {
         let op = format!("set status of run {id}");
-        let changed = self.execute(&op, "UPDATE runs SET status = $1 WHERE id = $2", args![status.as_str(), id]).await?;
+        let changed = self.execute_for_run(&op, id, "UPDATE runs SET status = $1 WHERE id = $2", args![status.as_str(), id]).await?;
         if changed == 0 {
             return Err(self.not_found(&op, format!("run {id}")));
         }

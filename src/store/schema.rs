@@ -50,7 +50,7 @@
 //! | `task_id`, `suite`, `family`, `harness`, `policy` | text, not null | copied from the episode |
 //! | `sample` | integer, not null | which of the n tries at the task |
 //! | `seed` | integer, not null | the `u64` seed stored as the signed 64-bit integer with the same bits (seeds ≥ 2⁶³ read back negative in SQL; the trajectory keeps the exact value) |
-//! | `status` | text, not null | `completed` \| `task_limit_reached` \| `infra_error` \| `cancelled` ([`EpisodeStatus`]) |
+//! | `status` | text, not null | `completed` \| `task_limit_reached` \| `infra_error` \| `cancelled` \| `action_error` ([`EpisodeStatus`]; `action_error` since version 4: the agent's own action broke its environment, a failed try that counts) |
 //! | `success` | integer 0/1, not null | 0 when unscored |
 //! | `reward` | real, null | null when the episode has no score (e.g. an infrastructure error) |
 //! | `infra_error` | text, null | the infrastructure error, kept apart from task failures |
@@ -159,7 +159,25 @@
 //! The policy each experiment job's episodes sample from, for workers: `(run_id, key)` primary
 //! key (the job key), `version`, `body` (the built-in policy's weights, serde JSON, zstd).
 //!
+//! ## `run_leases`
+//! One coordinator per run (version 4): the process running an experiment holds its run's lease.
+//!
+//! | column | type | |
+//! |---|---|---|
+//! | `run_id` | integer, primary key | → `runs.id` |
+//! | `holder` | text, not null | the coordinator: `host:pid:nonce` |
+//! | `host`, `pid` | text, integer, not null | where it runs, for the message that refuses a second one |
+//! | `acquired_at` | timestamp, not null | when it took the run |
+//! | `heartbeat_ms` | integer, not null | its last heartbeat, Unix ms on the database's clock |
+//!
+//! A lease lapses [`LEASE_TTL_MS`] after its last heartbeat; only then may another process
+//! take the run. A coordinator's writes for its run (episodes, `run_state`, `records`, the run's
+//! status) check, in their own transaction, that it still holds the lease, and are refused
+//! otherwise ([`Store::fenced`]).
+//!
 //! [`Store::open`]: super::Store::open
+//! [`Store::fenced`]: super::Store::fenced
+//! [`LEASE_TTL_MS`]: super::LEASE_TTL_MS
 //! [`Store::finish_run`]: super::Store::finish_run
 //! [`Store::delete_run`]: super::Store::delete_run
 //! [`Store::set_state`]: super::Store::set_state
@@ -175,7 +193,7 @@
 use sqlx::migrate::Migrator;
 
 /// The latest store schema version (the number of the newest migration).
-pub const STORE_SCHEMA_VERSION: i64 = 3;
+pub const STORE_SCHEMA_VERSION: i64 = 4;
 
 /// Migrations for SQLite stores (`migrations/sqlite`).
 pub static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("migrations/sqlite");

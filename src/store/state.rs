@@ -11,8 +11,9 @@ impl Store {
     pub async fn set_state(&self, run_id: i64, key: &str, value: &Value) -> Result<(), StoreError> {
         let op = format!("set state `{key}` of run {run_id}");
         let value = serde_json::to_string(value).map_err(|e| self.json_error(&op, e))?;
-        self.execute(
+        self.execute_for_run(
             &op,
+            run_id,
             "INSERT INTO run_state (run_id, key, value, updated_at) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
             args![run_id, key, value, now_utc()],

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::{api, Args, CommandError, CommandResult, Hub, Workbench};
 use crate::events::{Event, EventSink};
-use crate::experiment::{run_experiment, ConfigError, ExperimentConfig};
+use crate::experiment::{run_experiment, ConfigError, ExperimentConfig, ExperimentError};
 use crate::store::{BlockingStore, RunStatus};
 
 /// What the UI shows for one running (or just ended) experiment.
@@ -72,7 +72,7 @@ pub(super) struct Jobs {
 struct JobSink {
     hub: Arc<Hub>,
     view: Arc<Mutex<JobView>>,
-    started: Mutex<Option<mpsc::Sender<Result<i64, String>>>>,
+    started: Mutex<Option<mpsc::Sender<Result<i64, CommandError>>>>,
 }
 
 impl EventSink for JobSink {
@@ -176,7 +176,12 @@ impl Jobs {
                     let run_id = view.run_id;
                     drop(view);
                     if let Some(tx) = sink.started.lock().unwrap_or_else(|p| p.into_inner()).take() {
-                        let _ = tx.send(Err(msg.clone()));
+                        let refused = match e {
+                            // another process runs it: a conflict, not a bad request
+                            ExperimentError::Busy { .. } => CommandError::Conflict(msg.clone()),
+                            _ => CommandError::BadArguments(msg.clone()),
+                        };
+                        let _ = tx.send(Err(refused));
                     }
                     if let Some(run_id) = run_id {
                         // The runner marks the run failed in the store; tell the UI too.
@@ -193,9 +198,9 @@ impl Jobs {
                 self.jobs.lock().unwrap_or_else(|p| p.into_inner()).insert(run_id, Job { cancel, view, thread: Some(thread) });
                 api::reply(api::StartedRun { run_id: run_id.into(), note: None })
             }
-            Ok(Err(msg)) => {
+            Ok(Err(refused)) => {
                 let _ = thread.join();
-                Err(CommandError::BadArguments(msg))
+                Err(refused)
             }
             Err(_) => {
                 cancel.store(true, Ordering::SeqCst);
@@ -226,6 +231,14 @@ impl Jobs {
             if j.view.lock().unwrap_or_else(|p| p.into_inner()).status == "running" {
                 return Err(CommandError::BadArguments(format!("experiment run {run_id} is running")));
             }
+        }
+        // another process (the CLI, another app, a coordinator on another machine) runs it
+        if let Some(h) = self.store.run_lease(run_id)?.filter(|h| h.live()) {
+            return Err(CommandError::Conflict(format!(
+                "experiment run {run_id} is being run by {}; resume it once that process stops (its lease lapses {} s after its last heartbeat)",
+                h.describe(),
+                crate::store::LEASE_TTL_MS / 1000
+            )));
         }
         let cfg: ExperimentConfig = serde_json::from_value(run.config.clone())
             .map_err(|e| CommandError::BadArguments(format!("run {run_id}: its stored configuration is not an experiment file: {e}")))?;
@@ -496,12 +509,9 @@ pub(super) fn config_save(a: &Args, workspace: &Path) -> CommandResult {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| CommandError::Internal(format!("creating {}: {e}", dir.display())))?;
     }
-    let written = if overwrite {
-        std::fs::write(&path, text)
-    } else {
-        // created only if absent, in one step: a file that appears meanwhile is not replaced either
-        std::fs::OpenOptions::new().write(true).create_new(true).open(&path).and_then(|mut f| f.write_all(text.as_bytes()))
-    };
+    // created only if absent unless `overwrite`, in one step (a file that appears meanwhile is
+    // not replaced either), and never through a link, symbolic or hard
+    let written = crate::files::create(&path, overwrite).and_then(|mut f| f.write_all(text.as_bytes()));
     match written {
         Ok(()) => api::reply(api::SavedFile { path: path.display().to_string() }),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
