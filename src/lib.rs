@@ -12,6 +12,7 @@ pub mod eval;
 pub mod events;
 pub mod experiment;
 pub mod fault;
+pub mod files;
 pub mod harness;
 pub mod message;
 pub mod policy;

@@ -427,15 +427,29 @@ fn cmd_tasks(suite_name: &str, family: Option<&str>, file: Option<&std::path::Pa
     let mut families: std::collections::BTreeMap<&str, usize> = Default::default();
     for t in &tasks {
         *families.entry(t.family.as_str()).or_default() += 1;
-        out!("{:<28} {:<16} {}", t.id, t.family, one_line(&t.instruction, 90));
+        out!("{:<28} {:<16} {}", printable(&t.id), printable(&t.family), one_line(&t.instruction, 90));
     }
-    let fam: Vec<String> = families.iter().map(|(f, n)| format!("{f} {n}")).collect();
+    let fam: Vec<String> = families.iter().map(|(f, n)| format!("{} {n}", printable(f))).collect();
     eprintln!("{} tasks in {} families: {}", tasks.len(), families.len(), fam.join(", "));
     Ok(())
 }
 
+/// `s` safe to print on a terminal: a dataset's text may hold escape sequences (which could
+/// rewrite the screen or the window title), so every control character is shown as `\u{..}`.
+fn printable(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn one_line(s: &str, n: usize) -> String {
-    let s = s.replace('\n', " ");
+    let s = printable(&s.replace('\n', " "));
     if s.chars().count() > n {
         format!("{}…", s.chars().take(n).collect::<String>())
     } else {
@@ -588,7 +602,7 @@ fn select_tasks(all: Vec<Task>, ids: Option<&str>, family: Option<&str>, limit: 
     let mut tasks = all;
     if let Some(spec) = ids {
         let wanted: Vec<String> = if std::path::Path::new(spec).is_file() {
-            std::fs::read_to_string(spec)
+            harness_s::files::read_text_limited(std::path::Path::new(spec), harness_s::files::MAX_DATASET_BYTES)
                 .with_context(|| format!("reading task list {spec}"))?
                 .lines()
                 .map(|l| l.trim().to_string())

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Bottom first. A module may use any module of a lower layer, none of its own or a higher one.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("vocabulary and utilities", &["message", "seed", "fault", "events"]),
+    ("vocabulary and utilities", &["message", "seed", "fault", "events", "files"]),
     ("statistics, tasks, sandbox", &["stats", "task", "sandbox"]),
     ("policies", &["policy"]),
     ("suites (environments, scorers, grammars)", &["suite"]),

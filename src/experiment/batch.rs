@@ -286,7 +286,7 @@ pub fn write_jsonl(path: &std::path::Path, batch: &[TrainSequence], meta: &Batch
     let tmp = path.with_extension("jsonl.tmp");
     let ls = lines(batch, meta);
     {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        let mut f = std::io::BufWriter::new(crate::files::create(&tmp, true)?);
         for l in &ls {
             serde_json::to_writer(&mut f, l).map_err(std::io::Error::other)?;
             f.write_all(b"\n")?;

@@ -774,7 +774,11 @@ impl ExperimentConfig {
 
     pub fn load(path: &std::path::Path) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError { file: file.clone(), key: "(file)".into(), message: e.to_string() })?;
+        let text = crate::files::read_text_limited(path, crate::files::MAX_CONFIG_BYTES).map_err(|e| ConfigError {
+            file: file.clone(),
+            key: "(file)".into(),
+            message: e.to_string(),
+        })?;
         Self::parse(&file, &text)
     }
 

@@ -247,7 +247,7 @@ pub fn export(store: &BlockingStore, req: &ExportRequest) -> Result<ExportSummar
     let mut files = Vec::new();
     let write_jsonl = |path: &Path, rows: &mut dyn Iterator<Item = Value>| -> Result<(), ExportError> {
         use std::io::Write;
-        let mut f = std::io::BufWriter::new(std::fs::File::create(path).map_err(io(path))?);
+        let mut f = std::io::BufWriter::new(crate::files::create(path, true).map_err(io(path))?);
         for r in rows {
             serde_json::to_writer(&mut f, &r).map_err(|e| ExportError::Io { path: path.display().to_string(), source: e.into() })?;
             f.write_all(b"\n").map_err(io(path))?;
@@ -263,18 +263,20 @@ pub fn export(store: &BlockingStore, req: &ExportRequest) -> Result<ExportSummar
         ExportFormat::ShareGpt => {
             let path = req.out.join("examples.json");
             let rows: Vec<Value> = all.iter().map(sharegpt).collect();
-            std::fs::write(&path, serde_json::to_string_pretty(&rows).unwrap_or_default()).map_err(io(&path))?;
+            crate::files::write(&path, serde_json::to_string_pretty(&rows).unwrap_or_default()).map_err(io(&path))?;
             files.push(path);
             let info = req.out.join("dataset_info.json");
             let entry = json!({"harness_s": {"file_name": "examples.json", "formatting": "sharegpt",
                 "columns": {"messages": "conversations", "system": "system", "tools": "tools"}}});
-            std::fs::write(&info, serde_json::to_string_pretty(&entry).unwrap_or_default()).map_err(io(&info))?;
+            crate::files::write(&info, serde_json::to_string_pretty(&entry).unwrap_or_default()).map_err(io(&info))?;
             files.push(info);
         }
         ExportFormat::VerlSft => {
             let jsonl = req.out.join("examples.verl.jsonl");
             write_jsonl(&jsonl, &mut all.iter().map(|l| serde_json::to_value(l).unwrap_or_default()))?;
             let parquet = req.out.join("examples.parquet");
+            // made here first, where a link in its place is refused; Python then writes that file
+            crate::files::create(&parquet, true).map_err(io(&parquet))?;
             let python = std::env::var("HARNESS_S_PYTHON").unwrap_or_else(|_| "python3".into());
             let out = std::process::Command::new(&python).arg("-c").arg(PARQUET_SCRIPT).arg(&jsonl).arg(&parquet).output().map_err(|e| {
                 ExportError::Input(format!("verl-sft: cannot run `{python}` to write parquet ({e}); set HARNESS_S_PYTHON to a Python with pyarrow"))

@@ -415,7 +415,7 @@ pub struct TrainerRun {
 pub fn run_trainer(trainer: &TrainerConfig, request: &TrainRequest, dir: &Path, on_line: impl Fn(&str) + Sync) -> Result<TrainerRun, LearnerError> {
     let request_path = dir.join("request.json");
     let text = serde_json::to_string_pretty(request).unwrap_or_default();
-    std::fs::write(&request_path, text).map_err(io_err("writing the request", &request_path))?;
+    crate::files::write(&request_path, text).map_err(io_err("writing the request", &request_path))?;
     let result_path = PathBuf::from(&request.result);
     // a result left by an interrupted earlier attempt must not be taken for this one's
     let _ = std::fs::remove_file(&result_path);

@@ -49,7 +49,8 @@ impl HarnessLibrary {
                 if p.is_dir() {
                     stack.push(p);
                 } else if p.extension().map(|e| e == "toml").unwrap_or(false) {
-                    let text = std::fs::read_to_string(&p).map_err(|e| SpecError::new(&p.display().to_string(), "(file)", e.to_string()))?;
+                    let text = crate::files::read_text_limited(&p, crate::files::MAX_CONFIG_BYTES)
+                        .map_err(|e| SpecError::new(&p.display().to_string(), "(file)", e.to_string()))?;
                     files.push((p.display().to_string(), text));
                 }
             }

@@ -113,7 +113,7 @@ pub fn resolve_experiment(store: &BlockingStore, selector: &str) -> Result<RunRo
 }
 
 fn write(path: PathBuf, bytes: &[u8]) -> Result<PathBuf, ReportError> {
-    std::fs::write(&path, bytes).map_err(|source| ReportError::Io { path: path.clone(), source })?;
+    crate::files::write(&path, bytes).map_err(|source| ReportError::Io { path: path.clone(), source })?;
     Ok(path)
 }
 
@@ -170,7 +170,7 @@ impl ReportBundle {
 
     /// Write every file of the report into `out_dir` (created if missing).
     pub fn write(&self, out_dir: &Path) -> Result<ReportPaths, ReportError> {
-        std::fs::create_dir_all(out_dir.join("charts")).map_err(|source| ReportError::Io { path: out_dir.join("charts"), source })?;
+        crate::files::create_dir(&out_dir.join("charts")).map_err(|source| ReportError::Io { path: out_dir.join("charts"), source })?;
         let mut chart_paths = Vec::new();
         for c in &self.charts {
             chart_paths.push(write(out_dir.join("charts").join(format!("{}.svg", c.id)), c.svg.as_bytes())?);

@@ -196,7 +196,7 @@ impl Workbench {
         std::fs::create_dir_all(&dir).map_err(|e| CommandError::Internal(format!("creating {}: {e}", dir.display())))?;
         // Parse from a scratch file first, so a bad upload never replaces a good dataset.
         let scratch = dir.join(format!(".{name}.importing"));
-        std::fs::write(&scratch, text).map_err(|e| CommandError::Internal(format!("writing {}: {e}", scratch.display())))?;
+        crate::files::write(&scratch, text).map_err(|e| CommandError::Internal(format!("writing {}: {e}", scratch.display())))?;
         let loaded = s.load_file(&scratch);
         match loaded {
             Err(e) => {
@@ -460,6 +460,9 @@ impl Workbench {
             Ok(s) => api::reply(api::ExportedFiles { dir: out.display().to_string(), files: s.files, conversations: s.conversations }),
             Err(ExportError::Store(e)) => Err(e.into()),
             Err(ExportError::Input(m)) => Err(CommandError::BadArguments(m)),
+            Err(ref e @ ExportError::Io { ref source, .. }) if source.kind() == std::io::ErrorKind::InvalidInput => {
+                Err(CommandError::Conflict(e.to_string()))
+            }
             Err(e @ ExportError::Io { .. }) => Err(CommandError::Internal(e.to_string())),
         }
     }

@@ -82,6 +82,11 @@ impl CommandError {
 
 pub type CommandResult = Result<Value, CommandError>;
 
+/// The longest file or folder name file systems take (`NAME_MAX`).
+const MAX_NAME_BYTES: usize = 255;
+/// The longest path taken relative to the workspace (well under `PATH_MAX`).
+const MAX_PATH_BYTES: usize = 1024;
+
 /// Where a command may write: `rel` (its argument `arg`) inside the workspace's `folder`, never
 /// outside the workspace. An absolute path, a `..` and a path that an existing symbolic link
 /// (a folder on the way, or the file itself) takes outside the workspace are refused. Every
@@ -90,6 +95,15 @@ pub(crate) fn confined_path(workspace: &Path, folder: &str, command: &str, arg: 
     let expected = format!("relative to the workspace's {folder} folder (no absolute path, no `..`)");
     if rel.trim().is_empty() {
         return Err(CommandError::BadArguments(format!("{command}: {arg} is empty; give a path {expected}")));
+    }
+    // what no file system takes is the caller's mistake, said as such (not an internal error)
+    if rel.contains('\0') {
+        return Err(CommandError::BadArguments(format!("{command}: {arg} contains a NUL byte; give a path {expected}")));
+    }
+    if rel.len() > MAX_PATH_BYTES || rel.split('/').any(|part| part.len() > MAX_NAME_BYTES) {
+        return Err(CommandError::BadArguments(format!(
+            "{command}: {arg} is too long: at most {MAX_PATH_BYTES} bytes, and {MAX_NAME_BYTES} per file or folder name"
+        )));
     }
     let p = Path::new(rel);
     if !p.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)) {

@@ -22,6 +22,9 @@ pub(super) fn report_error(e: ReportError) -> CommandError {
     match e {
         ReportError::NoExperiment { .. } | ReportError::NotAnExperiment { .. } => CommandError::NotFound(e.to_string()),
         ReportError::BadSelector(_) => CommandError::BadArguments(e.to_string()),
+        // a link in the output folder, refused by `files::create`: the folder's content is the
+        // caller's to fix, not an internal error
+        ReportError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::InvalidInput => CommandError::Conflict(e.to_string()),
         other => CommandError::Internal(other.to_string()),
     }
 }
