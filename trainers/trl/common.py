@@ -123,22 +123,67 @@ def resolve_model(spec):
     return spec, None
 
 
-def load_model(spec, threads=None):
-    """The tokenizer (with the tools-aware template) and the float32 model for `spec`."""
+def cache_root():
+    """Where dequantized copies of GGUF models are kept: `HARNESS_S_MODEL_CACHE`, else
+    `.cache/models` in the project."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.environ.get("HARNESS_S_MODEL_CACHE") or os.path.join(here, "..", "..", ".cache", "models")
+
+
+def file_sha256(path):
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def dequantized_copy(folder, gguf):
+    """A float32 copy of a GGUF model in the Hugging Face layout (safetensors), made once and
+    kept by the GGUF's content: loading it takes a second or two, where reading and
+    dequantizing the GGUF takes half a minute on every start of a trainer or a server."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
+
+    src = os.path.join(folder, gguf)
+    target = os.path.join(cache_root(), f"{os.path.splitext(gguf)[0]}-{file_sha256(src)[:16]}-float32")
+    if os.path.exists(os.path.join(target, "done")):
+        return target
+    # dequantized: training and LoRA need real weights ("quantized with GGUF" otherwise)
+    tok = AutoTokenizer.from_pretrained(folder, gguf_file=gguf)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf, dtype=torch.float32, quantization_config=GgufConfig(dequantize=True))
+    tmp = f"{target}.{os.getpid()}.tmp"
+    model.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    open(os.path.join(tmp, "done"), "w").write(src + "\n")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    try:
+        os.rename(tmp, target)
+    except OSError:
+        # another process made it meanwhile: theirs is the same
+        import shutil
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def load_model(spec, threads=None, chat_template="auto"):
+    """The tokenizer and the float32 model for `spec`. The template: the model's own when it
+    renders tools (`auto`, as vLLM would render them) or `own`; else (`hermes`, or a model such
+    as SmolLM2 whose template ignores tools) this module's CHAT_TEMPLATE."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if threads:
         torch.set_num_threads(int(threads))
     folder, gguf = resolve_model(spec)
-    kwargs = {}
     if gguf:
-        from transformers import GgufConfig
-        # dequantized: training and LoRA need real weights ("quantized with GGUF" otherwise)
-        kwargs = {"gguf_file": gguf, "quantization_config": GgufConfig(dequantize=True)}
-    tok = AutoTokenizer.from_pretrained(folder, **({"gguf_file": gguf} if gguf else {}))
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, **kwargs)
-    tok.chat_template = CHAT_TEMPLATE
+        folder = dequantized_copy(folder, gguf)
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    own = tok.chat_template if isinstance(tok.chat_template, str) else None
+    if chat_template == "hermes" or not own or (chat_template == "auto" and "tools" not in own):
+        tok.chat_template = CHAT_TEMPLATE
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     return tok, model
