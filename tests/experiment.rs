@@ -195,6 +195,28 @@ fn budgets_are_bounded_with_a_cost_estimate() {
     }
 }
 
+#[test]
+fn rank_one_false_skips_the_rank_one_inference_and_its_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = store(&dir, "r.db");
+    let text =
+        SMALL.replace("seeds = [1, 2]", "seeds = [1]").replace("iterations = 3", "iterations = 1").replace("[eval]\n", "[eval]\nrank_one = false\n");
+    let off = ExperimentConfig::parse("small.toml", &text).expect("valid config");
+    assert!(!off.eval.rank_one);
+    // the estimate counts the episodes it skips: fewer than with the rank-one inference
+    let on = ExperimentConfig::parse("small.toml", &text.replace("rank_one = false\n", "")).unwrap();
+    assert!(on.eval.rank_one, "on by default");
+    let size = [SuiteSize { train_tasks: 300, heldout_tasks: 80, siblings: 8, runs_agent_code: false }];
+    let (e_off, e_on) = (off.estimate(&size, 2), on.estimate(&size, 2));
+    assert!(e_off.eval < e_on.eval && e_off.max < e_on.max, "{e_off:?} vs {e_on:?}");
+    assert_eq!(e_off.train, e_on.train);
+    let out = run_experiment(&off, &st, &NullSink, &AtomicBool::new(false)).expect("runs");
+    assert!(out.finished);
+    assert!(out.rank_one.values().all(|r| r.is_empty()), "{:?}", out.rank_one);
+    let rank1 = st.episode_rows(&EpisodeFilter { run_id: Some(out.run_id), phase: Some("rank1".into()), ..Default::default() }).unwrap();
+    assert!(rank1.is_empty());
+}
+
 /// How many (suite, arm, seed) jobs run at once: one per core, one more where a suite's agent code
 /// runs in a sandboxed process (its jobs wait on it between steps), `workers` when set.
 #[test]
@@ -230,8 +252,8 @@ fn bad_configs_name_the_key() {
     assert!(e.contains("router.voters: unknown voter `oracle` (allowed: posterior, thompson, ucb"), "{e}");
     let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[distill]\nmode = \"magic\"\n").unwrap_err().to_string();
     assert!(e.contains("distill.mode"), "{e}");
-    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[policy]\nwarm_start_demos = 51\n").unwrap_err().to_string();
-    assert!(e.contains("policy.warm_start_demos: at most 50"), "{e}");
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[policy]\nwarm_start_demos = 2001\n").unwrap_err().to_string();
+    assert!(e.contains("policy.warm_start_demos: at most 2000"), "{e}");
     let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[policy]\nweight_decay = 0.9\n").unwrap_err().to_string();
     assert!(e.contains("policy.weight_decay: must be between 0 and 0.5"), "{e}");
     let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[distill]\nobjective = \"rl\"\n").unwrap_err().to_string();

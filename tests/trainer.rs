@@ -110,44 +110,53 @@ fn an_endpoint_policy_is_trained_and_served_round_by_round() {
     let out = run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).expect("runs");
     assert!(out.finished);
     let run = out.run_id;
+    // the warm start: trained once for both arms (same demonstrations), in a folder named by its
+    // content, and served under that name
+    let warm: Vec<_> = std::fs::read_dir(dir.path().join("work/warm-start")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(warm.len(), 1, "one warm start for both arms: {warm:?}");
+    let it0 = &warm[0];
+    let key = it0.file_name().unwrap().to_str().unwrap().to_string();
+    let lines: Vec<Value> = std::fs::read_to_string(it0.join("batch.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(!lines.is_empty(), "warm-start batch");
+    for l in &lines {
+        assert_eq!(l["source"], "warm-start");
+        assert_eq!(l["harness"], "base");
+        assert_eq!(l["iteration"], 0);
+        assert_eq!(l["policy_version"], 0);
+        assert!(l["tools"].as_array().is_some_and(|t| !t.is_empty()));
+        let calls = l["messages"].as_array().unwrap().iter().filter(|m| m["tool_calls"].is_array()).count();
+        assert!(calls > 0, "a demonstration calls tools: {l}");
+    }
+    let req: Value = serde_json::from_str(&std::fs::read_to_string(it0.join("request.json")).unwrap()).unwrap();
+    assert_eq!(req["objective"], "sft", "a warm start is SFT");
+    assert_eq!(req["arm"], "warm-start");
+    assert_eq!(req["base_model"], "test-model");
+    assert_eq!(req["params"]["lora_r"], 8);
+    assert_eq!(req["previous_checkpoint"], Value::Null);
+    assert_eq!(req["lines"], lines.len());
+    assert!(std::fs::read_to_string(it0.join("trainer.log")).unwrap().contains("loss 0.5"));
+    let warm_name = format!("hs-warm-{}", &key[..12]);
+    let reqs = server.requests();
+    let loads: Vec<_> = reqs.iter().filter(|r| r.path == "/v1/load_lora_adapter" && r.body["lora_name"] == warm_name.as_str()).collect();
+    assert_eq!(loads.len(), 2, "each arm makes sure the shared warm start is served");
+    assert_eq!(loads[0].body["lora_path"], it0.join("checkpoint").display().to_string());
+    assert!(
+        !reqs.iter().any(|r| r.path.ends_with("unload_lora_adapter") && r.body["lora_name"] == warm_name.as_str()),
+        "no arm unloads the warm start the other samples from"
+    );
+    // every episode after the warm start samples from it (this server's replies never succeed,
+    // so no later batch has a non-zero advantage and no arm updates again)
     for arm in ["policy-only", "harness-s"] {
-        // the warm start's batch: demonstrations under the base harness
-        let it0 = dir.path().join(format!("work/run-{run}/dbbench/{arm}/seed-1/iter-0000"));
-        let lines: Vec<Value> = std::fs::read_to_string(it0.join("batch.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        assert!(!lines.is_empty(), "{arm}: warm-start batch");
-        for l in &lines {
-            assert_eq!(l["source"], "warm-start");
-            assert_eq!(l["harness"], "base");
-            assert_eq!(l["arm"], arm);
-            assert_eq!(l["iteration"], 0);
-            assert_eq!(l["policy_version"], 0);
-            assert!(l["tools"].as_array().is_some_and(|t| !t.is_empty()));
-            let calls = l["messages"].as_array().unwrap().iter().filter(|m| m["tool_calls"].is_array()).count();
-            assert!(calls > 0, "a demonstration calls tools: {l}");
-        }
-        let req: Value = serde_json::from_str(&std::fs::read_to_string(it0.join("request.json")).unwrap()).unwrap();
-        assert_eq!(req["objective"], "sft", "a warm start is SFT");
-        assert_eq!(req["base_model"], "test-model");
-        assert_eq!(req["params"]["lora_r"], 8);
-        assert_eq!(req["previous_checkpoint"], Value::Null);
-        assert_eq!(req["lines"], lines.len());
-        assert!(std::fs::read_to_string(it0.join("trainer.log")).unwrap().contains("loss 0.5"));
-        // the adapter was loaded under a name carrying run, suite, arm, seed and iteration ...
-        let name = format!("hs-r{run}-dbbench-{arm}-s1-it0");
-        let reqs = server.requests();
-        let load = reqs.iter().position(|r| r.path == "/v1/load_lora_adapter" && r.body["lora_name"] == name.as_str()).expect("adapter loaded");
-        assert_eq!(reqs[load].body["lora_path"], it0.join("checkpoint").canonicalize().unwrap_or(it0.join("checkpoint")).display().to_string());
-        // ... listed, then asked, and every later chat request of this arm samples from it
-        assert!(reqs[load..].iter().any(|r| r.method == "GET" && r.path == "/v1/models"));
-        let chats_after: Vec<_> = reqs[load + 1..].iter().filter(|r| r.path == "/v1/chat/completions").collect();
-        assert!(!chats_after.is_empty());
-        // the stored rollouts name the model they were sampled from
         let eps = store.episodes(&EpisodeFilter { run_id: Some(run), arm: Some(arm.into()), ..Default::default() }).unwrap();
         assert!(!eps.is_empty());
         for (_, e) in &eps {
-            assert_eq!(e.policy, format!("openai:{name}"), "{arm}: every rollout after the warm start samples from the adapter");
+            assert_eq!(e.policy, format!("openai:{warm_name}"), "{arm}: every rollout after the warm start samples from the adapter");
         }
+        assert!(!dir.path().join(format!("work/run-{run}/dbbench/{arm}/seed-1/iter-0001")).exists(), "{arm}: no update without a signal");
     }
+    let first_load = reqs.iter().position(|r| r.path == "/v1/load_lora_adapter").unwrap();
+    assert!(reqs[first_load..].iter().any(|r| r.method == "GET" && r.path == "/v1/models"), "the adapter is listed before it is asked");
+    assert!(reqs[..first_load].iter().all(|r| r.path != "/v1/chat/completions" || r.body["model"] == "test-model"));
     // one trainer record per update, with its metrics and log tail
     let recs = store.records(run, "trainer").unwrap();
     assert!(recs.len() >= 2, "{recs:?}");
@@ -156,11 +165,40 @@ fn an_endpoint_policy_is_trained_and_served_round_by_round() {
         assert_eq!(r["metrics"]["loss"], 0.5);
         assert!(r["log_tail"].as_array().unwrap().iter().any(|l| l == "loss 0.5"));
     }
+    let cached: Vec<bool> = recs.iter().filter(|(_, r)| r["iteration"] == 0).map(|(_, r)| r["cached"].as_bool().unwrap()).collect();
+    assert_eq!(cached.iter().filter(|c| !**c).count(), 1, "the warm start trained once, the other arm found it: {cached:?}");
     // the policy-only adapter was unloaded once a newer one of the same job was served, or is the
     // newest; the harness-s job's adapter stays listed
     let models: Vec<String> =
         server.requests().iter().filter(|r| r.path.ends_with("unload_lora_adapter")).map(|r| r.body["lora_name"].to_string()).collect();
     assert!(models.iter().all(|m| m.contains("-it")), "{models:?}");
+}
+
+#[test]
+fn the_warm_start_is_cached_by_its_inputs_across_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = lora_server();
+    let store = BlockingStore::open(dir.path().join("e.db").to_str().unwrap()).unwrap();
+    let warm = dir.path().join("work/warm-start");
+    let cfg = config(dir.path(), &server, "lora_r = 8", "");
+    let first = run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).expect("runs");
+    let folders = |p: &Path| -> Vec<std::path::PathBuf> { std::fs::read_dir(p).unwrap().map(|e| e.unwrap().path()).collect() };
+    let made = folders(&warm);
+    assert_eq!(made.len(), 1);
+    let stamp = std::fs::metadata(made[0].join("result.json")).unwrap().modified().unwrap();
+    // the same inputs: the second run serves the cached adapter without training it
+    let second = run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).expect("runs");
+    assert_ne!(first.run_id, second.run_id);
+    assert_eq!(folders(&warm), made);
+    assert_eq!(std::fs::metadata(made[0].join("result.json")).unwrap().modified().unwrap(), stamp, "not trained again");
+    for (_, r) in store.records(second.run_id, "trainer").unwrap().iter().filter(|(_, r)| r["iteration"] == 0) {
+        assert_eq!(r["cached"], true, "{r}");
+        assert_eq!(r["exit"], 0);
+    }
+    // other trainer params are other inputs: a new warm start
+    let cfg = config(dir.path(), &server, "lora_r = 4", "");
+    run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).expect("runs");
+    assert_eq!(folders(&warm).len(), 2);
 }
 
 #[test]
@@ -220,7 +258,7 @@ fn a_server_that_never_lists_the_adapter_times_out_clearly() {
     let cfg = config(dir.path(), &server, "", "[serving]\nkind = \"vllm-lora\"\nready_timeout_s = 1");
     let store = BlockingStore::open(dir.path().join("e.db").to_str().unwrap()).unwrap();
     let err = run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).expect_err("never listed").to_string();
-    assert!(err.contains("did not list the new adapter `hs-r1-dbbench-policy-only-s1-it0` within 1 s"), "{err}");
+    assert!(err.contains("did not list the new adapter `hs-warm-") && err.contains("` within 1 s"), "{err}");
     assert!(err.contains("it lists test-model"), "{err}");
 }
 
@@ -248,29 +286,42 @@ fn sglang_lora_serving_loads_without_the_v1_prefix() {
     assert!(!loads.is_empty());
     assert!(loads.iter().all(|r| r.path == "/load_lora_adapter"), "{:?}", loads.iter().map(|r| &r.path).collect::<Vec<_>>());
     let eps = store.episodes(&EpisodeFilter { run_id: Some(out.run_id), arm: Some("harness-s".into()), ..Default::default() }).unwrap();
-    assert!(eps.iter().all(|(_, e)| e.policy == format!("openai:hs-r{}-dbbench-harness-s-s1-it0", out.run_id)));
+    // the shared warm start, as no later batch has a signal against this server
+    assert!(
+        !eps.is_empty() && eps.iter().all(|(_, e)| e.policy.starts_with("openai:hs-warm-")),
+        "{:?}",
+        eps.iter().map(|(_, e)| &e.policy).collect::<Vec<_>>()
+    );
 }
 
 #[test]
 fn command_serving_runs_the_users_reload_script_then_waits_for_the_name() {
     let dir = tempfile::tempdir().unwrap();
-    // the user's script "reloads" the server: here, the names it will serve are listed from the start
-    let server = ChatServer::start(
-        Script::new()
-            .models(&["test-model", "hs-r1-dbbench-policy-only-s1-it0", "hs-r1-dbbench-harness-s-s1-it0"])
-            .always(|_| (200, chat_server::text_reply("no"))),
-    );
+    // the user's script reloads the server: here, it asks the server to load the adapter over HTTP
+    let server = ChatServer::start(Script::new().lora().always(|_| (200, chat_server::text_reply("no"))));
     let log = dir.path().join("reloads.txt");
+    let reload = dir.path().join("reload.py");
+    std::fs::write(
+        &reload,
+        format!(
+            "import json, os, urllib.request as u\n\
+             try:\n    u.urlopen(u.Request('{}/load_lora_adapter', data=json.dumps({{'lora_name': os.environ['HARNESS_S_ADAPTER'], \
+             'lora_path': os.environ['HARNESS_S_CHECKPOINT']}}).encode(), headers={{'Content-Type': 'application/json'}}))\n\
+             except u.HTTPError as e:\n    assert b'already' in e.read(), e\n",
+            server.url()
+        ),
+    )
+    .unwrap();
     let serving = format!(
-        "[serving]\nkind = \"command\"\ncommand = [\"sh\", \"-c\", \"echo $HARNESS_S_ADAPTER {{checkpoint}} >> {}\"]\nready_timeout_s = 5",
-        log.display()
+        "[serving]\nkind = \"command\"\ncommand = [\"sh\", \"-c\", \"echo $HARNESS_S_ADAPTER {{checkpoint}} >> {} && python3 {}\"]\nready_timeout_s = 5",
+        log.display(),
+        reload.display()
     );
     let cfg = config(dir.path(), &server, "", &serving);
     let store = BlockingStore::open(dir.path().join("e.db").to_str().unwrap()).unwrap();
     run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).expect("runs");
     let reloads = std::fs::read_to_string(&log).unwrap();
-    assert!(reloads.contains("hs-r1-dbbench-policy-only-s1-it0 /") && reloads.contains("hs-r1-dbbench-harness-s-s1-it0 /"), "{reloads}");
-    assert!(reloads.contains("iter-0000/checkpoint"), "{reloads}");
+    assert!(reloads.contains("hs-warm-") && reloads.contains("/warm-start/"), "{reloads}");
 }
 
 #[test]
@@ -390,14 +441,10 @@ fn live_progress_names_the_phases_and_each_replicas_request_rate() {
     let sink = Messages(Default::default());
     run_experiment(&cfg, &store, &sink, &AtomicBool::new(false)).expect("runs");
     let said = sink.0.lock().unwrap().clone();
-    for phase in [
-        "phase: training policy-only seed 1 iteration 0",
-        "phase: reloading",
-        "phase: sampling harness-s seed 1 from `hs-r1-dbbench-harness-s-s1-it0`",
-    ] {
+    for phase in ["phase: warm start, training on", "phase: reloading", "phase: sampling harness-s seed 1 from `hs-warm-"] {
         assert!(said.iter().any(|m| m.starts_with(phase)), "{phase}: {said:#?}");
     }
-    assert!(said.iter().any(|m| m.starts_with("trainer [policy-only seed 1 it 0] loss 0.5")), "the trainer's log lines: {said:#?}");
+    assert!(said.iter().any(|m| m.starts_with("trainer [warm start seed 1] loss 0.5")), "the trainer's log lines: {said:#?}");
     let replicas = said.iter().rfind(|m| m.starts_with("endpoint replicas:")).expect("replica figures");
     assert!(replicas.contains(&a.url()) && replicas.contains(&b.url()) && replicas.contains("req/s"), "{replicas}");
     // both replicas served the rollouts, and both loaded every adapter

@@ -108,6 +108,19 @@ pub struct TrainerConfig {
     /// Passed through to the trainer untouched.
     #[serde(default, skip_serializing_if = "toml_table_is_empty")]
     pub params: toml::Table,
+    /// The warm start's params, over `params` (the warm start is a longer SFT on many
+    /// demonstrations: more epochs, mini-batches, a higher learning rate).
+    #[serde(default, skip_serializing_if = "toml_table_is_empty")]
+    pub warm_start_params: toml::Table,
+}
+
+impl TrainerConfig {
+    /// `params` with `warm_start_params` over them: what the warm start's trainer gets.
+    pub fn warm_start_params(&self) -> toml::Table {
+        let mut p = self.params.clone();
+        p.extend(self.warm_start_params.clone());
+        p
+    }
 }
 
 fn toml_table_is_empty(t: &toml::Table) -> bool {
@@ -166,7 +179,10 @@ pub struct PolicyConfig {
     pub temperature: f32,
     #[serde(default = "default_lr")]
     pub learning_rate: f32,
-    /// Generated demonstrations for the warm start (at most 50).
+    /// Generated demonstrations for the warm start: one per training task, found by searching
+    /// the built-in policy's grammar (about [`SECONDS_PER_DEMONSTRATION`] each; the estimate
+    /// counts them). The built-in policy learns from a few dozen; a served model needs
+    /// hundreds (at most [`MAX_WARM_START_DEMOS`]).
     #[serde(default = "default_demos")]
     pub warm_start_demos: usize,
     /// L2 weight decay of the warm start, relative to the learning rate: keeps the habits it
@@ -192,6 +208,22 @@ pub struct PolicyConfig {
     /// `openai` back-end: seconds one request may take (default 120).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_s: Option<u64>,
+    /// `openai` back-end: episodes one job runs at once against the endpoint (default 8), which
+    /// serves (and batches) them together. The built-in policy runs one at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<usize>,
+}
+
+impl PolicyConfig {
+    /// Episodes one job runs at once: `concurrency` for an endpoint, one for the built-in policy
+    /// (whose episodes are the workbench's own CPU work; jobs run side by side instead).
+    pub fn episodes_in_flight(&self) -> usize {
+        if self.backend == "builtin" {
+            1
+        } else {
+            self.concurrency.unwrap_or(8).max(1)
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -268,6 +300,18 @@ pub struct EvalSettings {
     /// Sampling temperature at evaluation (0 = greedy).
     #[serde(default)]
     pub temperature: f32,
+    /// The rank-one inference after the last iteration (each evaluation task's base try, then
+    /// the router's first sibling on a failure): about three evaluations' worth of episodes,
+    /// which a served model on a small machine may skip (`false`).
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub rank_one: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn default_suites() -> Vec<String> {
@@ -401,6 +445,7 @@ impl Default for PolicyConfig {
             base_urls: Vec::new(),
             max_tokens: None,
             timeout_s: None,
+            concurrency: None,
         }
     }
 }
@@ -427,7 +472,7 @@ impl Default for DistillConfig {
 }
 impl Default for EvalSettings {
     fn default() -> Self {
-        EvalSettings { train_tasks: 0, heldout_tasks: 0, temperature: 0.0 }
+        EvalSettings { train_tasks: 0, heldout_tasks: 0, temperature: 0.0, rank_one: true }
     }
 }
 
@@ -473,6 +518,9 @@ const ASSUMED_SIBLINGS: usize = 16;
 pub const SECONDS_PER_EPISODE: &[(&str, f64, f64)] = &[("dbbench", 0.001, 10.0), ("appworld", 0.02, 30.0), ("swegym", 0.15, 60.0)];
 /// The same for a suite the table does not list.
 pub const SECONDS_PER_EPISODE_OTHER: (f64, f64) = (0.1, 30.0);
+/// The most warm-start demonstrations an experiment may ask for.
+pub const MAX_WARM_START_DEMOS: usize = 2000;
+
 /// Rough seconds the warm start's grammar search takes per demonstration (1,500 paths a task).
 pub const SECONDS_PER_DEMONSTRATION: f64 = 0.25;
 /// Above this many executor rollouts (or [`LARGE_SECONDS`]) the estimate carries a warning.
@@ -566,14 +614,15 @@ impl ExperimentConfig {
         let pick = |want: usize, have: usize| (if want > 0 && want < have { want } else { have }) as u128;
         let eval_tasks = pick(self.eval.train_tasks, size.train_tasks) + pick(self.eval.heldout_tasks, size.heldout_tasks);
         let evals = 1 + (self.iterations / self.eval_every.max(1)) as u128 + u128::from(!self.iterations.is_multiple_of(self.eval_every.max(1)));
-        let (rank_one_probe, rank_one_retries) = if sibs == 0 { (0, 0) } else { (if arm.routed() { 0 } else { probe_once }, 2 * eval_tasks) };
+        let rank_one = sibs > 0 && self.eval.rank_one;
+        let (rank_one_probe, rank_one_retries) = if !rank_one { (0, 0) } else { (if arm.routed() { 0 } else { probe_once }, 2 * eval_tasks) };
         JobRollouts {
             train: it * batch * b.base_tries as u128,
             rescue: it * batch * per_rescue,
             probe: anchors * probe_once + rank_one_probe,
-            eval: evals * eval_tasks + if sibs == 0 { 0 } else { eval_tasks },
+            eval: evals * eval_tasks + if rank_one { eval_tasks } else { 0 },
             eval_retries: rank_one_retries,
-            unstored: if sibs == 0 { 0 } else { eval_tasks },
+            unstored: if rank_one { eval_tasks } else { 0 },
             unstored_retries: rank_one_retries / 2,
         }
     }
@@ -835,8 +884,19 @@ impl ExperimentConfig {
             other => return err("policy.backend", format!("unknown back-end `{other}` (allowed: builtin, openai)")),
         }
         self.validate_training(file)?;
-        if self.policy.warm_start_demos > 50 {
-            return err("policy.warm_start_demos", format!("at most 50 demonstrations, got {}", self.policy.warm_start_demos));
+        if self.policy.warm_start_demos > MAX_WARM_START_DEMOS {
+            return err(
+                "policy.warm_start_demos",
+                format!(
+                    "at most {MAX_WARM_START_DEMOS} demonstrations (one per training task, each a grammar search), got {}",
+                    self.policy.warm_start_demos
+                ),
+            );
+        }
+        if let Some(c) = self.policy.concurrency {
+            if !(1..=256).contains(&c) {
+                return err("policy.concurrency", format!("between 1 and 256 episodes at once, got {c}"));
+            }
         }
         if !(0.0..=0.5).contains(&self.policy.weight_decay) {
             return err("policy.weight_decay", format!("must be between 0 and 0.5, got {}", self.policy.weight_decay));

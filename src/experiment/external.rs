@@ -37,6 +37,9 @@ use crate::store::BlockingStore;
 /// The version of the request/result files.
 pub const PROTOCOL: u32 = 1;
 
+/// The name prefix of a warm-start adapter, shared by the arms of a seed.
+pub const WARM_START_ADAPTER: &str = "hs-warm-";
+
 /// Lines of the trainer's output kept in the store.
 const LOG_TAIL: usize = 40;
 
@@ -188,8 +191,8 @@ impl<'a> ExternalLearner<'a> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Write the batch and request, run the trainer, read its result; then serve the checkpoint.
-    fn train(&self, batch: &[TrainSequence], meta: &BatchMeta, objective: &str) -> Result<(), LearnerError> {
+    /// Requests per second since the previous update, per replica (when there are several).
+    fn report_replicas(&self) {
         let replicas = self.base.replica_stats();
         if !replicas.is_empty() {
             // requests per second since the previous update, per replica
@@ -215,6 +218,11 @@ impl<'a> ExternalLearner<'a> {
             *last = replicas.iter().map(|r| (now, r.requests)).collect();
             self.say(format!("endpoint replicas: {}", each.join("; ")));
         }
+    }
+
+    /// Write the batch and request, run the trainer, read its result; then serve the checkpoint.
+    fn train(&self, batch: &[TrainSequence], meta: &BatchMeta, objective: &str) -> Result<(), LearnerError> {
+        self.report_replicas();
         let dir = self.update_dir(meta.iteration);
         std::fs::create_dir_all(&dir).map_err(io_err("creating the update folder", &dir))?;
         let dir = dir.canonicalize().map_err(io_err("resolving the update folder", &dir))?;
@@ -281,7 +289,116 @@ impl<'a> ExternalLearner<'a> {
         st.version += 1;
         st.checkpoint = Some(checkpoint.display().to_string());
         if self.serving.kind != "none" {
-            st.previous = st.served.replace(name.clone());
+            // a shared warm-start adapter stays: other arms sample from it
+            st.previous = st.served.replace(name.clone()).filter(|old| !old.starts_with(WARM_START_ADAPTER));
+            *self.served.0.write().unwrap_or_else(|p| p.into_inner()) = self.base.with_model(&name);
+        }
+        Ok(())
+    }
+
+    /// The warm start: SFT on the demonstrations, trained once for every arm that has the same
+    /// demonstrations (the arms of a seed), and once for every run with the same inputs. Its
+    /// checkpoint is kept in `<workdir>/warm-start/<key>/`, the key a digest of the base model,
+    /// the trainer command, the warm start's params and the demonstrations' conversations; a job
+    /// that finds it there serves it without training. Served as `hs-warm-<key>`, shared by the
+    /// arms (never unloaded by one of them), it is version 1 of every arm.
+    fn shared_warm_start(&self, demonstrations: &[TrainSequence], meta: &BatchMeta) -> Result<(), LearnerError> {
+        self.report_replicas();
+        let params = self.trainer.warm_start_params();
+        let base_model = self.trainer.base_model.clone().unwrap_or_else(|| self.base.model().to_string());
+        let lines = super::batch::lines(demonstrations, meta);
+        let key = {
+            use md5::{Digest, Md5};
+            let mut h = Md5::new();
+            h.update(serde_json::to_vec(&json!({"base_model": base_model, "command": self.trainer.command, "params": params})).unwrap_or_default());
+            for l in &lines {
+                h.update(serde_json::to_vec(&json!([l.messages, l.tools, l.info.weight, l.info.advantage])).unwrap_or_default());
+            }
+            format!("{:x}", h.finalize())[..20].to_string()
+        };
+        let dir = self.workdir.join("warm-start").join(&key);
+        // one training per key in this process: the other arms wait for it, then find it made
+        let lock = {
+            static LOCKS: std::sync::OnceLock<Mutex<std::collections::HashMap<String, Arc<Mutex<()>>>>> = std::sync::OnceLock::new();
+            let mut locks = LOCKS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+            locks.entry(key.clone()).or_default().clone()
+        };
+        let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+        std::fs::create_dir_all(&dir).map_err(io_err("creating the warm-start folder", &dir))?;
+        let dir = dir.canonicalize().map_err(io_err("resolving the warm-start folder", &dir))?;
+        let result_path = dir.join("result.json");
+        let cached = read_result(&result_path, &dir).ok();
+        let started = Instant::now();
+        let (result, checkpoint, run_tail, status, fresh) = match cached {
+            Some((result, checkpoint)) => {
+                // the record shows the training's own log, whichever job ran it
+                let log = std::fs::read_to_string(dir.join("trainer.log")).unwrap_or_default();
+                let lines: Vec<String> = log.lines().map(str::to_string).collect();
+                let tail = lines[lines.len().saturating_sub(LOG_TAIL)..].to_vec();
+                (result, checkpoint, tail, Some(0), false)
+            }
+            None => {
+                let batch_path = dir.join("batch.jsonl");
+                let n = write_jsonl(&batch_path, demonstrations, meta).map_err(io_err("writing the batch", &batch_path))?;
+                let request = TrainRequest {
+                    protocol: PROTOCOL,
+                    batch: batch_path.display().to_string(),
+                    lines: n,
+                    previous_checkpoint: None,
+                    output_dir: dir.join("checkpoint").display().to_string(),
+                    result: result_path.display().to_string(),
+                    base_model: base_model.clone(),
+                    objective: "sft".into(),
+                    params: serde_json::to_value(&params).unwrap_or(Value::Null),
+                    run_id: self.job.run_id,
+                    suite: self.job.suite.clone(),
+                    arm: "warm-start".into(),
+                    seed: self.job.seed,
+                    iteration: 0,
+                    policy_version: 0,
+                };
+                self.say(format!("phase: warm start, training on {n} demonstrations (sft) with {}", self.trainer.command[0]));
+                let run = run_trainer(&self.trainer, &request, &dir, |line| self.say(format!("trainer [warm start seed {}] {line}", self.job.seed)))?;
+                match run.result {
+                    Ok((result, checkpoint)) => (result, checkpoint, run.tail, run.status, true),
+                    Err(msg) => {
+                        let body = json!({"arm": self.job.arm, "seed": self.job.seed, "seed_index": self.job.seed_index, "iteration": 0,
+                            "policy_version": 0, "lines": lines.len(), "objective": "sft", "warm_start": key, "exit": run.status,
+                            "seconds": run.seconds, "log_tail": run.tail, "error": msg});
+                        let _ = self.store.put_record(
+                            self.job.run_id,
+                            "trainer",
+                            &format!("{}/{}/{}/0", self.job.suite, self.job.arm, self.job.seed_index),
+                            &body,
+                        );
+                        return Err(LearnerError::Trainer(msg));
+                    }
+                }
+            }
+        };
+        let body = json!({
+            "arm": self.job.arm, "seed": self.job.seed, "seed_index": self.job.seed_index, "iteration": 0, "policy_version": 0,
+            "batch": dir.join("batch.jsonl").display().to_string(), "lines": lines.len(), "objective": "sft", "warm_start": key,
+            "cached": !fresh, "exit": status, "seconds": started.elapsed().as_secs_f64(), "log_tail": run_tail,
+            "checkpoint": result.checkpoint, "metrics": result.metrics, "error": Value::Null,
+        });
+        let _ = self.store.put_record(self.job.run_id, "trainer", &format!("{}/{}/{}/0", self.job.suite, self.job.arm, self.job.seed_index), &body);
+        self.say(format!(
+            "{} seed {}: warm start {} ({key})",
+            self.job.arm,
+            self.job.seed,
+            if fresh { format!("trained in {:.1} s", started.elapsed().as_secs_f64()) } else { "found in the cache".into() }
+        ));
+        let name = format!("{WARM_START_ADAPTER}{}", &key[..12]);
+        self.say(format!("phase: reloading {} as `{name}` ({})", checkpoint.display(), self.serving.kind));
+        self.serve(&checkpoint.display().to_string(), &name)?;
+        self.say(format!("phase: sampling {} seed {} from `{name}`", self.job.arm, self.job.seed));
+        let mut st = self.state();
+        st.version += 1;
+        st.checkpoint = Some(checkpoint.display().to_string());
+        if self.serving.kind != "none" {
+            st.served = Some(name.clone());
+            st.previous = None;
             *self.served.0.write().unwrap_or_else(|p| p.into_inner()) = self.base.with_model(&name);
         }
         Ok(())
@@ -373,7 +490,7 @@ impl Learner for ExternalLearner<'_> {
         if demonstrations.is_empty() {
             return Ok(());
         }
-        self.train(demonstrations, meta, "sft")
+        self.shared_warm_start(demonstrations, meta)
     }
 
     fn update(&self, batch: &[TrainSequence], meta: &BatchMeta) -> Result<(), LearnerError> {
@@ -411,6 +528,25 @@ pub struct TrainerRun {
     pub result: Result<(TrainResult, PathBuf), String>,
 }
 
+/// Why a result could not be read.
+enum ResultMissing {
+    NotWritten(std::io::Error),
+    Bad(String),
+}
+
+/// The result file at `path` and the checkpoint it names (relative to `dir` unless absolute),
+/// checked to exist.
+fn read_result(path: &Path, dir: &Path) -> Result<(TrainResult, PathBuf), ResultMissing> {
+    let text = std::fs::read_to_string(path).map_err(ResultMissing::NotWritten)?;
+    let r = serde_json::from_str::<TrainResult>(&text)
+        .map_err(|e| ResultMissing::Bad(format!("{}: {e} (expected {{\"checkpoint\": \"<path>\", \"metrics\": {{...}}}})", path.display())))?;
+    let c = if Path::new(&r.checkpoint).is_absolute() { PathBuf::from(&r.checkpoint) } else { dir.join(&r.checkpoint) };
+    if r.checkpoint.trim().is_empty() || !c.exists() {
+        return Err(ResultMissing::Bad(format!("{}: checkpoint `{}` does not exist", path.display(), c.display())));
+    }
+    Ok((r, c))
+}
+
 /// Write `request` into `dir`, run the trainer on it, and read and check its result.
 pub fn run_trainer(trainer: &TrainerConfig, request: &TrainRequest, dir: &Path, on_line: impl Fn(&str) + Sync) -> Result<TrainerRun, LearnerError> {
     let request_path = dir.join("request.json");
@@ -434,20 +570,10 @@ pub fn run_trainer(trainer: &TrainerConfig, request: &TrainRequest, dir: &Path, 
     let log = dir.join("trainer.log");
     let command = trainer.command.join(" ");
     let result = match status {
-        Some(0) => match std::fs::read_to_string(&result_path) {
-            Err(e) => Err(format!("the trainer exited 0 but wrote no {} ({e})", result_path.display())),
-            Ok(text) => match serde_json::from_str::<TrainResult>(&text) {
-                Err(e) => Err(format!("{}: {e} (expected {{\"checkpoint\": \"<path>\", \"metrics\": {{...}}}})", result_path.display())),
-                Ok(r) => {
-                    let c = if Path::new(&r.checkpoint).is_absolute() { PathBuf::from(&r.checkpoint) } else { dir.join(&r.checkpoint) };
-                    if r.checkpoint.trim().is_empty() || !c.exists() {
-                        Err(format!("{}: checkpoint `{}` does not exist", result_path.display(), c.display()))
-                    } else {
-                        Ok((r, c))
-                    }
-                }
-            },
-        },
+        Some(0) => read_result(&result_path, dir).map_err(|e| match e {
+            ResultMissing::NotWritten(e) => format!("the trainer exited 0 but wrote no {} ({e})", result_path.display()),
+            ResultMissing::Bad(m) => m,
+        }),
         Some(code) => Err(format!("`{command}` exited with status {code} after {seconds:.1} s; its log: {}", log.display())),
         None => Err(format!("`{command}` was stopped after {} s (trainer.timeout_s); its log: {}", trainer.timeout_s, log.display())),
     };

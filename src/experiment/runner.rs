@@ -34,6 +34,7 @@ use crate::events::{Event, EventSink, ProgressUnit};
 use crate::harness::{run_episode, EpisodeRequest, HarnessSpec};
 use crate::message::{AssistantTurn, Context, ToolSpec};
 use crate::policy::builtin::BuiltinPolicy;
+use crate::policy::Policy;
 use crate::records::{job_key, profile_key, task_record_key, Arm, Phase, ProfileRecord, RouteRecord, TRAIN_SPLIT};
 pub use crate::records::{EvalPoint, JobState, RankOne, Rollouts};
 use crate::route::{failure_signature, failure_summary, BehaviorProfile, RouteQuery, Router, RoutingDecision};
@@ -41,6 +42,7 @@ use crate::seed::SplitMix;
 use crate::seed::{hash_str, shuffle};
 use crate::stats::{bootstrap_ci, mean};
 use crate::store::{BlockingStore, EpisodeContext, EpisodeFilter, NewRun, RunStatus, StoreError};
+use crate::suite::Suite;
 use crate::task::Task;
 
 /// The result of `harness-s experiment run`.
@@ -496,7 +498,9 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
             st.curve.extend(points);
         }
         if it == cfg.iterations {
-            st.rank_one = job.rank_one(&st)?;
+            if cfg.eval.rank_one {
+                st.rank_one = job.rank_one(&st)?;
+            }
             st.finished = true;
         }
         st.iterations_done = it;
@@ -564,28 +568,61 @@ impl Job<'_> {
             };
             return Ok(queue.run(&key, self.learner, remote, cancel, &mut arrived)?);
         }
+        let in_flight = self.sh.cfg.policy.episodes_in_flight().min(wants.len()).max(1);
         let mut out = Vec::with_capacity(wants.len());
-        for (i, w) in wants.iter().enumerate() {
-            if cancellable && self.sh.cancel.load(Ordering::Relaxed) {
-                return Ok(None);
+        if in_flight == 1 {
+            for (i, w) in wants.iter().enumerate() {
+                if cancellable && self.sh.cancel.load(Ordering::Relaxed) {
+                    return Ok(None);
+                }
+                let ep = self.trial(w.task, w.harness, w.sample, w.seed, w.temperature);
+                if w.kept {
+                    self.progress.episode();
+                }
+                done(i, &ep);
+                out.push(ep);
             }
-            let ep = self.trial(w.task, w.harness, w.sample, w.seed, w.temperature);
-            if w.kept {
-                self.progress.episode();
-            }
-            done(i, &ep);
-            out.push(ep);
+            return Ok(Some(out));
         }
-        Ok(Some(out))
+        // An endpoint serves many requests at once (and batches them): several episodes run at a
+        // time, and `done` still sees them in order, as the loop above gives them.
+        let next = AtomicUsize::new(0);
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Episode)>();
+        let (suite, policy, cancel) = (self.su.suite.as_ref(), self.learner.policy(), self.sh.cancel);
+        std::thread::scope(|scope| {
+            for _ in 0..in_flight {
+                let (tx, next) = (tx.clone(), &next);
+                scope.spawn(move || loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= wants.len() || (cancellable && cancel.load(Ordering::Relaxed)) {
+                        break;
+                    }
+                    let w = &wants[i];
+                    if tx.send((i, trial(suite, policy, w.task, w.harness, w.sample, w.seed, w.temperature))).is_err() {
+                        break;
+                    }
+                });
+            }
+            drop(tx);
+            let mut arrived: BTreeMap<usize, Episode> = BTreeMap::new();
+            for (i, ep) in rx {
+                arrived.insert(i, ep);
+                while let Some(ep) = arrived.remove(&out.len()) {
+                    let i = out.len();
+                    if wants[i].kept {
+                        self.progress.episode();
+                    }
+                    done(i, &ep);
+                    out.push(ep);
+                }
+            }
+        });
+        Ok((out.len() == wants.len()).then_some(out))
     }
 
     /// One executor rollout, stored or not (the rank-one inference's base tries are not).
     fn trial(&self, task: &Task, harness: &HarnessSpec, sample: u32, seed: u64, temperature: f32) -> Episode {
-        let req =
-            EpisodeRequest { suite: self.su.suite.as_ref(), harness, task, policy: self.learner.policy(), sample, seed, temperature, cancel: None };
-        let ep = run_episode(&req);
-        crate::fault::point("rollout");
-        ep
+        trial(self.su.suite.as_ref(), self.learner.policy(), task, harness, sample, seed, temperature)
     }
 
     fn meta(&self, iteration: usize) -> BatchMeta {
@@ -1225,6 +1262,13 @@ impl RescuePlan {
         }
         out
     }
+}
+
+/// One executor rollout of `policy` on `task` under `harness`.
+fn trial(suite: &dyn Suite, policy: &dyn Policy, task: &Task, harness: &HarnessSpec, sample: u32, seed: u64, temperature: f32) -> Episode {
+    let ep = run_episode(&EpisodeRequest { suite, harness, task, policy, sample, seed, temperature, cancel: None });
+    crate::fault::point("rollout");
+    ep
 }
 
 /// Group-relative advantages `(r - mean) / std`; all zero when the group has no spread.

@@ -33,7 +33,7 @@ export interface ExperimentConfig {
     rescue_tries: number;
     probe_tasks: number;
   };
-  eval?: { train_tasks?: number; heldout_tasks?: number; temperature?: number; [k: string]: unknown };
+  eval?: { train_tasks?: number; heldout_tasks?: number; temperature?: number; rank_one?: boolean; [k: string]: unknown };
   /** The external trainer of an `openai` policy (docs/trainer-protocol.md). */
   trainer?: { kind?: string; command: string[]; timeout_s?: number; base_model?: string; objective?: string; workdir?: string; params?: Record<string, unknown> };
   serving?: { kind?: string; command?: string[]; ready_timeout_s?: number };
