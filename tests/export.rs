@@ -187,7 +187,10 @@ fn the_export_writes_again_exactly_the_batch_an_external_trainer_read() {
     let db = dir.path().join("x.db");
     let store = BlockingStore::open(db.to_str().unwrap()).unwrap();
     let out = run_experiment(&cfg, &store, &NullSink, &AtomicBool::new(false)).unwrap();
-    let trained = jsonl(&dir.path().join(format!("work/run-{}/dbbench/harness-s/seed-1/iter-0000/batch.jsonl", out.run_id)));
+    // the warm start's batch, in its shared folder (one per content key)
+    let warm: Vec<_> = std::fs::read_dir(dir.path().join("work/warm-start")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(warm.len(), 1, "{warm:?}");
+    let trained = jsonl(&warm[0].join("batch.jsonl"));
     assert!(!trained.is_empty());
     let ex = dir.path().join("ex");
     let o = export(&db, out.run_id, "openai-chat", &ex, &["--source", "warm-start"]);
