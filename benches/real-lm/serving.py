@@ -14,7 +14,6 @@ concurrencies, on the requests a DBBench evaluation really sends.
 import argparse
 import json
 import os
-import re
 import shlex
 import statistics
 import subprocess
@@ -27,6 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lm_run import start_server  # noqa: E402
 
 
 def record(binary, limit, out):
@@ -112,21 +113,10 @@ def main():
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         bodies = record(args.bin, args.tasks, os.path.join(d, "requests.jsonl"))
-        log = open(os.path.join(d, "server.log"), "w+")
-        server = subprocess.Popen(shlex.split(args.server) + ["--port", "0"], stdout=log, stderr=subprocess.STDOUT)
+        t0 = time.time()
+        server, base = start_server(shlex.split(args.server), os.path.join(d, "server.log"))
         try:
-            t0 = time.time()
-            port = None
-            while port is None:
-                if server.poll() is not None or time.time() - t0 > 600:
-                    log.seek(0)
-                    raise SystemExit(f"the server did not start:\n{log.read()}")
-                log.seek(0)
-                m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/v1", log.read())
-                port = m and m.group(1)
-                time.sleep(0.5)
             load = time.time() - t0
-            base = f"http://127.0.0.1:{port}/v1"
             print(f"server ready in {load:.1f} s; {len(bodies)} requests", flush=True)
             replay(base, args.model, bodies[:2], 1, args.max_tokens, args.temperature)  # warm-up
             rows = []

@@ -279,15 +279,19 @@ pub fn lines(batch: &[TrainSequence], meta: &BatchMeta) -> Vec<BatchLine> {
 /// Writes the batch as JSONL to `path` (through a temporary file, so a reader never sees half a
 /// batch); returns the number of lines.
 pub fn write_jsonl(path: &std::path::Path, batch: &[TrainSequence], meta: &BatchMeta) -> std::io::Result<usize> {
+    write_lines(path, &lines(batch, meta))
+}
+
+/// [`write_jsonl`] for lines already made.
+pub fn write_lines(path: &std::path::Path, ls: &[BatchLine]) -> std::io::Result<usize> {
     use std::io::Write;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
     let tmp = path.with_extension("jsonl.tmp");
-    let ls = lines(batch, meta);
     {
         let mut f = std::io::BufWriter::new(crate::files::create(&tmp, true)?);
-        for l in &ls {
+        for l in ls {
             serde_json::to_writer(&mut f, l).map_err(std::io::Error::other)?;
             f.write_all(b"\n")?;
         }

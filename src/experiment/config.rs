@@ -615,7 +615,7 @@ impl ExperimentConfig {
         let eval_tasks = pick(self.eval.train_tasks, size.train_tasks) + pick(self.eval.heldout_tasks, size.heldout_tasks);
         let evals = 1 + (self.iterations / self.eval_every.max(1)) as u128 + u128::from(!self.iterations.is_multiple_of(self.eval_every.max(1)));
         let rank_one = sibs > 0 && self.eval.rank_one;
-        let (rank_one_probe, rank_one_retries) = if !rank_one { (0, 0) } else { (if arm.routed() { 0 } else { probe_once }, 2 * eval_tasks) };
+        let (rank_one_probe, rank_one_retries) = if rank_one { (if arm.routed() { 0 } else { probe_once }, 2 * eval_tasks) } else { (0, 0) };
         JobRollouts {
             train: it * batch * b.base_tries as u128,
             rescue: it * batch * per_rescue,

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::batch::{write_jsonl, BatchMeta, TrainSequence};
+use super::batch::{write_jsonl, write_lines, BatchMeta, TrainSequence};
 use super::config::{ServingConfig, TrainerConfig};
 use super::learner::{Learner, LearnerError};
 use crate::events::{Event, EventSink};
@@ -281,17 +281,22 @@ impl<'a> ExternalLearner<'a> {
             meta.iteration,
             figures.join(", ")
         ));
-        let name = self.adapter_name(meta.iteration);
+        self.adopt(&checkpoint, &self.adapter_name(meta.iteration))
+    }
+
+    /// The job's next version: serve `checkpoint` as `name` and sample from it from now on.
+    fn adopt(&self, checkpoint: &Path, name: &str) -> Result<(), LearnerError> {
         self.say(format!("phase: reloading {} as `{name}` ({})", checkpoint.display(), self.serving.kind));
-        self.serve(&checkpoint.display().to_string(), &name)?;
+        self.serve(&checkpoint.display().to_string(), name)?;
         self.say(format!("phase: sampling {} seed {} from `{name}`", self.job.arm, self.job.seed));
         let mut st = self.state();
         st.version += 1;
         st.checkpoint = Some(checkpoint.display().to_string());
         if self.serving.kind != "none" {
-            // a shared warm-start adapter stays: other arms sample from it
-            st.previous = st.served.replace(name.clone()).filter(|old| !old.starts_with(WARM_START_ADAPTER));
-            *self.served.0.write().unwrap_or_else(|p| p.into_inner()) = self.base.with_model(&name);
+            // the adapter before this one is unloaded at the next update, unless it is the shared
+            // warm start, which other arms sample from
+            st.previous = st.served.replace(name.to_string()).filter(|old| !old.starts_with(WARM_START_ADAPTER));
+            *self.served.0.write().unwrap_or_else(|p| p.into_inner()) = self.base.with_model(name);
         }
         Ok(())
     }
@@ -329,6 +334,16 @@ impl<'a> ExternalLearner<'a> {
         let result_path = dir.join("result.json");
         let cached = read_result(&result_path, &dir).ok();
         let started = Instant::now();
+        let record = |status: Option<i32>, tail: &[String], cached: bool, result: Option<&TrainResult>, error: Option<&str>| {
+            let body = json!({
+                "arm": self.job.arm, "seed": self.job.seed, "seed_index": self.job.seed_index, "iteration": 0, "policy_version": 0,
+                "batch": dir.join("batch.jsonl").display().to_string(), "lines": lines.len(), "objective": "sft", "warm_start": key,
+                "cached": cached, "exit": status, "seconds": started.elapsed().as_secs_f64(), "log_tail": tail,
+                "checkpoint": result.map(|r| r.checkpoint.clone()), "metrics": result.map(|r| r.metrics.clone()), "error": error,
+            });
+            let _ =
+                self.store.put_record(self.job.run_id, "trainer", &format!("{}/{}/{}/0", self.job.suite, self.job.arm, self.job.seed_index), &body);
+        };
         let (result, checkpoint, run_tail, status, fresh) = match cached {
             Some((result, checkpoint)) => {
                 // the record shows the training's own log, whichever job ran it
@@ -339,7 +354,7 @@ impl<'a> ExternalLearner<'a> {
             }
             None => {
                 let batch_path = dir.join("batch.jsonl");
-                let n = write_jsonl(&batch_path, demonstrations, meta).map_err(io_err("writing the batch", &batch_path))?;
+                let n = write_lines(&batch_path, &lines).map_err(io_err("writing the batch", &batch_path))?;
                 let request = TrainRequest {
                     protocol: PROTOCOL,
                     batch: batch_path.display().to_string(),
@@ -362,46 +377,20 @@ impl<'a> ExternalLearner<'a> {
                 match run.result {
                     Ok((result, checkpoint)) => (result, checkpoint, run.tail, run.status, true),
                     Err(msg) => {
-                        let body = json!({"arm": self.job.arm, "seed": self.job.seed, "seed_index": self.job.seed_index, "iteration": 0,
-                            "policy_version": 0, "lines": lines.len(), "objective": "sft", "warm_start": key, "exit": run.status,
-                            "seconds": run.seconds, "log_tail": run.tail, "error": msg});
-                        let _ = self.store.put_record(
-                            self.job.run_id,
-                            "trainer",
-                            &format!("{}/{}/{}/0", self.job.suite, self.job.arm, self.job.seed_index),
-                            &body,
-                        );
+                        record(run.status, &run.tail, false, None, Some(&msg));
                         return Err(LearnerError::Trainer(msg));
                     }
                 }
             }
         };
-        let body = json!({
-            "arm": self.job.arm, "seed": self.job.seed, "seed_index": self.job.seed_index, "iteration": 0, "policy_version": 0,
-            "batch": dir.join("batch.jsonl").display().to_string(), "lines": lines.len(), "objective": "sft", "warm_start": key,
-            "cached": !fresh, "exit": status, "seconds": started.elapsed().as_secs_f64(), "log_tail": run_tail,
-            "checkpoint": result.checkpoint, "metrics": result.metrics, "error": Value::Null,
-        });
-        let _ = self.store.put_record(self.job.run_id, "trainer", &format!("{}/{}/{}/0", self.job.suite, self.job.arm, self.job.seed_index), &body);
+        record(status, &run_tail, !fresh, Some(&result), None);
         self.say(format!(
             "{} seed {}: warm start {} ({key})",
             self.job.arm,
             self.job.seed,
             if fresh { format!("trained in {:.1} s", started.elapsed().as_secs_f64()) } else { "found in the cache".into() }
         ));
-        let name = format!("{WARM_START_ADAPTER}{}", &key[..12]);
-        self.say(format!("phase: reloading {} as `{name}` ({})", checkpoint.display(), self.serving.kind));
-        self.serve(&checkpoint.display().to_string(), &name)?;
-        self.say(format!("phase: sampling {} seed {} from `{name}`", self.job.arm, self.job.seed));
-        let mut st = self.state();
-        st.version += 1;
-        st.checkpoint = Some(checkpoint.display().to_string());
-        if self.serving.kind != "none" {
-            st.served = Some(name.clone());
-            st.previous = None;
-            *self.served.0.write().unwrap_or_else(|p| p.into_inner()) = self.base.with_model(&name);
-        }
-        Ok(())
+        self.adopt(&checkpoint, &format!("{WARM_START_ADAPTER}{}", &key[..12]))
     }
 
     /// Make the endpoint serve `checkpoint` as `name`, wait until it lists it, ask it once, and

@@ -544,6 +544,13 @@ impl Job<'_> {
     /// the run is cancelled part-way (only where `cancellable`). In this thread, or on the
     /// workers of a distributed run: the same episodes either way.
     fn rollouts(&self, wants: &[Want], cancellable: bool, mut done: impl FnMut(usize, &Episode)) -> Result<Option<Vec<Episode>>, JobError> {
+        // every path hands each episode over here, in `wants`' order
+        let mut arrived = |i: usize, ep: &Episode| {
+            if wants[i].kept {
+                self.progress.episode();
+            }
+            done(i, ep);
+        };
         if let Some(queue) = &self.sh.queue {
             let key = job_key(&self.suite_name, self.arm(), self.seed_index);
             let remote = wants
@@ -560,12 +567,6 @@ impl Job<'_> {
                 })
                 .collect();
             let cancel = cancellable.then_some(self.sh.cancel);
-            let mut arrived = |i: usize, ep: &Episode| {
-                if wants[i].kept {
-                    self.progress.episode();
-                }
-                done(i, ep);
-            };
             return Ok(queue.run(&key, self.learner, remote, cancel, &mut arrived)?);
         }
         let in_flight = self.sh.cfg.policy.episodes_in_flight().min(wants.len()).max(1);
@@ -576,10 +577,7 @@ impl Job<'_> {
                     return Ok(None);
                 }
                 let ep = self.trial(w.task, w.harness, w.sample, w.seed, w.temperature);
-                if w.kept {
-                    self.progress.episode();
-                }
-                done(i, &ep);
+                arrived(i, &ep);
                 out.push(ep);
             }
             return Ok(Some(out));
@@ -604,15 +602,11 @@ impl Job<'_> {
                 });
             }
             drop(tx);
-            let mut arrived: BTreeMap<usize, Episode> = BTreeMap::new();
+            let mut early: BTreeMap<usize, Episode> = BTreeMap::new();
             for (i, ep) in rx {
-                arrived.insert(i, ep);
-                while let Some(ep) = arrived.remove(&out.len()) {
-                    let i = out.len();
-                    if wants[i].kept {
-                        self.progress.episode();
-                    }
-                    done(i, &ep);
+                early.insert(i, ep);
+                while let Some(ep) = early.remove(&out.len()) {
+                    arrived(out.len(), &ep);
                     out.push(ep);
                 }
             }
