@@ -526,6 +526,9 @@ fn cmd_verify(suite_name: &str, file: Option<&std::path::Path>, json: bool) -> R
         for d in &report.disagreements {
             out!("  disagrees: {} ({}): {}", d.task_id, d.group, d.reason);
         }
+        for d in &report.skipped {
+            out!("  skipped: {} ({}): {}", d.task_id, d.group, d.reason);
+        }
     }
     Ok(())
 }

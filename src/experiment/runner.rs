@@ -140,6 +140,8 @@ struct LeaseKeeper {
 
 impl LeaseKeeper {
     fn start(store: &BlockingStore, run_id: i64, holder: &str) -> LeaseKeeper {
+        // the containers this process starts from now on name the run they serve
+        crate::suite::swegym::runtime::label_run(run_id);
         let stop = std::sync::Arc::new((Mutex::new(false), std::sync::Condvar::new()));
         let (s, st, h) = (stop.clone(), store.clone(), holder.to_string());
         let thread = std::thread::Builder::new()

@@ -162,6 +162,10 @@ pub struct VerifyReport {
     /// Records that disagree: id and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disagreements: Vec<Disagreement>,
+    /// Records that could not be checked on this machine (an instance's image is not here), with
+    /// why; not counted in `total`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<Disagreement>,
 }
 
 impl VerifyReport {
@@ -177,6 +181,11 @@ impl VerifyReport {
             }
             Err(reason) => self.disagreements.push(Disagreement { task_id: task_id.to_string(), group: group.to_string(), reason: reason.0 }),
         }
+    }
+
+    /// Note a record that could not be checked here, and why.
+    pub fn skip(&mut self, task_id: &str, group: &str, why: String) {
+        self.skipped.push(Disagreement { task_id: task_id.to_string(), group: group.to_string(), reason: why });
     }
 }
 

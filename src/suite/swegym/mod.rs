@@ -113,6 +113,16 @@ impl SweGymConfig {
         c
     }
 
+    /// The runtime an instance runs on: [`RuntimeChoice::Local`] or a container engine (`auto`
+    /// resolved: a bundled repository runs locally, any other on the default engine).
+    pub fn runtime_for(&self, inst: &Instance) -> RuntimeChoice {
+        match &self.runtime {
+            RuntimeChoice::Auto if instance::bundled_repo_dir(&inst.repo).is_some() => RuntimeChoice::Local,
+            RuntimeChoice::Auto => RuntimeChoice::Container(ContainerConfig::default()),
+            other => other.clone(),
+        }
+    }
+
     /// The configuration one instance runs under: a bundled repository's commands and test runs
     /// get [`bundled_timeout`](Self::bundled_timeout) where it is shorter.
     pub fn for_instance(&self, inst: &Instance) -> SweGymConfig {
@@ -191,16 +201,9 @@ fn base_template(inst: &Instance) -> Result<std::sync::Arc<LocalRuntime>, EnvErr
 
 /// A repository at the instance's base on the configured runtime.
 pub fn workspace(config: &SweGymConfig, inst: &Instance) -> Result<Box<dyn Runtime>, EnvError> {
-    let bundled = instance::bundled_repo_dir(&inst.repo).is_some();
-    let container = match &config.runtime {
-        RuntimeChoice::Local => None,
-        RuntimeChoice::Container(c) => Some(c.clone()),
-        RuntimeChoice::Auto if bundled => None,
-        RuntimeChoice::Auto => Some(ContainerConfig::default()),
-    };
-    match container {
-        None => Ok(Box::new(LocalRuntime::copy_of(&*base_template(inst)?)?)),
-        Some(c) => Ok(Box::new(ContainerRuntime::start(c, &inst.instance_id)?)),
+    match config.runtime_for(inst) {
+        RuntimeChoice::Container(c) => Ok(Box::new(ContainerRuntime::start(c, &inst.instance_id)?)),
+        _ => Ok(Box::new(LocalRuntime::copy_of(&*base_template(inst)?)?)),
     }
 }
 
@@ -248,6 +251,7 @@ fn test_command_hint(inst: &Instance) -> &'static str {
         Framework::Unittest => "python3 -m unittest",
         Framework::Django => "./tests/runtests.py",
         Framework::Pytest => "pytest",
+        Framework::Sympy => "bin/test",
     }
 }
 
@@ -570,6 +574,18 @@ impl SweGym {
     pub fn env_for(&self, inst: Instance) -> Result<SweEnv, EnvError> {
         SweEnv::new(inst, self.config.clone())
     }
+    /// Why an instance cannot run here: it runs on a container engine that does not hold its
+    /// image (`verify-dataset` skips it rather than pull gigabytes unasked). `None` when it can.
+    pub fn missing_image(&self, inst: &Instance) -> Option<String> {
+        let RuntimeChoice::Container(c) = &self.config.for_instance(inst).runtime_for(inst) else { return None };
+        let image = runtime::image_name(&inst.instance_id);
+        match c.image_present(&image) {
+            Ok(true) => None,
+            Ok(false) => Some(format!("image {image} is not on this machine (pull it first: `{} pull {image}`)", c.engine)),
+            Err(e) => Some(format!("the container engine cannot be asked for image {image}: {e}")),
+        }
+    }
+
     /// Run an instance's tests over `diff` in a fresh workspace (no cache).
     pub fn run_tests(&self, inst: &Instance, diff: &str) -> Result<TestReport, EnvError> {
         let config = self.config.for_instance(inst);
@@ -652,7 +668,13 @@ impl Suite for SweGym {
         let mut report = VerifyReport { suite: "swegym".into(), ..VerifyReport::default() };
         for task in tasks {
             let (group, result) = match instance::instance_of(task) {
-                Ok(inst) => (inst.repo.clone(), verify_instance(self, &inst)),
+                Ok(inst) => match self.missing_image(&inst) {
+                    Some(why) => {
+                        report.skip(&task.id, &inst.repo, why);
+                        continue;
+                    }
+                    None => (inst.repo.clone(), verify_instance(self, &inst)),
+                },
                 Err(e) => ("invalid".to_string(), Err(format!("invalid instance: {e}").into())),
             };
             report.record(&task.id, &group, result);

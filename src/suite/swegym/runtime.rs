@@ -653,13 +653,45 @@ impl ContainerConfig {
     }
 
     /// Start a detached container of `image` named `name`, without network, idling so commands
-    /// can be executed in it.
-    pub fn run_argv(&self, name: &str, image: &str) -> Vec<String> {
+    /// can be executed in it, carrying `labels` (who started it: see [`owner_label`]).
+    pub fn run_argv(&self, name: &str, image: &str, labels: &[(&str, String)]) -> Vec<String> {
         let mut v = self.engine_argv();
-        v.extend(
-            ["run", "-d", "--rm", "--name", name, "--network", "none", "-w", REPO_ROOT, image, "sleep", "infinity"].iter().map(|s| s.to_string()),
-        );
+        v.extend(["run", "-d", "--rm", "--name", name].iter().map(|s| s.to_string()));
+        for (k, val) in labels {
+            v.extend(["--label".to_string(), format!("{k}={val}")]);
+        }
+        v.extend(["--network", "none", "-w", REPO_ROOT, image, "sleep", "infinity"].iter().map(|s| s.to_string()));
         v
+    }
+
+    /// Print the image's id if the engine holds it locally (exit status 0), else fail; never
+    /// pulls.
+    pub fn image_inspect_argv(&self, image: &str) -> Vec<String> {
+        let mut v = self.engine_argv();
+        v.extend(["image", "inspect", "--format", "{{.Id}}", image].iter().map(|s| s.to_string()));
+        v
+    }
+
+    /// The ids of every container, running or not, that carries the owner label.
+    pub fn labelled_argv(&self) -> Vec<String> {
+        let mut v = self.engine_argv();
+        v.extend(["ps", "-a", "-q", "--no-trunc", "--filter", &format!("label={LABEL_OWNER}")].iter().map(|s| s.to_string()));
+        v
+    }
+
+    /// Each container's id and owner label, one per line (`docker` and `podman` alike).
+    pub fn owners_argv(&self, ids: &[String]) -> Vec<String> {
+        let mut v = self.engine_argv();
+        v.extend(["inspect".to_string(), "--format".into(), format!("{{{{.Id}}}} {{{{index .Config.Labels \"{LABEL_OWNER}\"}}}}")]);
+        v.extend(ids.iter().cloned());
+        v
+    }
+
+    /// Does the engine hold `image` locally? An engine that cannot be run is an error.
+    pub fn image_present(&self, image: &str) -> Result<bool, EnvError> {
+        let argv = self.image_inspect_argv(image);
+        let out = run_process(command_of(&argv), None, &Limits { timeout: Duration::from_secs(60), max_output: 64 * 1024 })?;
+        Ok(out.ok())
     }
 
     /// Execute `command` in the container under the setup, killed inside the container after
@@ -701,6 +733,96 @@ fn command_of(argv: &[String]) -> Command {
 
 static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
 
+/// The label naming the process that started a container: `<host>/<pid>/<start time>` (the
+/// start time in clock ticks since boot, so a reused pid is not mistaken for the owner).
+pub const LABEL_OWNER: &str = "harness-s.owner";
+/// The label naming the experiment run a container serves (`-` outside a run).
+pub const LABEL_RUN: &str = "harness-s.run";
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "localhost".into())
+}
+
+/// A process's start time in clock ticks since boot (`/proc/<pid>/stat`, field 22), or `None`
+/// when there is no such process.
+fn start_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // the command name (field 2) is in parentheses and may hold spaces: count after its end
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// This process as the owner label gives it.
+pub fn owner_label() -> String {
+    let pid = std::process::id();
+    format!("{}/{pid}/{}", host_name(), start_ticks(pid).unwrap_or(0))
+}
+
+/// Is the process an owner label names gone (on this machine)? Labels of other machines, and
+/// labels this version cannot read, are never taken for gone.
+fn owner_gone(label: &str) -> bool {
+    let mut parts = label.rsplitn(3, '/');
+    let (Some(ticks), Some(pid), Some(host)) = (parts.next(), parts.next(), parts.next()) else { return false };
+    let (Ok(ticks), Ok(pid)) = (ticks.parse::<u64>(), pid.parse::<u32>()) else { return false };
+    host == host_name() && start_ticks(pid) != Some(ticks)
+}
+
+static RUN_LABEL: Mutex<String> = Mutex::new(String::new());
+
+/// Name the experiment run this process's containers serve from now on.
+pub fn label_run(run_id: i64) {
+    *RUN_LABEL.lock().unwrap_or_else(|p| p.into_inner()) = run_id.to_string();
+}
+
+fn run_label() -> String {
+    let r = RUN_LABEL.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    if r.is_empty() {
+        "-".into()
+    } else {
+        r
+    }
+}
+
+/// Remove the containers that a workbench process on this machine started and could not remove
+/// because it ended first (killed, or the machine lost power): their owner label names a process
+/// that is gone. Done once per engine and host by each process, before its first container.
+/// Returns how many were removed.
+pub fn sweep_abandoned(config: &ContainerConfig) -> Result<usize, EnvError> {
+    let limits = Limits { timeout: Duration::from_secs(120), max_output: 1024 * 1024 };
+    let listed = run_process(command_of(&config.labelled_argv()), None, &limits)?;
+    if !listed.ok() {
+        return Err(EnvError::Infra(format!("`{}` failed: {}", config.labelled_argv().join(" "), listed.output.trim())));
+    }
+    let ids: Vec<String> = listed.output.split_whitespace().map(str::to_string).collect();
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    let owners = run_process(command_of(&config.owners_argv(&ids)), None, &limits)?;
+    let mut removed = 0;
+    for line in owners.output.lines() {
+        let Some((id, owner)) = line.trim().split_once(' ') else { continue };
+        if owner_gone(owner.trim()) {
+            let out = run_process(command_of(&config.rm_argv(id)), None, &limits)?;
+            if out.ok() {
+                removed += 1;
+                tracing::info!("removed container {id} left by an ended workbench process ({owner})");
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// Sweep each engine (and host) once per process.
+fn sweep_once(config: &ContainerConfig) {
+    static SWEPT: OnceLock<Mutex<std::collections::HashSet<Vec<String>>>> = OnceLock::new();
+    let mut swept = SWEPT.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    if swept.insert(config.engine_argv()) {
+        if let Err(e) = sweep_abandoned(config) {
+            tracing::warn!("could not sweep containers left by ended workbench processes: {e}");
+        }
+    }
+}
+
 /// A running container of an instance's image.
 pub struct ContainerRuntime {
     config: ContainerConfig,
@@ -718,7 +840,8 @@ impl ContainerRuntime {
             std::process::id(),
             NEXT_DIR.fetch_add(1, Ordering::Relaxed)
         );
-        let argv = config.run_argv(&name, &image);
+        sweep_once(&config);
+        let argv = config.run_argv(&name, &image, &[(LABEL_OWNER, owner_label()), (LABEL_RUN, run_label())]);
         let out = run_process(command_of(&argv), None, &Limits { timeout: Duration::from_secs(600), max_output: 64 * 1024 })?;
         if !out.ok() {
             return Err(EnvError::Infra(format!("`{}` failed: {}", argv.join(" "), out.output.trim())));
@@ -765,7 +888,13 @@ mod tests {
     #[test]
     fn container_commands() {
         let c = ContainerConfig::default();
-        assert_eq!(c.run_argv("n1", "img:latest").join(" "), "docker run -d --rm --name n1 --network none -w /testbed img:latest sleep infinity");
+        assert_eq!(
+            c.run_argv("n1", "img:latest", &[(LABEL_OWNER, "h/1/2".into())]).join(" "),
+            "docker run -d --rm --name n1 --label harness-s.owner=h/1/2 --network none -w /testbed img:latest sleep infinity"
+        );
+        assert_eq!(c.image_inspect_argv("img").join(" "), "docker image inspect --format {{.Id}} img");
+        assert_eq!(c.labelled_argv().join(" "), "docker ps -a -q --no-trunc --filter label=harness-s.owner");
+        assert_eq!(c.owners_argv(&["a".into()]).join(" "), "docker inspect --format {{.Id}} {{index .Config.Labels \"harness-s.owner\"}} a");
         let e = c.exec_argv("n1", "ls -la", Duration::from_secs(30), false);
         assert_eq!(e[..11].join(" "), "docker exec -w /testbed n1 timeout -s KILL 30 /bin/bash -c");
         assert_eq!(e[11], "source /opt/miniconda3/bin/activate && conda activate testbed\ncd /testbed\nls -la");
@@ -777,6 +906,21 @@ mod tests {
         );
         let d = ContainerConfig { host: Some("tcp://10.0.0.2:2375".into()), ..Default::default() };
         assert_eq!(d.rm_argv("n").join(" "), "docker -H tcp://10.0.0.2:2375 rm -f n");
+    }
+
+    #[test]
+    fn owner_labels_name_a_live_process_until_it_ends() {
+        let me = owner_label();
+        assert!(!owner_gone(&me), "{me}");
+        let (rest, _) = me.rsplit_once('/').unwrap();
+        assert!(owner_gone(&format!("{rest}/1")), "another start time is another process");
+        assert!(!owner_gone("another-machine/1/1"), "another machine's containers are left alone");
+        assert!(!owner_gone("garbage"));
+        let mut child = Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        let ticks = start_ticks(pid);
+        child.wait().unwrap();
+        assert!(owner_gone(&format!("{}/{pid}/{}", host_name(), ticks.unwrap_or(0))));
     }
 
     #[test]

@@ -27,12 +27,16 @@ pub enum Framework {
     Django,
     /// `pytest -rA`, tests named by node id.
     Pytest,
+    /// SymPy's own runner, `bin/test -C --verbose`, tests named by function (`test_x ok`).
+    Sympy,
 }
 
 impl Framework {
     pub fn of(inst: &Instance) -> Framework {
         if inst.repo == "django/django" {
             Framework::Django
+        } else if inst.repo == "sympy/sympy" {
+            Framework::Sympy
         } else if inst.repo.starts_with(&format!("{BUNDLED_OWNER}/")) || !inst.fail_to_pass.iter().any(|t| t.contains("::")) {
             Framework::Unittest
         } else {
@@ -84,6 +88,10 @@ pub fn test_command(inst: &Instance) -> String {
             let files: Vec<String> = diff_files(&inst.test_patch).iter().map(|f| shell_quote(f)).collect();
             format!("pytest --no-header -rA --tb=no -p no:cacheprovider {}", files.join(" "))
         }
+        Framework::Sympy => {
+            let files: Vec<String> = diff_files(&inst.test_patch).iter().map(|f| shell_quote(f)).collect();
+            format!("PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose {}", files.join(" "))
+        }
     }
 }
 
@@ -128,7 +136,30 @@ pub fn parse_log(framework: Framework, log: &str) -> BTreeMap<String, TestStatus
                     Some(("SKIPPED", r)) => (TestStatus::Skipped, r),
                     _ => continue,
                 };
-                let name = rest.split(" - ").next().unwrap_or(rest).trim();
+                // SWE-bench names a test by the log line's first word after the status, so a
+                // parameter with a space (`test_x[assert 1 == 2]`) is cut there; names must match
+                // the dataset's, and a later line with the same cut name wins, as there
+                let Some(name) = rest.split_whitespace().next() else { continue };
+                out.insert(name.to_string(), status);
+            }
+        }
+        Framework::Sympy => {
+            // `test_x ok`, `test_x F`, `test_x E` per test (the dataset names tests by function)
+            for line in log.lines() {
+                let line = line.trim();
+                if !line.starts_with("test_") {
+                    continue;
+                }
+                let Some(name) = line.split_whitespace().next() else { continue };
+                let status = if line.ends_with(" ok") {
+                    TestStatus::Passed
+                } else if line.ends_with(" F") {
+                    TestStatus::Failed
+                } else if line.ends_with(" E") {
+                    TestStatus::Error
+                } else {
+                    continue;
+                };
                 out.insert(name.to_string(), status);
             }
         }
@@ -300,9 +331,19 @@ mod tests {
         assert_eq!(m["A described test."], TestStatus::Passed);
         assert_eq!(m["test_c (x.Y)"], TestStatus::Skipped);
         assert_eq!(m["test_d (x.Y)"], TestStatus::Error);
-        let m = parse_log(Framework::Pytest, "PASSED tests/t.py::test_a\nFAILED tests/t.py::test_b - assert 1 == 2\n");
+        let m = parse_log(
+            Framework::Pytest,
+            "PASSED tests/t.py::test_a\nFAILED tests/t.py::test_b - assert 1 == 2\nPASSED t.py::test_c[assert 1 == 2]\n",
+        );
         assert_eq!(m["tests/t.py::test_a"], TestStatus::Passed);
         assert_eq!(m["tests/t.py::test_b"], TestStatus::Failed);
+        // SWE-bench's names stop at the first space of a parameter
+        assert_eq!(m["t.py::test_c[assert"], TestStatus::Passed);
+        let log = "sympy/matrices/tests/test_sparse.py[3] \ntest_sparse_matrix ok\ntest_transpose F\ntest_trace E\n";
+        let m = parse_log(Framework::Sympy, log);
+        assert_eq!(m["test_sparse_matrix"], TestStatus::Passed);
+        assert_eq!(m["test_transpose"], TestStatus::Failed);
+        assert_eq!(m["test_trace"], TestStatus::Error);
     }
 
     #[test]
@@ -332,6 +373,16 @@ mod tests {
             ..inst.clone()
         };
         assert_eq!(test_command(&py), "pytest --no-header -rA --tb=no -p no:cacheprovider 'tests/t.py'");
+        let sympy = Instance {
+            repo: "sympy/sympy".into(),
+            fail_to_pass: vec!["test_sparse_matrix".into()],
+            test_patch: "diff --git a/sympy/matrices/tests/test_sparse.py b/sympy/matrices/tests/test_sparse.py\n".into(),
+            ..inst.clone()
+        };
+        assert_eq!(
+            test_command(&sympy),
+            "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose 'sympy/matrices/tests/test_sparse.py'"
+        );
         let ut = Instance { repo: "harness-s/textkit".into(), fail_to_pass: vec!["test_a (tests.test_x.T)".into()], ..inst };
         assert_eq!(test_command(&ut), "python3 -m unittest -v 'tests.test_x.T.test_a'");
     }
