@@ -1,6 +1,8 @@
 //! The client of an AppWorld environment server (`appworld serve environment`, or the bundled
 //! world, which speaks the same protocol): `POST /initialize`, `/execute`, `/task_completed`,
-//! `/evaluate`, `/close`, each answered `{"output": ...}`; any other status is a plain-text error.
+//! `/evaluate`, `/close`, each answered `{"output": ...}`; any other status is an error: plain
+//! text from the bundled world, a bare 500 or FastAPI's 422 `{"detail": ...}` from AppWorld's
+//! own server (`tests/appworld_contract.rs` runs this client against that server's code).
 //!
 //! A server holds one task at a time, so a run is given a [`ServerPool`] and each episode leases
 //! one URL for its whole life ([`Lease`]). Requests run on a runtime the suite owns; callers block
@@ -91,7 +93,12 @@ impl Client {
     /// A client whose requests run on `rt`, each limited to `timeout` (which should exceed the
     /// server's own execution limit, 100 s for AppWorld).
     pub fn new(rt: tokio::runtime::Handle, timeout: Duration) -> Result<Client, ClientError> {
+        // A fresh connection per request: AppWorld's server (uvicorn) closes a connection after
+        // any 500 without saying so (no `Connection: close`) and drops idle ones after 5 s, so a
+        // reused connection fails the next request with a transport error. Loopback connections
+        // cost far less than the Python each request runs.
         let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(30)))
             .build()
@@ -137,7 +144,7 @@ impl Client {
                 let status = resp.status();
                 let text = resp.text().await.map_err(|e| failure(&u, secs, e))?;
                 if status != reqwest::StatusCode::OK {
-                    return Err(ClientError::Status { url: u.clone(), status: status.as_u16(), body: text.trim().chars().take(2000).collect() });
+                    return Err(ClientError::Status { url: u.clone(), status: status.as_u16(), body: error_body(&text) });
                 }
                 let v: Value =
                     serde_json::from_str(&text).map_err(|_| ClientError::Protocol { url: u.clone(), body: text.chars().take(500).collect() })?;
@@ -153,10 +160,48 @@ impl Client {
     }
 }
 
+/// What an error reply says, readably. AppWorld's server (FastAPI) answers a request it cannot
+/// parse with 422 and `{"detail": [{"loc": [...], "msg": ...}, ...]}`, and any failure of its
+/// world (an unknown task, another task than the one it holds, an exception) with a bare
+/// `Internal Server Error`, the cause only in its own log; the bundled world answers plain text.
+fn error_body(text: &str) -> String {
+    let text = text.trim();
+    let readable = match serde_json::from_str::<Value>(text).ok().and_then(|v| v.get("detail").cloned()) {
+        Some(Value::String(s)) => s,
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| {
+                let at: Vec<String> = item
+                    .get("loc")
+                    .and_then(Value::as_array)
+                    .map(|l| l.iter().map(|p| p.as_str().map_or_else(|| p.to_string(), str::to_string)).collect())
+                    .unwrap_or_default();
+                let msg = item.get("msg").and_then(Value::as_str).unwrap_or("invalid");
+                if at.is_empty() {
+                    msg.to_string()
+                } else {
+                    format!("{}: {msg}", at.join("."))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        _ if text == "Internal Server Error" => "Internal Server Error (AppWorld's server gives no cause: its own log has the traceback)".to_string(),
+        _ => text.to_string(),
+    };
+    readable.chars().take(2000).collect()
+}
+
 fn failure(url: &str, secs: f64, e: reqwest::Error) -> ClientError {
     if e.is_timeout() {
         ClientError::Timeout { url: url.to_string(), secs }
     } else {
-        ClientError::Transport { url: url.to_string(), message: e.to_string() }
+        // reqwest's own message ("error sending request for url ...") leaves out why
+        let mut message = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(cause) = source {
+            message.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        ClientError::Transport { url: url.to_string(), message }
     }
 }

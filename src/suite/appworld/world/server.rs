@@ -175,15 +175,25 @@ async fn evaluate(State(st): State<Shared>, Json(body): Json<Value>) -> Response
     let report = body.get("report").and_then(Value::as_bool).unwrap_or(false);
     with_session(st, task_id, move |s| {
         let results = tasks::grade(&s.task, &s.world);
-        let passes: Vec<Value> = results.iter().filter(|t| t.passed).map(|t| json!({"requirement": t.requirement})).collect();
-        let failures: Vec<Value> = results.iter().filter(|t| !t.passed).map(|t| json!({"requirement": t.requirement, "trace": t.detail})).collect();
-        let success = failures.is_empty();
-        let mut out = json!({"success": success, "difficulty": 1, "num_tests": results.len(), "passes": passes, "failures": failures, "api_calls": s.world.api_calls});
         if report {
+            // AppWorld's server answers `report` with the report's text instead of the result
             let lines: Vec<String> = results.iter().map(|t| format!("{} {}", if t.passed { "PASS" } else { "FAIL" }, t.requirement)).collect();
-            out["report"] = json!(lines.join("\n"));
+            return output(json!(lines.join("\n")));
         }
-        output(out)
+        // AppWorld labels each test by what doing nothing gets: `no_op_pass` for one the
+        // untouched world passes ("nothing else changed"), `no_op_fail` for the rest
+        let untouched = tasks::grade(&s.task, &World::new(s.task.data()));
+        let label = |i: usize| if untouched.get(i).is_some_and(|t| t.passed) { "no_op_pass" } else { "no_op_fail" };
+        let passes: Vec<Value> =
+            results.iter().enumerate().filter(|(_, t)| t.passed).map(|(i, t)| json!({"requirement": t.requirement, "label": label(i)})).collect();
+        let failures: Vec<Value> = results
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.passed)
+            .map(|(i, t)| json!({"requirement": t.requirement, "trace": t.detail, "label": label(i)}))
+            .collect();
+        let success = failures.is_empty();
+        output(json!({"success": success, "difficulty": 1, "num_tests": results.len(), "passes": passes, "failures": failures, "api_calls": s.world.api_calls}))
     })
     .await
 }
