@@ -512,3 +512,32 @@ fn an_episode_database_started_from_kept_pages_behaves_as_a_freshly_loaded_one()
     assert_eq!(run(&mut third, "SELECT COUNT(*) FROM `Snapshot Probe`"), "[(3,)]");
     assert_eq!(run(&mut third, "SHOW TABLES"), "[('Snapshot Probe',)]");
 }
+
+#[test]
+fn nullif_compares_like_equals() {
+    let mut ex = exec();
+    // a TEXT column against a number compares numerically, as `=` does
+    assert_eq!(run(&mut ex, "SELECT COUNT(NULLIF(Goal, 9)) FROM `Football Matches`"), "[(3,)]");
+    assert_eq!(run(&mut ex, "SELECT NULLIF(Goal, 17.0) FROM `Football Matches` WHERE Goal > 10"), "[(None,), ('21',)]");
+    // two strings compare by the case- and accent-insensitive collation
+    assert_eq!(run(&mut ex, "SELECT COUNT(NULLIF(Competition, 'FRIENDLY')) FROM `Football Matches`"), "[(1,)]");
+    assert_eq!(run(&mut ex, "SELECT NULLIF('a', 'a '), NULLIF(NULL, 1), NULLIF(1, NULL)"), "[('a', None, 1)]");
+}
+
+#[test]
+fn data_changes_refuse_truncated_numbers() {
+    // MySQL 8's strict mode: a string that is not wholly a number, converted inside an
+    // INSERT/UPDATE/DELETE, is error 1292 and the statement changes nothing
+    let mut ex = exec();
+    let before = ex.tables_hash(&[matches_table()]);
+    let e = ex.execute("UPDATE `Football Matches` SET Goal = Goal + 1 WHERE Attendance > 1000").unwrap_err();
+    assert_eq!((e.errno, e.sqlstate.as_str()), (1292, "22007"));
+    assert_eq!(e.message, "Truncated incorrect DOUBLE value: '5,200'");
+    let e = ex.execute("DELETE FROM `Football Matches` WHERE Score = 1").unwrap_err();
+    assert_eq!(e.errno, 1292, "{e}");
+    assert_eq!(ex.tables_hash(&[matches_table()]), before);
+    // wholly numeric strings (surrounding spaces allowed) convert, and SELECTs stay lenient
+    assert_eq!(ex.execute("UPDATE `Football Matches` SET Goal = Goal + 1 WHERE Goal >= 17").unwrap().affected, 2);
+    assert_eq!(run(&mut ex, "SELECT Goal FROM `Football Matches` WHERE Goal > 17 ORDER BY Goal + 0"), "[('18',), ('22',)]");
+    assert_eq!(run(&mut ex, "SELECT COUNT(*) FROM `Football Matches` WHERE Attendance > 1"), "[(3,)]");
+}

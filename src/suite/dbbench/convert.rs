@@ -97,6 +97,12 @@ impl Expr<'_> {
     }
 
     fn wrap(&mut self, s: usize, e: usize, func: &str) {
+        // a data-change statement converts strictly (MySQL's strict mode): see `mysql_num_strict`
+        let func = if func == "mysql_num" && matches!(self.kind, StmtKind::Insert | StmtKind::Update | StmtKind::Delete) {
+            "mysql_num_strict"
+        } else {
+            func
+        };
         self.tks[s].pre = format!("{func}( {}", self.tks[s].pre);
         self.tks[e].post.push_str(" )");
     }
@@ -461,6 +467,19 @@ impl Expr<'_> {
                     let single = atoms.get(k + 2).is_none_or(|n| !matches!(n.kind, AtomKind::Arith(_)));
                     if single && v.prim() == Some(Prim::Num) {
                         self.stringify_literal(v.s, v.e);
+                    } else if !single {
+                        // an arithmetic value stored into a TEXT column is written as MySQL writes
+                        // a number (`18`, not SQLite's `18.0`)
+                        let end = (k + 1..atoms.len())
+                            .take_while(|&j| {
+                                !matches!(&atoms[j].kind, AtomKind::Comma)
+                                    && !matches!(&atoms[j].kind, AtomKind::Kw(w) if matches!(w.as_str(), "WHERE" | "ORDER" | "LIMIT"))
+                            })
+                            .last()
+                            .unwrap_or(k + 1);
+                        let (s, e) = (atoms[k + 1].s, atoms[end].e);
+                        self.tks[s].pre = format!("mysql_store( {}", self.tks[s].pre);
+                        self.tks[e].post.push_str(" )");
                     }
                 }
             }

@@ -710,6 +710,9 @@ fn map_error(src: &str, t: &Translation, e: &rusqlite::Error) -> SqlError {
         };
         return SqlError::syntax(src, off);
     }
+    if let Some(p) = msg.find(functions::TRUNCATED_DOUBLE) {
+        return SqlError::new(1292, "22007", msg[p..].to_string());
+    }
     if let Some(f) = after(&msg, "no such function:") {
         return SqlError::new(1305, "42000", format!("FUNCTION dbbench.{f} does not exist"));
     }

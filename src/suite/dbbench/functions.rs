@@ -186,6 +186,50 @@ pub fn value_str(v: ValueRef<'_>) -> Option<String> {
     }
 }
 
+/// The start of the message of MySQL's error 1292 for a string that is not wholly a number;
+/// the executor turns a function error starting with it into that error.
+pub const TRUNCATED_DOUBLE: &str = "Truncated incorrect DOUBLE value: ";
+
+/// Does MySQL convert `s` to a number without truncating it: optional surrounding whitespace
+/// around one decimal number (sign, digits, point, exponent)?
+pub fn is_whole_number(s: &str) -> bool {
+    let t = s.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c'));
+    let b = t.as_bytes();
+    let mut i = 0;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    let mut digits = 0;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+        digits += 1;
+    }
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+            digits += 1;
+        }
+    }
+    if digits == 0 {
+        return false;
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+            i += 1;
+        }
+        let exp_start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == exp_start {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
 /// The MySQL double value of an SQLite value (`None` for NULL).
 pub fn value_num(v: ValueRef<'_>) -> Option<f64> {
     match v {
@@ -565,6 +609,51 @@ fn register_strings(db: &Connection) -> rusqlite::Result<()> {
         })
     })?;
     scalar(db, "mysql_real", 1, true, |c| Ok(value_num(arg(c, 0)).map_or(Value::Null, Value::Real)))?;
+    // The same conversion inside INSERT/UPDATE/DELETE: MySQL's strict mode (on by default) turns
+    // the truncation warning of a string that is not wholly a number into error 1292, and the
+    // statement changes nothing.
+    scalar(db, "mysql_num_strict", 1, true, |c| {
+        Ok(match arg(c, 0) {
+            ValueRef::Integer(i) => Value::Integer(i),
+            v @ (ValueRef::Text(_) | ValueRef::Blob(_)) => {
+                let s = value_str(v).unwrap_or_default();
+                if !is_whole_number(&s) {
+                    return Err(user_err(format!("{TRUNCATED_DOUBLE}'{s}'")));
+                }
+                Value::Real(mysql_str_to_double(&s))
+            }
+            v => value_num(v).map_or(Value::Null, Value::Real),
+        })
+    })?;
+    // A number stored into a TEXT column: MySQL writes a double as `mysql_double_to_string`.
+    scalar(db, "mysql_store", 1, true, |c| {
+        Ok(match arg(c, 0) {
+            ValueRef::Real(f) => Value::Text(mysql_double_to_string(f)),
+            ValueRef::Null => Value::Null,
+            ValueRef::Integer(i) => Value::Integer(i),
+            ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+            ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+        })
+    })?;
+    // NULLIF compares as `=` does: numerically when either side is a number, else by `mysql_ci`
+    // (SQLite's own NULLIF compares a TEXT '3' and the number 3 as different).
+    scalar(db, "mysql_nullif", 2, true, |c| {
+        let (a, b) = (arg(c, 0), arg(c, 1));
+        let equal = match (a, b) {
+            (ValueRef::Null, _) | (_, ValueRef::Null) => false,
+            (ValueRef::Integer(x), ValueRef::Integer(y)) => x == y,
+            (ValueRef::Integer(_) | ValueRef::Real(_), _) | (_, ValueRef::Integer(_) | ValueRef::Real(_)) => value_num(a) == value_num(b),
+            _ => collate_ci(&value_str(a).unwrap_or_default(), &value_str(b).unwrap_or_default()) == Ordering::Equal,
+        };
+        Ok(match a {
+            _ if equal => Value::Null,
+            ValueRef::Null => Value::Null,
+            ValueRef::Integer(i) => Value::Integer(i),
+            ValueRef::Real(f) => Value::Real(f),
+            ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+            ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+        })
+    })?;
     scalar(db, "md5", 1, true, |c| {
         Ok(match arg(c, 0) {
             ValueRef::Null => Value::Null,

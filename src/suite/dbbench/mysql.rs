@@ -8,6 +8,12 @@
 //! (MySQL) or `max_statement_time` (MariaDB) limits SELECTs and a client-side timeout limits
 //! everything else.
 //!
+//! On MariaDB the executor chooses the settings closest to MySQL 8's defaults, which AgentBench
+//! runs: the database, the tables and the connection use `utf8mb4_uca1400_nopad_ai_ci` where the
+//! server has it (like MySQL 8's `utf8mb4_0900_ai_ci`: UCA, accent- and case-insensitive, trailing
+//! spaces significant; MariaDB's own default, `utf8mb4_general_ci`, pads and folds differently),
+//! and the session's `sql_mode` is MySQL 8's default ([`MYSQL8_SQL_MODE`]).
+//!
 //! sqlx is async; the executor owns a worker thread with its own single-threaded runtime, so it
 //! can be used from synchronous code and from inside other runtimes alike.
 
@@ -114,8 +120,47 @@ fn env_err(what: &str, e: impl std::fmt::Display) -> EnvError {
     EnvError::Infra(format!("MySQL {what}: {e}"))
 }
 
-async fn session_setup(conn: &mut MySqlConnection, db: &str, opts: &ExecOptions) -> Result<(), EnvError> {
+/// MySQL 8.0's default `sql_mode`, set on MariaDB sessions (MariaDB's default lacks
+/// `ONLY_FULL_GROUP_BY`, `NO_ZERO_IN_DATE` and `NO_ZERO_DATE`).
+pub const MYSQL8_SQL_MODE: &str =
+    "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION";
+
+/// MariaDB's collation closest to MySQL 8's `utf8mb4_0900_ai_ci` (MariaDB 10.10 and later).
+const MARIADB_MYSQL8_COLLATION: &str = "utf8mb4_uca1400_nopad_ai_ci";
+
+/// What the server is, as far as the session settings go.
+#[derive(Clone, Debug, Default)]
+struct ServerFlavour {
+    /// The collation for the database and the connection on MariaDB (`None` on MySQL, whose
+    /// defaults are already MySQL 8's, or on a MariaDB without the UCA 14 collations).
+    collation: Option<String>,
+    mariadb: bool,
+}
+
+async fn server_flavour(conn: &mut MySqlConnection) -> Result<ServerFlavour, EnvError> {
+    let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut *conn).await.map_err(|e| env_err("VERSION()", e))?;
+    if !version.to_ascii_lowercase().contains("mariadb") {
+        return Ok(ServerFlavour::default());
+    }
+    // MariaDB lists its UCA 14 collations without the character set (`uca1400_nopad_ai_ci`) in
+    // information_schema: ask for the full name in a statement instead
+    let probe = format!("SELECT _utf8mb4'a' COLLATE {MARIADB_MYSQL8_COLLATION}");
+    let has = sqlx::raw_sql(AssertSqlSafe(probe)).execute(&mut *conn).await.is_ok();
+    Ok(ServerFlavour { collation: has.then(|| MARIADB_MYSQL8_COLLATION.to_string()), mariadb: true })
+}
+
+async fn session_setup(conn: &mut MySqlConnection, db: &str, opts: &ExecOptions, flavour: &ServerFlavour) -> Result<(), EnvError> {
     sqlx::raw_sql(AssertSqlSafe(format!("USE {}", backquote(db)))).execute(&mut *conn).await.map_err(|e| env_err("USE", e))?;
+    if let Some(c) = &flavour.collation {
+        // string literals take the connection's collation
+        sqlx::raw_sql(AssertSqlSafe(format!("SET NAMES utf8mb4 COLLATE {c}"))).execute(&mut *conn).await.map_err(|e| env_err("SET NAMES", e))?;
+    }
+    if flavour.mariadb {
+        sqlx::raw_sql(AssertSqlSafe(format!("SET SESSION sql_mode = '{MYSQL8_SQL_MODE}'")))
+            .execute(&mut *conn)
+            .await
+            .map_err(|e| env_err("SET sql_mode", e))?;
+    }
     let ms = opts.time_limit.as_millis().max(1);
     let mysql = format!("SET SESSION max_execution_time = {ms}");
     if sqlx::raw_sql(AssertSqlSafe(mysql)).execute(&mut *conn).await.is_err() {
@@ -126,14 +171,16 @@ async fn session_setup(conn: &mut MySqlConnection, db: &str, opts: &ExecOptions)
     Ok(())
 }
 
-async fn setup(url: &str, tables: &[TableSpec], opts: &ExecOptions) -> Result<(MySqlConnection, String), EnvError> {
+async fn setup(url: &str, tables: &[TableSpec], opts: &ExecOptions) -> Result<(MySqlConnection, String, ServerFlavour), EnvError> {
     let mut conn = MySqlConnection::connect(url).await.map_err(|e| env_err("connect", e))?;
+    let flavour = server_flavour(&mut conn).await?;
     let db = format!("dbbench_{:016x}", rand::random::<u64>());
-    sqlx::raw_sql(AssertSqlSafe(format!("CREATE DATABASE {} CHARACTER SET utf8mb4", backquote(&db))))
+    let collate = flavour.collation.as_ref().map(|c| format!(" COLLATE {c}")).unwrap_or_default();
+    sqlx::raw_sql(AssertSqlSafe(format!("CREATE DATABASE {} CHARACTER SET utf8mb4{collate}", backquote(&db))))
         .execute(&mut conn)
         .await
         .map_err(|e| env_err("CREATE DATABASE", e))?;
-    session_setup(&mut conn, &db, opts).await?;
+    session_setup(&mut conn, &db, opts, &flavour).await?;
     for t in tables {
         let cols: Vec<String> = t.columns.iter().map(|c| format!("{} TEXT", backquote(&c.name))).collect();
         let create = format!("CREATE TABLE IF NOT EXISTS {} ({})", backquote(&t.name), cols.join(","));
@@ -153,7 +200,7 @@ async fn setup(url: &str, tables: &[TableSpec], opts: &ExecOptions) -> Result<(M
             q.execute(&mut conn).await.map_err(|e| env_err(&format!("load `{}`", t.name), e))?;
         }
     }
-    Ok((conn, db))
+    Ok((conn, db, flavour))
 }
 
 fn decode_row(row: &MySqlRow) -> Vec<SqlValue> {
@@ -233,7 +280,7 @@ fn worker_main(url: String, tables: Vec<TableSpec>, opts: ExecOptions, rx: mpsc:
         }
     };
     rt.block_on(async move {
-        let (mut conn, db) = match setup(&url, &tables, &opts).await {
+        let (mut conn, db, flavour) = match setup(&url, &tables, &opts).await {
             Ok(x) => x,
             Err(e) => {
                 let _ = ready.send(Err(e));
@@ -250,7 +297,7 @@ fn worker_main(url: String, tables: Vec<TableSpec>, opts: ExecOptions, rx: mpsc:
                     // reconnect to the same database.
                     match MySqlConnection::connect(&url).await {
                         Ok(mut c) => {
-                            if session_setup(&mut c, &db, &opts).await.is_ok() {
+                            if session_setup(&mut c, &db, &opts, &flavour).await.is_ok() {
                                 conn = c;
                             }
                         }

@@ -451,6 +451,7 @@ fn structural(tks: &mut [Tk], kind: StmtKind) -> Result<(), PrepError> {
             "LEFT" if next_is_paren => tks[i].set(TokKind::Word, "mysql_left", "mysql_left"),
             "RIGHT" if next_is_paren => tks[i].set(TokKind::Word, "mysql_right", "mysql_right"),
             "ISNULL" if next_is_paren => tks[i].set(TokKind::Word, "mysql_isnull", "mysql_isnull"),
+            "NULLIF" if next_is_paren => tks[i].set(TokKind::Word, "mysql_nullif", "mysql_nullif"),
             "GREATEST" if next_is_paren => tks[i].set(TokKind::Word, "max", "max"),
             "LEAST" if next_is_paren => tks[i].set(TokKind::Word, "min", "min"),
             "DATABASE" | "SCHEMA" if next_is_paren => tks[i].set(TokKind::Word, "mysql_database", "mysql_database"),
@@ -797,7 +798,7 @@ mod tests {
     #[test]
     fn insert_literals() {
         assert_eq!(sql("INSERT INTO t (a, b, c) VALUES (10, -2.50, 'x')"), r#"INSERT INTO "t" ( "a" , "b" , "c" ) VALUES ( '10' , '-2.50' , 'x' )"#);
-        assert_eq!(sql("UPDATE t SET a = 007, b = 'y' WHERE c = 2"), r#"UPDATE "t" SET "a" = '7' , "b" = 'y' WHERE mysql_num( "c" ) = 2"#);
+        assert_eq!(sql("UPDATE t SET a = 007, b = 'y' WHERE c = 2"), r#"UPDATE "t" SET "a" = '7' , "b" = 'y' WHERE mysql_num_strict( "c" ) = 2"#);
         assert_eq!(mysql_number_literal_text(false, ".50"), "0.50");
         assert_eq!(mysql_number_literal_text(true, "0"), "0");
         assert_eq!(mysql_number_literal_text(false, "1e3"), "1000");
