@@ -95,22 +95,12 @@ fn start_server() -> Result<String, String> {
         "--innodb-buffer-pool-size=64M".into(),
         "--max-connections=200".into(),
     ];
-    let (tx, rx) = std::sync::mpsc::channel();
-    // the server's parent-death signal follows the thread that started it: a thread that never ends
-    std::thread::Builder::new()
-        .name("test-mariadb".into())
-        .spawn(move || {
-            let mut cmd = Command::new(server);
-            cmd.args(&args).stdout(Stdio::null()).stderr(Stdio::null());
-            harness_s::sandbox::contain(&mut cmd, None, user);
-            let child = cmd.spawn();
-            let _ = tx.send(child.map(|_| ()).map_err(|e| e.to_string()));
-            loop {
-                std::thread::park();
-            }
-        })
-        .map_err(|e| e.to_string())?;
-    rx.recv().map_err(|e| e.to_string())??;
+    let mut cmd = Command::new(server);
+    cmd.args(&args).stdout(Stdio::null()).stderr(Stdio::null());
+    harness_s::sandbox::contain(&mut cmd, None, user);
+    // from the workbench's long-lived spawner thread, so the parent-death signal fires when the
+    // tests end and not when the test thread that asked first does
+    harness_s::sandbox::spawn_long_lived(cmd).map_err(|e| e.to_string())?;
     let url = format!("mysql://root@127.0.0.1:{port}/");
     let t0 = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {

@@ -63,42 +63,31 @@ fn start_cluster() -> Result<String, String> {
         return Err(format!("initdb failed: {}", String::from_utf8_lossy(&out.stderr)));
     }
     let port = free_port();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let postgres = bin.join("postgres");
-    // the server's parent-death signal follows the thread that started it: a thread that never ends
-    std::thread::Builder::new()
-        .name("test-postgres".into())
-        .spawn(move || {
-            let mut cmd = Command::new(postgres);
-            cmd.arg("-D")
-                .arg(&data)
-                .args([
-                    "-p",
-                    &port.to_string(),
-                    "-c",
-                    "listen_addresses=127.0.0.1",
-                    "-c",
-                    "fsync=off",
-                    "-c",
-                    "synchronous_commit=off",
-                    "-c",
-                    "full_page_writes=off",
-                    "-c",
-                    "max_connections=200",
-                ])
-                .arg("-k")
-                .arg(&sock)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
-            harness_s::sandbox::contain(&mut cmd, None, user);
-            let child = cmd.spawn();
-            let _ = tx.send(child.map(|_| ()).map_err(|e| e.to_string()));
-            loop {
-                std::thread::park();
-            }
-        })
-        .map_err(|e| e.to_string())?;
-    rx.recv().map_err(|e| e.to_string())??;
+    let mut cmd = Command::new(bin.join("postgres"));
+    cmd.arg("-D")
+        .arg(&data)
+        .args([
+            "-p",
+            &port.to_string(),
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-c",
+            "fsync=off",
+            "-c",
+            "synchronous_commit=off",
+            "-c",
+            "full_page_writes=off",
+            "-c",
+            "max_connections=200",
+        ])
+        .arg("-k")
+        .arg(&sock)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    harness_s::sandbox::contain(&mut cmd, None, user);
+    // from the workbench's long-lived spawner thread, so the parent-death signal fires when the
+    // tests end and not when the test thread that asked first does
+    harness_s::sandbox::spawn_long_lived(cmd).map_err(|e| e.to_string())?;
     let url = format!("postgres://postgres@127.0.0.1:{port}/postgres");
     let t0 = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
