@@ -115,37 +115,7 @@ pub fn mysql_str_to_double(s: &str) -> f64 {
         i += 1;
     }
     let start = i;
-    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-        i += 1;
-    }
-    let mut digits = 0;
-    while i < b.len() && b[i].is_ascii_digit() {
-        i += 1;
-        digits += 1;
-    }
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-            digits += 1;
-        }
-    }
-    if digits == 0 {
-        return 0.0;
-    }
-    let mut end = i;
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        let mut j = i + 1;
-        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
-            j += 1;
-        }
-        if j < b.len() && b[j].is_ascii_digit() {
-            while j < b.len() && b[j].is_ascii_digit() {
-                j += 1;
-            }
-            end = j;
-        }
-    }
+    let Some(end) = number_end(b, start) else { return 0.0 };
     let text = &s[start..end];
     let text = text.strip_suffix('.').unwrap_or(text);
     let v: f64 = text.parse().unwrap_or(0.0);
@@ -194,8 +164,13 @@ pub const TRUNCATED_DOUBLE: &str = "Truncated incorrect DOUBLE value: ";
 /// around one decimal number (sign, digits, point, exponent)?
 pub fn is_whole_number(s: &str) -> bool {
     let t = s.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c'));
-    let b = t.as_bytes();
-    let mut i = 0;
+    number_end(t.as_bytes(), 0) == Some(t.len())
+}
+
+/// Where the decimal number that starts at `b[start]` ends (sign, digits, point, and an exponent
+/// only when digits follow its `e`), or `None` when it has no digit: the prefix MySQL converts.
+fn number_end(b: &[u8], start: usize) -> Option<usize> {
+    let mut i = start;
     if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
         i += 1;
     }
@@ -212,22 +187,21 @@ pub fn is_whole_number(s: &str) -> bool {
         }
     }
     if digits == 0 {
-        return false;
+        return None;
     }
     if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        i += 1;
-        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-            i += 1;
+        let mut j = i + 1;
+        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+            j += 1;
         }
-        let exp_start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == exp_start {
-            return false;
+        if j < b.len() && b[j].is_ascii_digit() {
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            i = j;
         }
     }
-    i == b.len()
+    Some(i)
 }
 
 /// The MySQL double value of an SQLite value (`None` for NULL).
