@@ -13,7 +13,7 @@
 //! - double-quotes bare column and table names in DML, so SQLite never reads them as keywords.
 
 use super::sqltext::{dquote, squote, TokKind};
-use super::words::{is_dml, is_keyword, matching, StmtKind, Tk, CALLABLE_KEYWORDS, NUMERIC_FUNCS};
+use super::words::{changes_data, is_dml, is_keyword, matching, StmtKind, Tk, CALLABLE_KEYWORDS, NUMERIC_FUNCS};
 
 /// Run the expression pass over a whole statement.
 pub(super) fn convert(tks: &mut [Tk], kind: StmtKind) {
@@ -98,11 +98,7 @@ impl Expr<'_> {
 
     fn wrap(&mut self, s: usize, e: usize, func: &str) {
         // a data-change statement converts strictly (MySQL's strict mode): see `mysql_num_strict`
-        let func = if func == "mysql_num" && matches!(self.kind, StmtKind::Insert | StmtKind::Update | StmtKind::Delete) {
-            "mysql_num_strict"
-        } else {
-            func
-        };
+        let func = if func == "mysql_num" && changes_data(self.kind) { "mysql_num_strict" } else { func };
         self.tks[s].pre = format!("{func}( {}", self.tks[s].pre);
         self.tks[e].post.push_str(" )");
     }
@@ -256,7 +252,7 @@ impl Expr<'_> {
                 TokKind::Op => {
                     let kind = match t.value.as_str() {
                         "+" | "-" | "*" | "/" | "%" | "DIV" => AtomKind::Arith(t.value.clone()),
-                        "=" | "<" | ">" | "<=" | ">=" | "<>" | "!=" => AtomKind::Cmp,
+                        "=" | "<" | ">" | "<=" | ">=" | "<>" | "!=" | "<=>" => AtomKind::Cmp,
                         _ => AtomKind::Other,
                     };
                     atoms.push(Atom { s: i, e: i, kind, wrapped: false });
@@ -390,7 +386,32 @@ impl Expr<'_> {
             if k == 0 || atoms[k - 1].prim().is_none() || atoms.get(k + 1).and_then(|a| a.prim()).is_none() {
                 continue;
             }
-            if op == "DIV" {
+            // `a DIV b` and `a % b` as MySQL computes them: DIV divides exactly and truncates
+            // (`'9.776' DIV 2` is 4), `%` of fractions is fractional (`'14.4' % 3` is 2.4); SQLite's
+            // `/` and `%` would give 4.888 and 2. Rewritten as calls when no other `*`, `/`, `%`
+            // or DIV binds to the same operands (a chain keeps SQLite's operators).
+            if op == "DIV" || op == "%" {
+                let multiplicative =
+                    |a: Option<&Atom>| matches!(a.map(|a| &a.kind), Some(AtomKind::Arith(o)) if matches!(o.as_str(), "*" | "/" | "%" | "DIV"));
+                let chained = (k >= 2 && multiplicative(atoms.get(k - 2))) || multiplicative(atoms.get(k + 2));
+                let fractional = [k - 1, k + 1].iter().any(|&side| {
+                    texty(atoms[side].prim().unwrap_or(Prim::Null)) || {
+                        let t = &self.tks[atoms[side].s].tok;
+                        atoms[side].s == atoms[side].e && t.kind == TokKind::Number && !t.value.bytes().all(|b| b.is_ascii_digit())
+                    }
+                });
+                if op == "DIV" || fractional {
+                    for side in [k - 1, k + 1] {
+                        if texty(atoms[side].prim().unwrap_or(Prim::Null)) && !atoms[side].wrapped {
+                            self.wrap_run(atoms, (side, side));
+                        }
+                    }
+                }
+                if !chained && (op == "DIV" || fractional) {
+                    let o = atoms[k].s;
+                    self.tks[o].out = ",".into();
+                    self.wrap_run_with(atoms, (k - 1, k + 1), if op == "DIV" { "mysql_div" } else { "mod" });
+                }
                 continue;
             }
             for side in [k - 1, k + 1] {

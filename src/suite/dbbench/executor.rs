@@ -131,6 +131,17 @@ fn env_err(what: &str, e: impl std::fmt::Display) -> EnvError {
     EnvError::Infra(format!("{what}: {e}"))
 }
 
+/// A DECIMAL value as MySQL writes it: exactly `scale` decimals, no negative zero.
+fn decimal_text(v: f64, scale: Option<u32>) -> String {
+    let d = scale.unwrap_or(0) as usize;
+    let text = format!("{v:.d$}");
+    if text.starts_with('-') && text[1..].bytes().all(|b| b == b'0' || b == b'.') {
+        text[1..].to_string()
+    } else {
+        text
+    }
+}
+
 impl SqliteExecutor {
     /// Create the episode database with `tables`, default limits.
     pub fn new(tables: &[TableSpec]) -> Result<Self, EnvError> {
@@ -380,6 +391,8 @@ impl SqliteExecutor {
             return Ok(RowSet { affected, ..RowSet::default() });
         }
         let columns: Vec<String> = stmt.column_names().into_iter().map(|s| s.to_string()).collect();
+        let decimal_scales = if t.kind == StmtKind::Select { translate::decimal_result_scales(&t.sql) } else { Vec::new() };
+        let decimal_scale = |i: usize| if decimal_scales.len() == ncols { decimal_scales[i] } else { None };
         let mut rows = Vec::new();
         let mut truncated = false;
         let mut bytes = 0usize;
@@ -402,6 +415,8 @@ impl SqliteExecutor {
                 }
                 vals.push(match v {
                     ValueRef::Null => SqlValue::Null,
+                    ValueRef::Integer(v) if decimal_scale(i).is_some() => SqlValue::Decimal(decimal_text(v as f64, decimal_scale(i))),
+                    ValueRef::Real(v) if decimal_scale(i).is_some() => SqlValue::Decimal(decimal_text(v, decimal_scale(i))),
                     ValueRef::Integer(v) => SqlValue::Int(v),
                     ValueRef::Real(v) => SqlValue::Float(v),
                     ValueRef::Text(b) => SqlValue::Text(String::from_utf8_lossy(b).into_owned()),
@@ -710,7 +725,7 @@ fn map_error(src: &str, t: &Translation, e: &rusqlite::Error) -> SqlError {
         };
         return SqlError::syntax(src, off);
     }
-    if let Some(p) = msg.find(functions::TRUNCATED_DOUBLE) {
+    if let Some(p) = msg.find(functions::TRUNCATED) {
         return SqlError::new(1292, "22007", msg[p..].to_string());
     }
     if let Some(f) = after(&msg, "no such function:") {

@@ -1,11 +1,7 @@
 //! MySQL semantics inside SQLite: the `mysql_ci` collation, MySQL's string/number conversions,
 //! and the functions DBBench queries use, registered on each executor connection.
 //!
-//! `mysql_ci` mimics MySQL 8's `utf8mb4_0900_ai_ci` well enough for DBBench: two strings compare
-//! after Unicode NFKD, dropping combining marks and lower-casing (`'É' = 'e'`, `'ß' = 'ss'`).
-//! Like the 0900 collations it is NO PAD: trailing spaces are significant (`'a ' <> 'a'`).
-//! Ordering is by the folded code points, not by UCA weights, so punctuation may sort differently
-//! from MySQL (letters and digits sort the same).
+//! `mysql_ci` is MySQL 8's `utf8mb4_0900_ai_ci` as [`collation`](super::collation) describes it.
 //!
 //! Registered (MySQL names unless noted): `md5`, `concat` (NULL if any argument is NULL),
 //! `concat_ws` (skips NULLs), `mysql_group_concat` + `mysql_gc_join` (GROUP_CONCAT with
@@ -27,47 +23,11 @@ use md5::{Digest, Md5};
 use rusqlite::functions::{Aggregate, Context, FunctionFlags, WindowAggregate};
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::Connection;
-use unicode_normalization::char::is_combining_mark;
-use unicode_normalization::UnicodeNormalization;
 
 /// MySQL's `group_concat_max_len` default, in bytes.
 pub const GROUP_CONCAT_MAX_LEN: usize = 1024;
 
-/// Fold a string for the case- and accent-insensitive comparison.
-pub fn fold(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    if s.is_ascii() {
-        out.extend(s.chars().map(|c| c.to_ascii_lowercase()));
-        return out;
-    }
-    for c in s.nfkd() {
-        if c == 'ß' || c == 'ẞ' {
-            out.push_str("ss");
-            continue;
-        }
-        for l in c.to_lowercase() {
-            if !is_combining_mark(l) {
-                out.push(l);
-            }
-        }
-    }
-    out
-}
-
-/// The `mysql_ci` collation.
-pub fn collate_ci(a: &str, b: &str) -> Ordering {
-    if a.is_ascii() && b.is_ascii() {
-        let (x, y) = (a.as_bytes(), b.as_bytes());
-        for (p, q) in x.iter().zip(y) {
-            match p.to_ascii_lowercase().cmp(&q.to_ascii_lowercase()) {
-                Ordering::Equal => {}
-                o => return o,
-            }
-        }
-        return x.len().cmp(&y.len());
-    }
-    fold(a).cmp(&fold(b))
-}
+pub use super::collation::{collate_ci, fold};
 
 /// MySQL's conversion of a double to a string (what `CONCAT(x)` or a TEXT column shows).
 pub fn mysql_double_to_string(f: f64) -> String {
@@ -156,9 +116,19 @@ pub fn value_str(v: ValueRef<'_>) -> Option<String> {
     }
 }
 
-/// The start of the message of MySQL's error 1292 for a string that is not wholly a number;
-/// the executor turns a function error starting with it into that error.
+/// The start of the message of MySQL's error 1292 for a string that is not wholly a number
+/// (`Truncated incorrect DOUBLE value: 'x'`, likewise INTEGER and DECIMAL); the executor turns a
+/// function error holding it into that error.
+pub const TRUNCATED: &str = "Truncated incorrect ";
 pub const TRUNCATED_DOUBLE: &str = "Truncated incorrect DOUBLE value: ";
+
+/// Does MySQL convert `s` to an integer without truncating it: optional surrounding whitespace
+/// around an optionally signed run of digits?
+pub fn is_whole_integer(s: &str) -> bool {
+    let t = s.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c'));
+    let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
 
 /// Does MySQL convert `s` to a number without truncating it: optional surrounding whitespace
 /// around one decimal number (sign, digits, point, exponent)?
@@ -225,6 +195,60 @@ fn value_int(v: ValueRef<'_>) -> Option<i64> {
 
 fn round_half_away(f: f64) -> f64 {
     f.round()
+}
+
+/// MySQL's `my_double_round`: round `x` to `d` decimals (negative: to tens, hundreds, ...) with
+/// rint(), which rounds half to even.
+pub fn mysql_double_round(x: f64, d: i64) -> f64 {
+    let scale = 10f64.powi(d.unsigned_abs().min(400) as i32);
+    if d < 0 {
+        if scale.is_infinite() {
+            return 0.0;
+        }
+        (x / scale).round_ties_even() * scale
+    } else {
+        let scaled = x * scale;
+        if scaled.is_infinite() {
+            return x;
+        }
+        scaled.round_ties_even() / scale
+    }
+}
+
+/// GREATEST (`want` = Greater) or LEAST (Less) of SQLite values under MySQL 8's rules.
+pub fn greatest_or_least(args: &[ValueRef<'_>], want: Ordering) -> Value {
+    if args.iter().any(|v| matches!(v, ValueRef::Null)) {
+        return Value::Null;
+    }
+    if args.iter().any(|v| matches!(v, ValueRef::Text(_) | ValueRef::Blob(_))) {
+        let texts: Vec<String> = args
+            .iter()
+            .map(|v| match v {
+                ValueRef::Integer(i) => i.to_string(),
+                ValueRef::Real(f) => mysql_double_to_string(*f),
+                other => value_str(*other).unwrap_or_default(),
+            })
+            .collect();
+        let mut best = 0;
+        for i in 1..texts.len() {
+            if collate_ci(&texts[i], &texts[best]) == want {
+                best = i;
+            }
+        }
+        return Value::Text(texts[best].clone());
+    }
+    if args.iter().all(|v| matches!(v, ValueRef::Integer(_))) {
+        let ints = args.iter().filter_map(|v| if let ValueRef::Integer(i) = v { Some(*i) } else { None });
+        return Value::Integer(if want == Ordering::Greater { ints.max() } else { ints.min() }.unwrap_or(0));
+    }
+    let mut best = value_num(args[0]).unwrap_or(0.0);
+    for v in &args[1..] {
+        let x = value_num(*v).unwrap_or(0.0);
+        if x.partial_cmp(&best) == Some(want) {
+            best = x;
+        }
+    }
+    Value::Real(best)
 }
 
 fn user_err(msg: impl Into<String>) -> rusqlite::Error {
@@ -611,23 +635,39 @@ fn register_strings(db: &Connection) -> rusqlite::Result<()> {
     })?;
     // NULLIF compares as `=` does: numerically when either side is a number, else by `mysql_ci`
     // (SQLite's own NULLIF compares a TEXT '3' and the number 3 as different).
-    scalar(db, "mysql_nullif", 2, true, |c| {
-        let (a, b) = (arg(c, 0), arg(c, 1));
-        let equal = match (a, b) {
-            (ValueRef::Null, _) | (_, ValueRef::Null) => false,
-            (ValueRef::Integer(x), ValueRef::Integer(y)) => x == y,
-            (ValueRef::Integer(_) | ValueRef::Real(_), _) | (_, ValueRef::Integer(_) | ValueRef::Real(_)) => value_num(a) == value_num(b),
-            _ => collate_ci(&value_str(a).unwrap_or_default(), &value_str(b).unwrap_or_default()) == Ordering::Equal,
-        };
-        Ok(match a {
-            _ if equal => Value::Null,
-            ValueRef::Null => Value::Null,
-            ValueRef::Integer(i) => Value::Integer(i),
-            ValueRef::Real(f) => Value::Real(f),
-            ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
-            ValueRef::Blob(b) => Value::Blob(b.to_vec()),
-        })
-    })?;
+    // NULLIF compares as `=` does; inside INSERT/UPDATE/DELETE (`_strict`) a string that is not
+    // wholly a number, compared with a number, is error 1292 as in MySQL's strict mode.
+    for (name, strict) in [("mysql_nullif", false), ("mysql_nullif_strict", true)] {
+        scalar(db, name, 2, true, move |c| {
+            let (a, b) = (arg(c, 0), arg(c, 1));
+            let equal = match (a, b) {
+                (ValueRef::Null, _) | (_, ValueRef::Null) => false,
+                (ValueRef::Integer(x), ValueRef::Integer(y)) => x == y,
+                (ValueRef::Integer(_) | ValueRef::Real(_), _) | (_, ValueRef::Integer(_) | ValueRef::Real(_)) => {
+                    if strict {
+                        for v in [a, b] {
+                            if let ValueRef::Text(_) | ValueRef::Blob(_) = v {
+                                let s = value_str(v).unwrap_or_default();
+                                if !is_whole_number(&s) {
+                                    return Err(user_err(format!("{TRUNCATED_DOUBLE}'{s}'")));
+                                }
+                            }
+                        }
+                    }
+                    value_num(a) == value_num(b)
+                }
+                _ => collate_ci(&value_str(a).unwrap_or_default(), &value_str(b).unwrap_or_default()) == Ordering::Equal,
+            };
+            Ok(match a {
+                _ if equal => Value::Null,
+                ValueRef::Null => Value::Null,
+                ValueRef::Integer(i) => Value::Integer(i),
+                ValueRef::Real(f) => Value::Real(f),
+                ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+                ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+            })
+        })?;
+    }
     scalar(db, "md5", 1, true, |c| {
         Ok(match arg(c, 0) {
             ValueRef::Null => Value::Null,
@@ -833,38 +873,82 @@ fn register_strings(db: &Connection) -> rusqlite::Result<()> {
 }
 
 /// Casts.
-fn register_casts(db: &Connection) -> rusqlite::Result<()> {
-    // Casts.
-    scalar(db, "mysql_cast_signed", 1, true, |c| {
-        Ok(match arg(c, 0) {
+/// CAST to SIGNED, UNSIGNED or DECIMAL (`base` names the SQL function; DECIMAL takes the
+/// precision and scale as further arguments).
+fn cast_value(base: &str, args: &[ValueRef<'_>]) -> rusqlite::Result<Value> {
+    let x = args[0];
+    Ok(match base {
+        "mysql_cast_signed" => match x {
             ValueRef::Null => Value::Null,
             ValueRef::Integer(i) => Value::Integer(i),
             ValueRef::Real(f) => Value::Integer(round_half_away(f).clamp(i64::MIN as f64, i64::MAX as f64) as i64),
             v => Value::Integer(mysql_str_to_int(&value_str(v).unwrap_or_default())),
-        })
-    })?;
-    scalar(db, "mysql_cast_unsigned", 1, true, |c| {
-        let v = match arg(c, 0) {
-            ValueRef::Null => return Ok(Value::Null),
-            ValueRef::Integer(i) => i,
-            ValueRef::Real(f) => round_half_away(f).clamp(i64::MIN as f64, i64::MAX as f64) as i64,
-            v => mysql_str_to_int(&value_str(v).unwrap_or_default()),
-        };
-        Ok(if v >= 0 { Value::Integer(v) } else { Value::Real((v as u64) as f64) })
-    })?;
+        },
+        "mysql_cast_unsigned" => {
+            let v = match x {
+                ValueRef::Null => return Ok(Value::Null),
+                ValueRef::Integer(i) => i,
+                ValueRef::Real(f) => round_half_away(f).clamp(i64::MIN as f64, i64::MAX as f64) as i64,
+                v => mysql_str_to_int(&value_str(v).unwrap_or_default()),
+            };
+            if v >= 0 {
+                Value::Integer(v)
+            } else {
+                Value::Real((v as u64) as f64)
+            }
+        }
+        _ => {
+            let Some(x) = value_num(x) else { return Ok(Value::Null) };
+            let p = args.get(1).map_or(10, |a| value_int(*a).unwrap_or(10)).clamp(1, 65);
+            let s = args.get(2).map_or(0, |a| value_int(*a).unwrap_or(0)).clamp(0, 30);
+            let scale = 10f64.powi(s as i32);
+            let mut v = (x * scale).round() / scale;
+            let max = 10f64.powi((p - s) as i32) - 1.0 / scale;
+            v = v.clamp(-max, max);
+            if s == 0 && v.abs() < 9.0e18 {
+                Value::Integer(v as i64)
+            } else {
+                Value::Real(v)
+            }
+        }
+    })
+}
+
+fn register_casts(db: &Connection) -> rusqlite::Result<()> {
+    for base in ["mysql_cast_signed", "mysql_cast_unsigned"] {
+        scalar(db, base, 1, true, move |c| cast_value(base, &[arg(c, 0)]))?;
+    }
     scalar(db, "mysql_cast_decimal", -1, true, |c| {
         if c.is_empty() || c.len() > 3 {
             return Err(user_err("Incorrect parameter count in the call to native function 'cast'"));
         }
-        let Some(x) = value_num(arg(c, 0)) else { return Ok(Value::Null) };
-        let p = if c.len() > 1 { value_int(arg(c, 1)).unwrap_or(10) } else { 10 }.clamp(1, 65);
-        let s = if c.len() > 2 { value_int(arg(c, 2)).unwrap_or(0) } else { 0 }.clamp(0, 30);
-        let scale = 10f64.powi(s as i32);
-        let mut v = (x * scale).round() / scale;
-        let max = 10f64.powi((p - s) as i32) - 1.0 / scale;
-        v = v.clamp(-max, max);
-        Ok(if s == 0 && v.abs() < 9.0e18 { Value::Integer(v as i64) } else { Value::Real(v) })
+        let args: Vec<ValueRef<'_>> = (0..c.len()).map(|i| arg(c, i)).collect();
+        cast_value("mysql_cast_decimal", &args)
     })?;
+    // The same casts inside INSERT/UPDATE/DELETE: MySQL's strict mode makes the truncation of a
+    // string that is not wholly an integer (SIGNED, UNSIGNED) or a number (DECIMAL) error 1292,
+    // and the statement changes nothing.
+    for (name, base, what) in [
+        ("mysql_cast_signed_strict", "mysql_cast_signed", "INTEGER"),
+        ("mysql_cast_unsigned_strict", "mysql_cast_unsigned", "INTEGER"),
+        ("mysql_cast_decimal_strict", "mysql_cast_decimal", "DECIMAL"),
+    ] {
+        scalar(db, name, -1, true, move |c| {
+            if c.is_empty() || c.len() > 3 {
+                return Err(user_err("Incorrect parameter count in the call to native function 'cast'"));
+            }
+            let v = arg(c, 0);
+            if let ValueRef::Text(_) | ValueRef::Blob(_) = v {
+                let s = value_str(v).unwrap_or_default();
+                let whole = if what == "INTEGER" { is_whole_integer(&s) } else { is_whole_number(&s) };
+                if !whole {
+                    return Err(user_err(format!("{TRUNCATED}{what} value: '{s}'")));
+                }
+            }
+            let args: Vec<ValueRef<'_>> = (0..c.len()).map(|i| arg(c, i)).collect();
+            cast_value(base, &args)
+        })?;
+    }
     scalar(db, "mysql_cast_double", 1, true, |c| Ok(value_num(arg(c, 0)).map_or(Value::Null, Value::Real)))?;
     scalar(db, "mysql_cast_char", -1, true, |c| {
         if c.is_empty() {
@@ -936,6 +1020,30 @@ fn register_math(db: &Connection) -> rusqlite::Result<()> {
             }
         })
     })?;
+    // `a DIV b`: integers divide as integers; anything else divides exactly (MySQL uses
+    // DECIMAL: '0.3' DIV '0.1' is 3, where doubles give 2.999...) and truncates toward zero.
+    scalar(db, "mysql_div", 2, true, |c| {
+        Ok(match (arg(c, 0), arg(c, 1)) {
+            (ValueRef::Null, _) | (_, ValueRef::Null) => Value::Null,
+            (ValueRef::Integer(a), ValueRef::Integer(b)) => {
+                if b == 0 {
+                    Value::Null
+                } else {
+                    Value::Integer(a.wrapping_div(b))
+                }
+            }
+            (a, b) => {
+                let (a, b) = (value_num(a).unwrap_or(0.0), value_num(b).unwrap_or(0.0));
+                if b == 0.0 {
+                    return Ok(Value::Null);
+                }
+                let q = a / b;
+                let nearest = q.round();
+                let q = if (q - nearest).abs() <= 1e-9 * nearest.abs().max(1.0) { nearest } else { q.trunc() };
+                Value::Integer(q.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
+            }
+        })
+    })?;
     scalar(db, "sign", 1, true, |c| {
         Ok(value_num(arg(c, 0)).map_or(Value::Null, |x| {
             Value::Integer(if x > 0.0 {
@@ -947,6 +1055,36 @@ fn register_math(db: &Connection) -> rusqlite::Result<()> {
             })
         }))
     })?;
+    // GREATEST/LEAST as MySQL 8 compares (the rules of its manual, since 8.0.4): NULL if any
+    // argument is NULL; numbers compare as numbers; once any argument is a string, every argument
+    // compares as a string in the connection collation and the result is that string.
+    for (name, mysql_name, want) in [("mysql_greatest", "GREATEST", Ordering::Greater), ("mysql_least", "LEAST", Ordering::Less)] {
+        scalar(db, name, -1, true, move |c| {
+            if c.len() < 2 {
+                return Err(user_err(format!("Incorrect parameter count in the call to native function '{mysql_name}'")));
+            }
+            let args: Vec<ValueRef<'_>> = (0..c.len()).map(|i| arg(c, i)).collect();
+            Ok(greatest_or_least(&args, want))
+        })?;
+    }
+    // ROUND of an approximate (double) value: MySQL rounds `value * 10^d` with the C library's
+    // rint(), half to even (`ROUND('88.5')` is 88). The translator sends here the ROUNDs whose
+    // argument MySQL computes as a double (a string column, SUM or AVG of one); exact values
+    // (literals, integer arithmetic) keep SQLite's half-away-from-zero round, as DECIMAL does.
+    for n in [1, 2] {
+        scalar(db, "mysql_round_double", n, true, move |c| {
+            let Some(x) = value_num(arg(c, 0)) else { return Ok(Value::Null) };
+            let d = if n == 2 {
+                match value_int(arg(c, 1)) {
+                    Some(d) => d,
+                    None => return Ok(Value::Null),
+                }
+            } else {
+                0
+            };
+            Ok(Value::Real(mysql_double_round(x, d)))
+        })?;
+    }
     scalar(db, "pi", 0, true, |_| Ok(Value::Real(std::f64::consts::PI)))?;
     scalar(db, "truncate", 2, true, |c| {
         let x = arg(c, 0);

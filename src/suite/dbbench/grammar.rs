@@ -511,6 +511,18 @@ pub fn parse_rows(s: &str) -> Option<Vec<Vec<String>>> {
                 i += 1;
                 break;
             }
+            // a DECIMAL, as MySQL's client library sends it: `Decimal('16.00')`
+            const DECIMAL: &str = "Decimal('";
+            if b[i..].iter().take(DECIMAL.len()).copied().eq(DECIMAL.chars()) {
+                let start = i + DECIMAL.len();
+                let mut j = start;
+                while j < b.len() && b[j] != '\'' {
+                    j += 1;
+                }
+                row.push(b[start..j].iter().collect());
+                i = (j + 2).min(b.len());
+                continue;
+            }
             if b[i] == '\'' || b[i] == '"' {
                 let q = b[i];
                 let mut j = i + 1;
@@ -537,7 +549,6 @@ pub fn parse_rows(s: &str) -> Option<Vec<Vec<String>>> {
                 }
                 let raw: String = b[i..j].iter().collect();
                 let raw = raw.trim();
-                let raw = raw.strip_prefix("Decimal('").and_then(|r| r.strip_suffix("')")).unwrap_or(raw);
                 row.push(raw.to_string());
                 i = j;
             }
@@ -1484,6 +1495,14 @@ pub const GRAMMAR: DbBenchGrammar = DbBenchGrammar;
 mod tests {
     use super::*;
     use crate::message::{Message, Origin, ToolCall};
+
+    #[test]
+    fn reads_rows_with_decimals_and_quotes() {
+        let rows = parse_rows("[('74', Decimal('16.00')), ('It''s', None), (\"a, b\", Decimal('-0.5'))]").unwrap();
+        assert_eq!(rows[0], vec!["74".to_string(), "16.00".to_string()]);
+        assert_eq!(rows[2], vec!["a, b".to_string(), "-0.5".to_string()]);
+        assert_eq!(parse_rows("[(Decimal('3'),)]").unwrap(), vec![vec!["3".to_string()]]);
+    }
 
     /// Chooses what the innate priors alone prefer (an untrained model scores every option 0).
     struct ByPrior;

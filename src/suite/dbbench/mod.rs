@@ -18,6 +18,7 @@
 //! and its scorer depends only on the record and the database state.
 
 pub mod behaviour;
+pub mod collation;
 pub mod convert;
 pub mod executor;
 pub mod functions;

@@ -24,7 +24,7 @@
 use super::convert;
 use super::sqltext::{self, dquote, lex, squote, TokKind, Token};
 pub use super::words::StmtKind;
-use super::words::{is_dml, matching, Tk};
+use super::words::{changes_data, is_dml, matching, Tk};
 
 pub use super::convert::mysql_number_literal_text;
 
@@ -331,6 +331,143 @@ fn next_live(tks: &[Tk], i: usize, hi: usize) -> Option<usize> {
     (i + 1..hi).find(|&j| !tks[j].removed)
 }
 
+/// Whether the first argument of the call opened at `open` is one MySQL computes as a double: a
+/// column (DBBench's columns hold strings) or a string, alone or under SUM/AVG. Those ROUNDs
+/// round half to even; see `mysql_round_double`.
+fn rounds_a_double(tks: &[Tk], open: usize) -> bool {
+    let Some(close) = matching(tks, open) else { return false };
+    let live: Vec<usize> = (open + 1..close).filter(|&j| !tks[j].removed).collect();
+    let first_end = live
+        .iter()
+        .scan(0i32, |depth, &j| {
+            match tks[j].tok.kind {
+                TokKind::LParen => *depth += 1,
+                TokKind::RParen => *depth -= 1,
+                TokKind::Comma if *depth == 0 => return None,
+                _ => {}
+            }
+            Some(j)
+        })
+        .count();
+    let first = &live[..first_end];
+    let kinds: Vec<TokKind> = first.iter().map(|&j| tks[j].tok.kind).collect();
+    let column_or_string = |ks: &[TokKind], idx: &[usize]| match ks {
+        [TokKind::Str] | [TokKind::QuotedIdent] => true,
+        [TokKind::Word] => !super::words::is_keyword(&tks[idx[0]].tok.value.to_ascii_uppercase()),
+        [TokKind::Word | TokKind::QuotedIdent, TokKind::Dot, TokKind::Word | TokKind::QuotedIdent] => true,
+        _ => false,
+    };
+    if column_or_string(&kinds, first) {
+        return true;
+    }
+    let n = kinds.len();
+    n >= 4
+        && kinds[0] == TokKind::Word
+        && (tks[first[0]].tok.is_kw("AVG") || tks[first[0]].tok.is_kw("SUM"))
+        && kinds[1] == TokKind::LParen
+        && kinds[n - 1] == TokKind::RParen
+        && column_or_string(&kinds[2..n - 1], &first[2..n - 1])
+}
+
+/// The DECIMAL scale of each result column of a translated SELECT whose value MySQL types as
+/// DECIMAL(M,D): `CAST(x AS DECIMAL(M,D))` itself, or MIN/MAX/SUM of it (scale D) or AVG of it
+/// (scale D + 4, MySQL's `div_precision_increment`). SQLite computes these as doubles; the
+/// executor writes them back as MySQL sends them (`Decimal('16.00')`, not `16.0`), which is what
+/// the scorer compares. Empty when no column is such (or the statement is a UNION).
+pub fn decimal_result_scales(sql: &str) -> Vec<Option<u32>> {
+    if !sql.contains("mysql_cast_decimal") {
+        return Vec::new();
+    }
+    let Ok(toks) = lex(sql) else { return Vec::new() };
+    let Some(select) = toks.iter().position(|t| t.is_kw("SELECT")) else { return Vec::new() };
+    let mut items: Vec<Vec<&Token>> = vec![Vec::new()];
+    let mut depth = 0i32;
+    for t in &toks[select + 1..] {
+        match t.kind {
+            TokKind::LParen => depth += 1,
+            TokKind::RParen => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 && (t.is_kw("FROM") || t.is_kw("UNION") || t.kind == TokKind::Semi) {
+            if t.is_kw("UNION") {
+                return Vec::new();
+            }
+            break;
+        }
+        if depth == 0 && t.kind == TokKind::Comma {
+            items.push(Vec::new());
+        } else if !(items.len() == 1 && items[0].is_empty() && (t.is_kw("DISTINCT") || t.is_kw("ALL"))) {
+            if let Some(item) = items.last_mut() {
+                item.push(t);
+            }
+        }
+    }
+    items.iter().map(|item| decimal_scale(item)).collect()
+}
+
+fn decimal_scale(item: &[&Token]) -> Option<u32> {
+    // drop an alias: `... AS name` or `...) name` (the translation double-quotes names, which
+    // this lexer reads as strings)
+    let mut end = item.len();
+    let name = |t: &Token| t.is_ident() || t.kind == TokKind::Str;
+    if end >= 2 && name(item[end - 1]) && (item[end - 2].is_kw("AS") || item[end - 2].kind == TokKind::RParen) {
+        end -= if item[end - 2].is_kw("AS") { 2 } else { 1 };
+    }
+    let item = &item[..end];
+    let call = |toks: &[&Token], name: &str| {
+        toks.len() >= 3 && toks[0].is_kw(name) && toks[1].kind == TokKind::LParen && toks[toks.len() - 1].kind == TokKind::RParen
+    };
+    if call(item, "mysql_cast_decimal") || call(item, "mysql_cast_decimal_strict") {
+        // `mysql_cast_decimal(x, M, D)`: the scale is the number before the closing parenthesis
+        // when a precision comes before it; `CAST(x AS DECIMAL)` and `DECIMAL(M)` have scale 0
+        let n = item.len();
+        let top_commas = item[2..n - 1]
+            .iter()
+            .scan(0i32, |d, t| {
+                match t.kind {
+                    TokKind::LParen => *d += 1,
+                    TokKind::RParen => *d -= 1,
+                    _ => {}
+                }
+                Some(*d == 0 && t.kind == TokKind::Comma)
+            })
+            .filter(|c| *c)
+            .count();
+        return match top_commas {
+            2 => item[n - 2].value.parse::<u32>().ok().map(|d| d.min(30)),
+            _ => Some(0),
+        };
+    }
+    for (agg, extra) in [("SUM", 0), ("MIN", 0), ("MAX", 0), ("AVG", 4)] {
+        if call(item, agg) && item.len() > 3 {
+            let inner = &item[2..item.len() - 1];
+            let inner = if inner.first().is_some_and(|t| t.is_kw("DISTINCT")) { &inner[1..] } else { inner };
+            let inner_closes_at_end = {
+                let mut d = 0i32;
+                let mut closes = 0;
+                for (i, t) in inner.iter().enumerate() {
+                    match t.kind {
+                        TokKind::LParen => d += 1,
+                        TokKind::RParen => {
+                            d -= 1;
+                            if d == 0 {
+                                closes = i;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                closes == inner.len().saturating_sub(1)
+            };
+            if inner_closes_at_end {
+                return decimal_scale(inner).map(|d| (d + extra).min(30));
+            }
+        }
+    }
+    None
+}
+
 /// Indices of tokens at depth 1 inside the parentheses `open..close`.
 fn top_level_inside(tks: &[Tk], open: usize, close: usize) -> Vec<usize> {
     let mut out = Vec::new();
@@ -423,7 +560,9 @@ fn structural(tks: &mut [Tk], kind: StmtKind) -> Result<(), PrepError> {
                 match v.as_str() {
                     "||" => tks[i].set(TokKind::Word, "OR", "OR"),
                     "&&" => tks[i].set(TokKind::Word, "AND", "AND"),
-                    "<=>" => tks[i].set(TokKind::Word, "IS", "IS"),
+                    // stays an operator, so the expression pass compares it as `=` (numerically
+                    // with a number); SQLite's IS is its NULL-safe equality
+                    "<=>" => tks[i].out = "IS".into(),
                     "!" => tks[i].set(TokKind::Word, "NOT", "NOT"),
                     ":=" | "^" => return Err(PrepError::Unsupported { what: format!("operator {v}") }),
                     _ => {}
@@ -451,13 +590,17 @@ fn structural(tks: &mut [Tk], kind: StmtKind) -> Result<(), PrepError> {
             "LEFT" if next_is_paren => tks[i].set(TokKind::Word, "mysql_left", "mysql_left"),
             "RIGHT" if next_is_paren => tks[i].set(TokKind::Word, "mysql_right", "mysql_right"),
             "ISNULL" if next_is_paren => tks[i].set(TokKind::Word, "mysql_isnull", "mysql_isnull"),
+            "NULLIF" if next_is_paren && changes_data(kind) => tks[i].set(TokKind::Word, "mysql_nullif_strict", "mysql_nullif_strict"),
             "NULLIF" if next_is_paren => tks[i].set(TokKind::Word, "mysql_nullif", "mysql_nullif"),
-            "GREATEST" if next_is_paren => tks[i].set(TokKind::Word, "max", "max"),
-            "LEAST" if next_is_paren => tks[i].set(TokKind::Word, "min", "min"),
+            "GREATEST" if next_is_paren => tks[i].set(TokKind::Word, "mysql_greatest", "mysql_greatest"),
+            "LEAST" if next_is_paren => tks[i].set(TokKind::Word, "mysql_least", "mysql_least"),
+            "ROUND" if next_is_paren && rounds_a_double(tks, next.unwrap_or(i)) => {
+                tks[i].set(TokKind::Word, "mysql_round_double", "mysql_round_double")
+            }
             "DATABASE" | "SCHEMA" if next_is_paren => tks[i].set(TokKind::Word, "mysql_database", "mysql_database"),
             "INSERT" if next_is_paren => tks[i].set(TokKind::Word, "mysql_insert", "mysql_insert"),
-            "CAST" if next_is_paren => cast(tks, i, next.unwrap_or(i), false)?,
-            "CONVERT" if next_is_paren => cast(tks, i, next.unwrap_or(i), true)?,
+            "CAST" if next_is_paren => cast(tks, i, next.unwrap_or(i), false, changes_data(kind))?,
+            "CONVERT" if next_is_paren => cast(tks, i, next.unwrap_or(i), true, changes_data(kind))?,
             "GROUP_CONCAT" if next_is_paren => group_concat(tks, i, next.unwrap_or(i)),
             "SUBSTRING" | "SUBSTR" | "MID" if next_is_paren => {
                 tks[i].set(TokKind::Word, "mysql_substring", "mysql_substring");
@@ -542,7 +685,9 @@ fn structural(tks: &mut [Tk], kind: StmtKind) -> Result<(), PrepError> {
 }
 
 /// `CAST(x AS T)` / `CONVERT(x, T)` / `CONVERT(x USING cs)`.
-fn cast(tks: &mut [Tk], name: usize, open: usize, convert: bool) -> Result<(), PrepError> {
+/// In a data change (`strict`) SIGNED, UNSIGNED and DECIMAL refuse truncating strings, as MySQL's
+/// strict mode does (the `_strict` functions).
+fn cast(tks: &mut [Tk], name: usize, open: usize, convert: bool, strict: bool) -> Result<(), PrepError> {
     let Some(close) = matching(tks, open) else { return Ok(()) };
     let inside = top_level_inside(tks, open, close);
     let sep = if convert {
@@ -585,6 +730,8 @@ fn cast(tks: &mut [Tk], name: usize, open: usize, convert: bool) -> Result<(), P
             return Err(PrepError::Syntax { offset: tks[second].tok.start });
         }
     }
+    let strict_func = format!("{func}_strict");
+    let func = if strict && matches!(func, "mysql_cast_signed" | "mysql_cast_unsigned" | "mysql_cast_decimal") { strict_func.as_str() } else { func };
     tks[name].set(TokKind::Word, func, func);
     // Keep numeric precision arguments: DECIMAL(10,2) -> , 10 , 2 ; CHAR(5) -> , 5
     let mut args: Vec<usize> = Vec::new();
@@ -599,7 +746,7 @@ fn cast(tks: &mut [Tk], name: usize, open: usize, convert: bool) -> Result<(), P
             tks[j].remove();
         }
     }
-    let keep_args = matches!(func, "mysql_cast_decimal" | "mysql_cast_char") && !args.is_empty();
+    let keep_args = matches!(func, "mysql_cast_decimal" | "mysql_cast_decimal_strict" | "mysql_cast_char") && !args.is_empty();
     if keep_args {
         tks[sep].set(TokKind::Comma, ",", ",");
         for w in args.windows(2) {

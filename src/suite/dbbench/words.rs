@@ -190,11 +190,15 @@ pub(super) const NUMERIC_FUNCS: &[&str] = &[
     "LOG2",
     "MOD",
     "MYSQL_CAST_DECIMAL",
+    "MYSQL_CAST_DECIMAL_STRICT",
     "MYSQL_CAST_DOUBLE",
     "MYSQL_CAST_SIGNED",
+    "MYSQL_CAST_SIGNED_STRICT",
     "MYSQL_CAST_UNSIGNED",
+    "MYSQL_CAST_UNSIGNED_STRICT",
     "MYSQL_LOCATE",
     "MYSQL_NUM",
+    "MYSQL_ROUND_DOUBLE",
     "NTILE",
     "OCTET_LENGTH",
     "ORD",
@@ -228,6 +232,11 @@ pub(super) const NUMERIC_FUNCS: &[&str] = &[
 
 pub(super) fn is_keyword(up: &str) -> bool {
     KEYWORDS.contains(&up)
+}
+
+/// INSERT, UPDATE or DELETE: where MySQL's strict mode turns truncating conversions into errors.
+pub(super) fn changes_data(kind: StmtKind) -> bool {
+    matches!(kind, StmtKind::Insert | StmtKind::Update | StmtKind::Delete)
 }
 
 pub(super) fn is_dml(kind: StmtKind) -> bool {
