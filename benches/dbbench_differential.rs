@@ -2,7 +2,8 @@
 //! MariaDB on every official and bundled gold query and on generated queries (10,000 by default,
 //! `HARNESS_S_BENCH_QUERIES` to change; `HARNESS_S_DIFF_SEED` picks the generator's seed). Prints
 //! the agreement per source and per kind of query, how agreeing results still differ in form,
-//! and every disagreement class with its count and an example of each unexplained one.
+//! and every disagreement class with its count and an example of each unexplained one
+//! (`HARNESS_S_DIFF_SHOW=<class id>` also prints every disagreement of one allow-listed class).
 //!
 //! The server: `HARNESS_S_TEST_MYSQL_URL` if set, else a private MariaDB started as the tests
 //! start it (`tests/support/mariadb.rs`).
@@ -57,6 +58,12 @@ fn main() {
     for a in ALLOWED {
         let count = tally.allowed.get(a.id).copied().unwrap_or(0);
         println!("  {:<28} {count:>6}  ({:?}) {}", a.id, a.kind, a.reason);
+    }
+    // HARNESS_S_DIFF_SHOW=<class id> prints every disagreement of that class (to work on a gap).
+    if let Ok(show) = std::env::var("HARNESS_S_DIFF_SHOW") {
+        for o in tally.explained.iter().filter(|o| o.class.is_some_and(|c| c.id == show)) {
+            println!("{}", o.describe());
+        }
     }
     println!("  {:<28} {:>6}", "unexplained", tally.unexplained.len());
     for o in &tally.unexplained {
