@@ -636,3 +636,21 @@ fn decimal_casts_come_back_as_decimals() {
     // a UNION or a column computed from the cast is left as SQLite computes it
     assert_eq!(run(&mut ex, "SELECT CAST(Price AS DECIMAL(10,2)) * 2 FROM Prices WHERE Item = 'a'"), "[(3.0,)]");
 }
+
+#[test]
+fn data_changes_refuse_subqueries_on_their_own_table() {
+    let mut ex = exec();
+    let before = ex.tables_hash(&[matches_table()]);
+    for sql in [
+        "DELETE FROM `Football Matches` WHERE Goal IN (SELECT Goal FROM `Football Matches` WHERE Goal > 10)",
+        "UPDATE `Football Matches` SET Goal = (SELECT MAX(Goal) FROM `Football Matches`)",
+        "DELETE FROM `Football Matches` WHERE EXISTS (SELECT 1 FROM `Football Matches` AS m WHERE m.Goal = 9)",
+    ] {
+        let e = ex.execute(sql).unwrap_err();
+        assert_eq!((e.errno, e.message.as_str()), (1093, "You can't specify target table 'Football Matches' for update in FROM clause"), "{sql}");
+    }
+    assert_eq!(ex.tables_hash(&[matches_table()]), before);
+    // a derived table is read first, so MySQL allows it
+    let sql = "DELETE FROM `Football Matches` WHERE Goal IN (SELECT g FROM (SELECT Goal AS g FROM `Football Matches`) AS d WHERE g > 20)";
+    assert_eq!(ex.execute(sql).unwrap().affected, 1);
+}

@@ -800,6 +800,9 @@ pub fn prep_error(src: &str, e: PrepError) -> SqlError {
         }
         PrepError::UnknownTable { name } => SqlError::new(1146, "42S02", format!("Table 'dbbench.{name}' doesn't exist")),
         PrepError::Empty => SqlError::new(1065, "42000", "Query was empty"),
+        PrepError::TargetInSubquery { name } => {
+            SqlError::new(1093, "HY000", format!("You can't specify target table '{name}' for update in FROM clause"))
+        }
         PrepError::Unsupported { what } => SqlError::new(1235, "42000", format!("This version of MySQL doesn't yet support '{what}'")),
     }
 }

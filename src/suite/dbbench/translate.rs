@@ -103,6 +103,8 @@ pub enum PrepError {
     Unsupported { what: String },
     /// Nothing but whitespace and comments.
     Empty,
+    /// An UPDATE or DELETE reading its own target table in a subquery (MySQL's error 1093).
+    TargetInSubquery { name: String },
 }
 
 /// Prepare the whole text of one `execute_sql` call: exactly one non-empty statement (MySQL's
@@ -150,9 +152,62 @@ fn like_clause(toks: &[Token], i: usize) -> Option<String> {
     }
 }
 
+/// The table an UPDATE or DELETE changes, when it changes exactly one.
+fn target_table(toks: &[Token], head: &str) -> Option<String> {
+    let mut i = 1;
+    while matches!(word_at(toks, i).as_deref(), Some("LOW_PRIORITY" | "QUICK" | "IGNORE")) {
+        i += 1;
+    }
+    if head == "DELETE" {
+        if word_at(toks, i).as_deref() != Some("FROM") {
+            return None; // multi-table DELETE t1, t2 FROM ...
+        }
+        i += 1;
+    }
+    let (name, next) = table_ref(toks, i)?;
+    let after = toks.get(next);
+    // `UPDATE a, b` / `UPDATE a JOIN b`: several tables, left alone
+    if after.is_some_and(|t| t.kind == TokKind::Comma || t.is_kw("JOIN") || t.is_kw("INNER") || t.is_kw("LEFT") || t.is_kw("STRAIGHT_JOIN")) {
+        return None;
+    }
+    Some(name)
+}
+
+/// MySQL 8 refuses an UPDATE or DELETE whose subquery reads the table it changes (error 1093:
+/// "You can't specify target table 'x' for update in FROM clause"); SQLite and MariaDB run it.
+/// A derived table (`FROM (SELECT ... FROM x) AS d`) is materialised first and stays allowed.
+fn check_target_not_in_subquery(toks: &[Token], head: &str) -> Result<(), PrepError> {
+    let Some(target) = target_table(toks, head) else { return Ok(()) };
+    // for each open parenthesis: does it open a derived table?
+    let mut derived: Vec<bool> = Vec::new();
+    for i in 0..toks.len() {
+        match toks[i].kind {
+            TokKind::LParen => {
+                let prev = i.checked_sub(1).map(|p| &toks[p]);
+                derived.push(prev.is_some_and(|p| p.is_kw("FROM") || p.is_kw("JOIN")));
+            }
+            TokKind::RParen => {
+                derived.pop();
+            }
+            _ if !derived.is_empty() && !derived.contains(&true) && (toks[i].is_kw("FROM") || toks[i].is_kw("JOIN")) => {
+                if let Some((name, _)) = table_ref(toks, i + 1) {
+                    if name == target {
+                        return Err(PrepError::TargetInSubquery { name });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn prepare_statement(src: &str, toks: &[Token]) -> Result<Prepared, PrepError> {
     let first = &toks[0];
     let head = first.upper().unwrap_or_default();
+    if head == "UPDATE" || head == "DELETE" {
+        check_target_not_in_subquery(toks, &head)?;
+    }
     let err_at = |i: usize| PrepError::Syntax { offset: toks.get(i).map_or(src.len(), |t| t.start) };
     match head.as_str() {
         "ATTACH" | "DETACH" | "PRAGMA" | "VACUUM" => {
