@@ -231,6 +231,16 @@ async fn static_file(State(app): State<Arc<App>>, uri: Uri) -> Response {
     }
 }
 
+/// The whole HTTP surface (API, events, UI files, the Host and token checks, the security
+/// headers), built without a socket so it can be driven in-process.
+fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route("/api/{command}", get(api_get).post(api_post))
+        .fallback(static_file)
+        .layer(axum::middleware::from_fn_with_state(app.clone(), guard))
+        .with_state(app)
+}
+
 /// Serve until `stop` is set (Ctrl-C, SIGTERM); running experiments are stopped cleanly (resumable) on the way out.
 pub fn serve(port: u16, db: &str, ui: Option<&Path>, stop: Arc<std::sync::atomic::AtomicBool>) -> Result<()> {
     let workspace = harness_s::workbench::workspace_for(db);
@@ -246,11 +256,7 @@ pub fn serve(port: u16, db: &str, ui: Option<&Path>, stop: Arc<std::sync::atomic
         let local = listener.local_addr()?;
         let hosts = ["127.0.0.1", "localhost", "[::1]"].iter().map(|h| format!("{h}:{}", local.port())).collect();
         let app = Arc::new(App { workbench: workbench.clone(), token: token.clone(), ui_dir: ui_dir.clone(), hosts });
-        let router = Router::new()
-            .route("/api/{command}", get(api_get).post(api_post))
-            .fallback(static_file)
-            .layer(axum::middleware::from_fn_with_state(app.clone(), guard))
-            .with_state(app);
+        let router = router(app);
         println!("serving http://{local}/?token={token}");
         match &ui_dir {
             Some(d) => eprintln!("ui: {}", d.display()),
@@ -272,4 +278,62 @@ pub fn serve(port: u16, db: &str, ui: Option<&Path>, stop: Arc<std::sync::atomic
     })?;
     workbench.shutdown();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::Request;
+    use tower::ServiceExt;
+
+    /// The router and the workbench behind it (kept by the caller, so its last reference, which
+    /// closes the store, is dropped outside the runtime that drives the requests).
+    fn app(dir: &Path) -> (Router, Arc<Workbench>) {
+        let db = dir.join("store.db");
+        let workbench = Arc::new(Workbench::open(db.to_str().expect("utf-8 path"), &dir.join("workspace")).expect("workbench"));
+        let hosts = vec!["127.0.0.1:8080".to_string()];
+        let app = App { workbench: workbench.clone(), token: "0123456789abcdef0123456789abcdef".into(), ui_dir: None, hosts };
+        (router(Arc::new(app)), workbench)
+    }
+
+    async fn send(router: Router, host: &str, uri: &str, token: Option<&str>) -> (StatusCode, HeaderMap, Value) {
+        let mut req = Request::builder().uri(uri).header(header::HOST, host);
+        if let Some(t) = token {
+            req = req.header(header::AUTHORIZATION, format!("Bearer {t}"));
+        }
+        let res = router.oneshot(req.body(Body::empty()).expect("request")).await.expect("response");
+        let (parts, body) = res.into_parts();
+        let bytes = axum::body::to_bytes(body, 1 << 20).await.expect("body");
+        (parts.status, parts.headers, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    }
+
+    #[test]
+    fn the_router_answers_in_process_with_its_checks() {
+        // the workbench owns runtimes of its own: open and drop it outside the one driving requests
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (router, workbench) = app(dir.path());
+        let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+        rt.block_on(check_router(router));
+        drop(rt);
+        workbench.shutdown();
+    }
+
+    async fn check_router(router: Router) {
+        let token = "0123456789abcdef0123456789abcdef";
+        // a command with the token: the command set's answer, with the security headers
+        let (status, headers, body) = send(router.clone(), "127.0.0.1:8080", "/api/suites", Some(token)).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(body.as_array().is_some_and(|a| !a.is_empty()), "{body}");
+        assert_eq!(headers.get("x-frame-options").map(|v| v.as_bytes()), Some(&b"DENY"[..]));
+        // no token, a wrong token, another host, an unknown command
+        let (status, _, body) = send(router.clone(), "127.0.0.1:8080", "/api/suites", None).await;
+        assert_eq!((status, body["kind"].as_str()), (StatusCode::UNAUTHORIZED, Some("unauthorized")));
+        let (status, _, _) = send(router.clone(), "127.0.0.1:8080", "/api/suites", Some("ffffffffffffffffffffffffffffffff")).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        let (status, _, body) = send(router.clone(), "evil.example:8080", "/api/suites", Some(token)).await;
+        assert_eq!((status, body["kind"].as_str()), (StatusCode::MISDIRECTED_REQUEST, Some("misdirected_request")));
+        let (status, _, _) = send(router, "127.0.0.1:8080", "/api/no_such_command", Some(token)).await;
+        assert!(status.is_client_error(), "{status}");
+    }
 }

@@ -342,9 +342,8 @@ fn architecture_states_the_same_layers() {
         .filter_map(|l| {
             let cells: Vec<&str> = l.split('|').map(str::trim).collect();
             // | # | layer | modules |
-            (cells.len() == 5 && cells[1].parse::<usize>().is_ok()).then(|| {
-                (cells[2].to_string(), cells[3].split(',').map(|m| m.trim().trim_matches('`').to_string()).collect())
-            })
+            (cells.len() == 5 && cells[1].parse::<usize>().is_ok())
+                .then(|| (cells[2].to_string(), cells[3].split(',').map(|m| m.trim().trim_matches('`').to_string()).collect()))
         })
         .collect();
     let ours: Vec<(String, Vec<String>)> = LAYERS.iter().map(|(n, m)| (n.to_string(), m.iter().map(|s| s.to_string()).collect())).collect();
