@@ -20,6 +20,7 @@
 //! rescue_tries = 2      # m
 //! ```
 
+use crate::policy::Backend;
 use crate::records::Arm;
 use serde::{Deserialize, Serialize};
 
@@ -172,9 +173,9 @@ impl Default for ServingConfig {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyConfig {
-    /// `builtin` (offline, trains in process).
-    #[serde(default = "default_backend")]
-    pub backend: String,
+    /// `builtin` (offline, trains in process) or `openai` (an endpoint, an external trainer).
+    #[serde(default)]
+    pub backend: Backend,
     #[serde(default = "default_temperature")]
     pub temperature: f32,
     #[serde(default = "default_lr")]
@@ -218,7 +219,7 @@ impl PolicyConfig {
     /// Episodes one job runs at once: `concurrency` for an endpoint, one for the built-in policy
     /// (whose episodes are the workbench's own CPU work; jobs run side by side instead).
     pub fn episodes_in_flight(&self) -> usize {
-        if self.backend == "builtin" {
+        if self.backend == Backend::Builtin {
             1
         } else {
             self.concurrency.unwrap_or(8).max(1)
@@ -332,9 +333,6 @@ fn default_eval_every() -> usize {
 fn default_reanchor() -> usize {
     4
 }
-fn default_backend() -> String {
-    "builtin".into()
-}
 fn default_temperature() -> f32 {
     1.0
 }
@@ -382,7 +380,7 @@ impl ExperimentConfig {
     /// `[trainer]` and `[serving]`: present exactly when an endpoint's policy is trained.
     fn validate_training(&self, file: &str) -> Result<(), ConfigError> {
         let err = |key: &str, message: String| Err(ConfigError { file: file.into(), key: key.into(), message });
-        let external = self.policy.backend != "builtin";
+        let external = self.policy.backend != Backend::Builtin;
         match (&self.trainer, external) {
             (None, true) => {
                 return err(
@@ -434,7 +432,7 @@ pub const SERVING_KINDS: [&str; 4] = ["vllm-lora", "sglang-lora", "command", "no
 impl Default for PolicyConfig {
     fn default() -> Self {
         PolicyConfig {
-            backend: default_backend(),
+            backend: Backend::Builtin,
             temperature: default_temperature(),
             learning_rate: default_lr(),
             warm_start_demos: default_demos(),
@@ -528,9 +526,9 @@ pub const LARGE_ROLLOUTS: u64 = 1_000_000;
 pub const LARGE_SECONDS: f64 = 12.0 * 3600.0;
 
 /// Rough seconds per episode of `suite` under `backend` (see [`SECONDS_PER_EPISODE`]).
-pub fn seconds_per_episode(suite: &str, backend: &str) -> f64 {
+pub fn seconds_per_episode(suite: &str, backend: Backend) -> f64 {
     let (builtin, endpoint) = SECONDS_PER_EPISODE.iter().find(|(s, _, _)| *s == suite).map(|(_, b, e)| (*b, *e)).unwrap_or(SECONDS_PER_EPISODE_OTHER);
-    if backend == "builtin" {
+    if backend == Backend::Builtin {
         builtin
     } else {
         endpoint
@@ -646,7 +644,7 @@ impl ExperimentConfig {
         let mut sum = JobRollouts::default();
         let (mut secs_min, mut secs_max) = (0.0f64, 0.0f64);
         for (suite, size) in self.suites.iter().zip(sizes) {
-            let spe = seconds_per_episode(suite, &self.policy.backend);
+            let spe = seconds_per_episode(suite, self.policy.backend);
             for arm in self.arms.iter().filter_map(|a| Arm::parse(a)) {
                 let j = self.job_rollouts(arm, size);
                 let seeds = self.seeds.len() as u128;
@@ -871,9 +869,9 @@ impl ExperimentConfig {
         if self.reanchor_every == 0 {
             return err("reanchor_every", "must be a whole number ≥ 1, got 0".into());
         }
-        match self.policy.backend.as_str() {
-            "builtin" => {}
-            "openai" => {
+        match self.policy.backend {
+            Backend::Builtin => {}
+            Backend::OpenAi => {
                 if self.policy.base_url.as_deref().is_none_or(|u| u.trim().is_empty()) {
                     return err("policy.base_url", "the `openai` back-end needs the endpoint's API root, e.g. \"http://127.0.0.1:8000/v1\"".into());
                 }
@@ -881,7 +879,6 @@ impl ExperimentConfig {
                     return err("policy.model", "the `openai` back-end needs a model name".into());
                 }
             }
-            other => return err("policy.backend", format!("unknown back-end `{other}` (allowed: builtin, openai)")),
         }
         self.validate_training(file)?;
         if self.policy.warm_start_demos > MAX_WARM_START_DEMOS {

@@ -245,7 +245,7 @@ impl WorkerState<'_> {
             self.store.run(run_id).map_err(|e| JobTrouble::Fatal(e.to_string()))?.ok_or_else(|| JobTrouble::Fatal(format!("no run {run_id}")))?;
         let cfg: ExperimentConfig =
             serde_json::from_value(run.config).map_err(|e| JobTrouble::Fatal(format!("run {run_id}'s configuration: {e}")))?;
-        if cfg.policy.backend != "builtin" {
+        if cfg.policy.backend != crate::policy::Backend::Builtin {
             // a model's actions are untrusted code: no episode without the sandbox
             for name in &cfg.suites {
                 if let Some(s) = crate::suite::by_name(name) {

@@ -273,7 +273,7 @@ pub fn run_experiment_with(
             store.location()
         )));
     }
-    if cfg.policy.backend != "builtin" {
+    if cfg.policy.backend != crate::policy::Backend::Builtin {
         // a model's actions are untrusted code: no run without the sandbox (or the user's say-so)
         for name in &cfg.suites {
             if let Some(s) = crate::suite::by_name(name) {
@@ -322,7 +322,7 @@ pub fn run_experiment_with(
             let id = store.create_run(
                 &NewRun::new("experiment", cfg.name.clone())
                     .suite(cfg.suites.join(","))
-                    .policy(cfg.policy.backend.clone())
+                    .policy(cfg.policy.backend.as_str())
                     .config(config_json.clone()),
             )?;
             take(id)?;

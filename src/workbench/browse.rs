@@ -584,7 +584,7 @@ impl Workbench {
 /// target from the base context: the ones it cannot (they relied on what only the sibling
 /// showed) are skipped in training, and the inspector says so.
 fn mark_producible(policy: &str, suite: &str, mut distilled: Value) -> Value {
-    let Some(grammar) = suite::by_name(suite).and_then(|s| s.grammar()).filter(|_| policy == "builtin") else {
+    let Some(grammar) = suite::by_name(suite).and_then(|s| s.grammar()).filter(|_| policy == crate::policy::Backend::Builtin.as_str()) else {
         return distilled;
     };
     if let Some(examples) = distilled.get_mut("examples").and_then(Value::as_array_mut) {

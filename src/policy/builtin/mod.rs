@@ -257,7 +257,7 @@ impl Chooser for Recorder<'_> {
 
 impl Policy for BuiltinPolicy {
     fn name(&self) -> String {
-        "builtin".into()
+        super::Backend::Builtin.as_str().into()
     }
 
     fn act(&self, ctx: &Context, opts: &CallOptions) -> Result<AssistantTurn, PolicyError> {
