@@ -635,6 +635,8 @@ fn decimal_casts_come_back_as_decimals() {
     );
     // a UNION or a column computed from the cast is left as SQLite computes it
     assert_eq!(run(&mut ex, "SELECT CAST(Price AS DECIMAL(10,2)) * 2 FROM Prices WHERE Item = 'a'"), "[(3.0,)]");
+    assert_eq!(run(&mut ex, "SELECT CAST(Price AS DECIMAL(10,2)) + CAST(Price AS DECIMAL(10,2)) FROM Prices WHERE Price = '2.255'"), "[(4.52,)]");
+    assert_eq!(run(&mut ex, "SELECT SUM(CAST(Price AS DECIMAL(10,2))) / 2 FROM Prices WHERE Item = 'b'"), "[(1.13,)]");
 }
 
 #[test]

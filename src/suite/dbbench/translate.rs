@@ -469,8 +469,25 @@ fn decimal_scale(item: &[&Token]) -> Option<u32> {
         end -= if item[end - 2].is_kw("AS") { 2 } else { 1 };
     }
     let item = &item[..end];
+    // `name ( ... )` and nothing after the parenthesis that closes it (`f(a) + f(b)` is not a call)
     let call = |toks: &[&Token], name: &str| {
-        toks.len() >= 3 && toks[0].is_kw(name) && toks[1].kind == TokKind::LParen && toks[toks.len() - 1].kind == TokKind::RParen
+        if toks.len() < 3 || !toks[0].is_kw(name) || toks[1].kind != TokKind::LParen {
+            return false;
+        }
+        let mut depth = 0i32;
+        for (i, t) in toks.iter().enumerate().skip(1) {
+            match t.kind {
+                TokKind::LParen => depth += 1,
+                TokKind::RParen => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return i == toks.len() - 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
     };
     if call(item, "mysql_cast_decimal") || call(item, "mysql_cast_decimal_strict") {
         // `mysql_cast_decimal(x, M, D)`: the scale is the number before the closing parenthesis
@@ -497,27 +514,7 @@ fn decimal_scale(item: &[&Token]) -> Option<u32> {
         if call(item, agg) && item.len() > 3 {
             let inner = &item[2..item.len() - 1];
             let inner = if inner.first().is_some_and(|t| t.is_kw("DISTINCT")) { &inner[1..] } else { inner };
-            let inner_closes_at_end = {
-                let mut d = 0i32;
-                let mut closes = 0;
-                for (i, t) in inner.iter().enumerate() {
-                    match t.kind {
-                        TokKind::LParen => d += 1,
-                        TokKind::RParen => {
-                            d -= 1;
-                            if d == 0 {
-                                closes = i;
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                closes == inner.len().saturating_sub(1)
-            };
-            if inner_closes_at_end {
-                return decimal_scale(inner).map(|d| (d + extra).min(30));
-            }
+            return decimal_scale(inner).map(|d| (d + extra).min(30));
         }
     }
     None
