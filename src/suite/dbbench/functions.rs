@@ -9,12 +9,16 @@
 //! `mysql_right`, `mysql_trim`, `mysql_locate`/`locate`/`instr` (collation-aware), `like`
 //! (collation-aware, `\` escapes by default), `length` (bytes), `char_length`, `lower`/`upper`/
 //! `lcase`/`ucase` (Unicode), `sum`/`avg` (strings converted as MySQL does; window-capable),
-//! `mysql_num` (MySQL's string-to-double prefix conversion; numbers unchanged), `mysql_real`, `mysql_cast_signed`/`unsigned`/
-//! `decimal`/`double`/`char`, math (`floor`, `ceil`, `ceiling`, `pow`, `power`, `sqrt`, `exp`,
-//! `ln`, `log`, `log2`, `log10`, `mod`, `sign`, `pi`, `truncate`, `rand`), string helpers
-//! (`reverse`, `repeat`, `space`, `lpad`, `rpad`, `substring_index`, `find_in_set`, `strcmp`,
-//! `ascii`, `ord`, `mysql_insert`), `regexp`/`regexp_like` (see [`regex`](super::regex)), date parts (`year`, `month`, `day`; NULL unless the string
-//! reads as a MySQL date), `mysql_isnull`, `mysql_database`, `version`, and clock
+//! `mysql_num` (MySQL's string-to-double prefix conversion; numbers unchanged), `mysql_real`,
+//! `mysql_cast_signed`/`unsigned`/`decimal`/`double`/`char`, `mysql_nullif`, and the `_strict`
+//! forms of the number conversions that INSERT/UPDATE/DELETE use (error 1292 on truncation, as
+//! MySQL's strict mode), `mysql_greatest`/`mysql_least` (MySQL 8's comparison rules), math
+//! (`floor`, `ceil`, `ceiling`, `pow`, `power`, `sqrt`, `exp`, `ln`, `log`, `log2`, `log10`, `mod`
+//! (fractional for doubles), `mysql_div` (DIV), `mysql_round_double` (ROUND of a double, half to
+//! even), `sign`, `pi`, `truncate`, `rand`), string helpers (`reverse`, `repeat`, `space`, `lpad`,
+//! `rpad`, `substring_index`, `find_in_set`, `strcmp`, `ascii`, `ord`, `mysql_insert`),
+//! `regexp`/`regexp_like` (see [`regex`](super::regex)), date parts (`year`, `month`, `day`; NULL
+//! unless the string reads as a MySQL date), `mysql_isnull`, `mysql_database`, `version`, and clock
 //! functions (`mysql_now`, `mysql_curdate`, ...; UTC).
 
 use std::cmp::Ordering;
