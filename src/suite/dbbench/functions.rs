@@ -124,7 +124,17 @@ pub fn value_str(v: ValueRef<'_>) -> Option<String> {
 /// (`Truncated incorrect DOUBLE value: 'x'`, likewise INTEGER and DECIMAL); the executor turns a
 /// function error holding it into that error.
 pub const TRUNCATED: &str = "Truncated incorrect ";
-pub const TRUNCATED_DOUBLE: &str = "Truncated incorrect DOUBLE value: ";
+
+/// Strict mode's refusal (error 1292) of a string `s` that MySQL would truncate converting it to
+/// `what` (`DOUBLE`, `DECIMAL`: not wholly a number; `INTEGER`: not wholly an integer).
+fn refuse_truncation(s: &str, what: &str) -> rusqlite::Result<()> {
+    let whole = if what == "INTEGER" { is_whole_integer(s) } else { is_whole_number(s) };
+    if whole {
+        Ok(())
+    } else {
+        Err(user_err(format!("{TRUNCATED}{what} value: '{s}'")))
+    }
+}
 
 /// Does MySQL convert `s` to an integer without truncating it: optional surrounding whitespace
 /// around an optionally signed run of digits?
@@ -619,9 +629,7 @@ fn register_strings(db: &Connection) -> rusqlite::Result<()> {
             ValueRef::Integer(i) => Value::Integer(i),
             v @ (ValueRef::Text(_) | ValueRef::Blob(_)) => {
                 let s = value_str(v).unwrap_or_default();
-                if !is_whole_number(&s) {
-                    return Err(user_err(format!("{TRUNCATED_DOUBLE}'{s}'")));
-                }
+                refuse_truncation(&s, "DOUBLE")?;
                 Value::Real(mysql_str_to_double(&s))
             }
             v => value_num(v).map_or(Value::Null, Value::Real),
@@ -651,10 +659,7 @@ fn register_strings(db: &Connection) -> rusqlite::Result<()> {
                     if strict {
                         for v in [a, b] {
                             if let ValueRef::Text(_) | ValueRef::Blob(_) = v {
-                                let s = value_str(v).unwrap_or_default();
-                                if !is_whole_number(&s) {
-                                    return Err(user_err(format!("{TRUNCATED_DOUBLE}'{s}'")));
-                                }
+                                refuse_truncation(&value_str(v).unwrap_or_default(), "DOUBLE")?;
                             }
                         }
                     }
@@ -943,11 +948,7 @@ fn register_casts(db: &Connection) -> rusqlite::Result<()> {
             }
             let v = arg(c, 0);
             if let ValueRef::Text(_) | ValueRef::Blob(_) = v {
-                let s = value_str(v).unwrap_or_default();
-                let whole = if what == "INTEGER" { is_whole_integer(&s) } else { is_whole_number(&s) };
-                if !whole {
-                    return Err(user_err(format!("{TRUNCATED}{what} value: '{s}'")));
-                }
+                refuse_truncation(&value_str(v).unwrap_or_default(), what)?;
             }
             let args: Vec<ValueRef<'_>> = (0..c.len()).map(|i| arg(c, i)).collect();
             cast_value(base, &args)
@@ -1004,49 +1005,28 @@ fn register_math(db: &Connection) -> rusqlite::Result<()> {
     })?;
     scalar(db, "log10", 1, true, |c| Ok(num1(c, |x| (x > 0.0).then(|| x.log10()))))?;
     scalar(db, "log2", 1, true, |c| Ok(num1(c, |x| (x > 0.0).then(|| x.log2()))))?;
-    scalar(db, "mod", 2, true, |c| {
-        Ok(match (arg(c, 0), arg(c, 1)) {
-            (ValueRef::Null, _) | (_, ValueRef::Null) => Value::Null,
-            (ValueRef::Integer(a), ValueRef::Integer(b)) => {
-                if b == 0 {
-                    Value::Null
-                } else {
-                    Value::Integer(a.wrapping_rem(b))
-                }
-            }
-            (a, b) => {
-                let (a, b) = (value_num(a).unwrap_or(0.0), value_num(b).unwrap_or(0.0));
-                if b == 0.0 {
-                    Value::Null
-                } else {
-                    Value::Real(a % b)
-                }
-            }
-        })
-    })?;
+    // NULL with a NULL operand or a zero divisor; integers stay integers, anything else is a
+    // double (MySQL's string conversion).
+    fn divide(c: &Context<'_>, ints: fn(i64, i64) -> i64, doubles: fn(f64, f64) -> Value) -> Value {
+        match (arg(c, 0), arg(c, 1)) {
+            (ValueRef::Null, _) | (_, ValueRef::Null) | (_, ValueRef::Integer(0)) => Value::Null,
+            (ValueRef::Integer(a), ValueRef::Integer(b)) => Value::Integer(ints(a, b)),
+            (a, b) => match (value_num(a).unwrap_or(0.0), value_num(b).unwrap_or(0.0)) {
+                (_, 0.0) => Value::Null,
+                (a, b) => doubles(a, b),
+            },
+        }
+    }
+    scalar(db, "mod", 2, true, |c| Ok(divide(c, i64::wrapping_rem, |a, b| Value::Real(a % b))))?;
     // `a DIV b`: integers divide as integers; anything else divides exactly (MySQL uses
     // DECIMAL: '0.3' DIV '0.1' is 3, where doubles give 2.999...) and truncates toward zero.
     scalar(db, "mysql_div", 2, true, |c| {
-        Ok(match (arg(c, 0), arg(c, 1)) {
-            (ValueRef::Null, _) | (_, ValueRef::Null) => Value::Null,
-            (ValueRef::Integer(a), ValueRef::Integer(b)) => {
-                if b == 0 {
-                    Value::Null
-                } else {
-                    Value::Integer(a.wrapping_div(b))
-                }
-            }
-            (a, b) => {
-                let (a, b) = (value_num(a).unwrap_or(0.0), value_num(b).unwrap_or(0.0));
-                if b == 0.0 {
-                    return Ok(Value::Null);
-                }
-                let q = a / b;
-                let nearest = q.round();
-                let q = if (q - nearest).abs() <= 1e-9 * nearest.abs().max(1.0) { nearest } else { q.trunc() };
-                Value::Integer(q.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
-            }
-        })
+        Ok(divide(c, i64::wrapping_div, |a, b| {
+            let q = a / b;
+            let nearest = q.round();
+            let q = if (q - nearest).abs() <= 1e-9 * nearest.abs().max(1.0) { nearest } else { q.trunc() };
+            Value::Integer(q.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
+        }))
     })?;
     scalar(db, "sign", 1, true, |c| {
         Ok(value_num(arg(c, 0)).map_or(Value::Null, |x| {
