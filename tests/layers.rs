@@ -369,3 +369,25 @@ fn every_source_file_opens_with_a_module_doc() {
         .collect();
     assert!(missing.is_empty(), "files without a `//!` module doc saying what they are: {missing:?}");
 }
+
+/// Library code says why it failed with a type (a `thiserror` enum or struct), so callers can
+/// match on the cause; a bare `String` error is only text.
+#[test]
+fn library_code_has_no_string_errors() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let code = code(f);
+        for (n, line) in code.lines().enumerate() {
+            let squeezed: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            // the error type is the last argument of `Result<...>`: `, String>` closing it
+            if let Some(at) = squeezed.find("Result<") {
+                if squeezed[at..].contains(",String>") {
+                    found.push(format!("{}:{}: {}", f.strip_prefix(src()).unwrap_or(f).display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "`Result<_, String>` in library code (give the error a type):\n{}", found.join("\n"));
+}

@@ -24,7 +24,7 @@ use crate::harness::{run_episode, EpisodeRequest};
 use crate::policy::builtin::model::SparseModel;
 use crate::policy::builtin::BuiltinPolicy;
 use crate::policy::Policy;
-use crate::store::{BlockingStore, ClaimedJob, StoreError};
+use crate::store::{BlockingStore, ClaimedJob, JobFailure, StoreError};
 
 /// How long a claim lasts without a heartbeat, by default.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
@@ -96,9 +96,18 @@ fn encode_json<T: Serialize>(value: &T) -> Vec<u8> {
     zstd::encode_all(&json[..], 3).unwrap_or(json)
 }
 
-fn decode_json<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, String> {
-    let json = zstd::decode_all(bytes).map_err(|e| format!("decompressing: {e}"))?;
-    serde_json::from_slice(&json).map_err(|e| format!("reading: {e}"))
+/// A stored job's body that cannot be read back.
+#[derive(Debug, thiserror::Error)]
+enum BodyError {
+    #[error("decompressing: {0}")]
+    Decompress(std::io::Error),
+    #[error("reading: {0}")]
+    Json(serde_json::Error),
+}
+
+fn decode_json<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, BodyError> {
+    let json = zstd::decode_all(bytes).map_err(BodyError::Decompress)?;
+    serde_json::from_slice(&json).map_err(BodyError::Json)
 }
 
 /// The coordinator's side: queue a phase's episodes, wait for the workers, read them back.
@@ -172,8 +181,8 @@ impl<'a> Coordinator<'a> {
                 seen.insert(f.id);
                 let i = index[&f.id];
                 let key = &rows[i].0;
-                let bytes = f.outcome.map_err(|error| DistributedError::Job { key: key.clone(), error })?;
-                let ep: Episode = decode_json(&bytes).map_err(|what| DistributedError::Decode { key: key.clone(), what })?;
+                let bytes = f.outcome.map_err(|JobFailure(error)| DistributedError::Job { key: key.clone(), error })?;
+                let ep: Episode = decode_json(&bytes).map_err(|e| DistributedError::Decode { key: key.clone(), what: e.to_string() })?;
                 done(i, &ep);
                 episodes[i] = Some(ep);
             }
@@ -253,10 +262,10 @@ impl WorkerState<'_> {
                 }
             }
         }
-        let lib = harness_library(&cfg).map_err(JobTrouble::Fatal)?;
+        let lib = harness_library(&cfg).map_err(|e| JobTrouble::Fatal(e.to_string()))?;
         let mut suites = HashMap::new();
         for s in &cfg.suites {
-            suites.insert(s.clone(), setup_suite(&cfg, s, &lib).map_err(JobTrouble::Fatal)?);
+            suites.insert(s.clone(), setup_suite(&cfg, s, &lib).map_err(|e| JobTrouble::Fatal(e.to_string()))?);
         }
         let c = Arc::new(RunContext { cfg, suites });
         self.runs.lock().unwrap_or_else(|p| p.into_inner()).insert(run_id, c.clone());
@@ -287,7 +296,9 @@ impl WorkerState<'_> {
                 p.restore(&model);
                 Arc::new(p)
             }
-            PolicyRef::Endpoint { model } => Arc::new(endpoint_policy(&ctx.cfg.policy).map_err(JobTrouble::Fatal)?.with_model(model)),
+            PolicyRef::Endpoint { model } => {
+                Arc::new(endpoint_policy(&ctx.cfg.policy).map_err(|e| JobTrouble::Fatal(e.to_string()))?.with_model(model))
+            }
         };
         self.policies.lock().unwrap_or_else(|p| p.into_inner()).insert(cache_key, (job.policy.clone(), policy.clone()));
         Ok(policy)
@@ -354,7 +365,7 @@ impl WorkerState<'_> {
                 }
                 Err(JobTrouble::Fatal(e)) => {
                     tracing::warn!(job = job.key, "episode job failed: {e}");
-                    Err(e)
+                    Err(JobFailure(e))
                 }
             };
             let failed = outcome.is_err();

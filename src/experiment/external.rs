@@ -267,7 +267,8 @@ impl<'a> ExternalLearner<'a> {
         };
         let (result, checkpoint) = match run.result {
             Ok(r) => r,
-            Err(msg) => {
+            Err(e) => {
+                let msg = e.to_string();
                 record(None, Some(&msg));
                 return Err(LearnerError::Trainer(msg));
             }
@@ -376,7 +377,8 @@ impl<'a> ExternalLearner<'a> {
                 let run = run_trainer(&self.trainer, &request, &dir, |line| self.say(format!("trainer [warm start seed {}] {line}", self.job.seed)))?;
                 match run.result {
                     Ok((result, checkpoint)) => (result, checkpoint, run.tail, run.status, true),
-                    Err(msg) => {
+                    Err(e) => {
+                        let msg = e.to_string();
                         record(run.status, &run.tail, false, None, Some(&msg));
                         return Err(LearnerError::Trainer(msg));
                     }
@@ -413,7 +415,7 @@ impl<'a> ExternalLearner<'a> {
                     "serving.log",
                     |line| self.say(format!("serving [{}] {line}", self.job.arm)),
                 )
-                .map_err(LearnerError::Serving)?;
+                .map_err(|e| LearnerError::Serving(e.to_string()))?;
                 if status != Some(0) {
                     return Err(LearnerError::Serving(format!("`{}` ended with {status:?}", self.serving.command.join(" "))));
                 }
@@ -514,24 +516,44 @@ pub struct TrainerRun {
     pub tail: Vec<String>,
     pub seconds: f64,
     /// The result and the checkpoint it names (resolved), or why there is none.
-    pub result: Result<(TrainResult, PathBuf), String>,
+    pub result: Result<(TrainResult, PathBuf), TrainerFailure>,
 }
 
-/// Why a result could not be read.
-enum ResultMissing {
-    NotWritten(std::io::Error),
-    Bad(String),
+/// Why a trainer run gave no usable checkpoint.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TrainerFailure {
+    #[error("the trainer exited 0 but wrote no {path} ({error})")]
+    NoResult { path: String, error: String },
+    /// The result file is not `{"checkpoint": ..., "metrics": ...}`, or names no checkpoint
+    /// that exists.
+    #[error("{0}")]
+    BadResult(String),
+    #[error("`{command}` exited with status {code} after {seconds:.1} s; its log: {log}")]
+    Exited { command: String, code: i32, seconds: f64, log: String },
+    #[error("`{command}` was stopped after {timeout_s} s (trainer.timeout_s); its log: {log}")]
+    TimedOut { command: String, timeout_s: u64, log: String },
+}
+
+impl TrainerFailure {
+    /// The failure without the log's path (for a caller whose log goes away with it).
+    pub fn without_log(&self) -> String {
+        match self {
+            TrainerFailure::Exited { command, code, seconds, .. } => format!("`{command}` exited with status {code} after {seconds:.1} s"),
+            TrainerFailure::TimedOut { command, timeout_s, .. } => format!("`{command}` was stopped after {timeout_s} s (trainer.timeout_s)"),
+            other => other.to_string(),
+        }
+    }
 }
 
 /// The result file at `path` and the checkpoint it names (relative to `dir` unless absolute),
 /// checked to exist.
-fn read_result(path: &Path, dir: &Path) -> Result<(TrainResult, PathBuf), ResultMissing> {
-    let text = std::fs::read_to_string(path).map_err(ResultMissing::NotWritten)?;
+fn read_result(path: &Path, dir: &Path) -> Result<(TrainResult, PathBuf), TrainerFailure> {
+    let text = std::fs::read_to_string(path).map_err(|e| TrainerFailure::NoResult { path: path.display().to_string(), error: e.to_string() })?;
     let r = serde_json::from_str::<TrainResult>(&text)
-        .map_err(|e| ResultMissing::Bad(format!("{}: {e} (expected {{\"checkpoint\": \"<path>\", \"metrics\": {{...}}}})", path.display())))?;
+        .map_err(|e| TrainerFailure::BadResult(format!("{}: {e} (expected {{\"checkpoint\": \"<path>\", \"metrics\": {{...}}}})", path.display())))?;
     let c = if Path::new(&r.checkpoint).is_absolute() { PathBuf::from(&r.checkpoint) } else { dir.join(&r.checkpoint) };
     if r.checkpoint.trim().is_empty() || !c.exists() {
-        return Err(ResultMissing::Bad(format!("{}: checkpoint `{}` does not exist", path.display(), c.display())));
+        return Err(TrainerFailure::BadResult(format!("{}: checkpoint `{}` does not exist", path.display(), c.display())));
     }
     Ok((r, c))
 }
@@ -554,17 +576,14 @@ pub fn run_trainer(trainer: &TrainerConfig, request: &TrainRequest, dir: &Path, 
         "trainer.log",
         on_line,
     )
-    .map_err(LearnerError::Trainer)?;
+    .map_err(|e| LearnerError::Trainer(e.to_string()))?;
     let seconds = started.elapsed().as_secs_f64();
-    let log = dir.join("trainer.log");
+    let log = dir.join("trainer.log").display().to_string();
     let command = trainer.command.join(" ");
     let result = match status {
-        Some(0) => read_result(&result_path, dir).map_err(|e| match e {
-            ResultMissing::NotWritten(e) => format!("the trainer exited 0 but wrote no {} ({e})", result_path.display()),
-            ResultMissing::Bad(m) => m,
-        }),
-        Some(code) => Err(format!("`{command}` exited with status {code} after {seconds:.1} s; its log: {}", log.display())),
-        None => Err(format!("`{command}` was stopped after {} s (trainer.timeout_s); its log: {}", trainer.timeout_s, log.display())),
+        Some(0) => read_result(&result_path, dir),
+        Some(code) => Err(TrainerFailure::Exited { command, code, seconds, log }),
+        None => Err(TrainerFailure::TimedOut { command, timeout_s: trainer.timeout_s, log }),
     };
     Ok(TrainerRun { status, tail, seconds, result })
 }
@@ -624,16 +643,22 @@ pub fn test_trainer(trainer: &TrainerConfig, base_model: &str) -> Result<Trainer
     Ok(match run.result {
         Ok((r, _)) => TrainerCheck { ok: true, seconds: run.seconds, metrics: r.metrics, log_tail: run.tail, error: None },
         // the scratch folder goes with this call: its log is in `log_tail`, not at the path named
-        Err(e) => {
-            let error = e.split("; its log:").next().unwrap_or(&e).to_string();
-            TrainerCheck { ok: false, seconds: run.seconds, metrics: Default::default(), log_tail: run.tail, error: Some(error) }
-        }
+        Err(e) => TrainerCheck { ok: false, seconds: run.seconds, metrics: Default::default(), log_tail: run.tail, error: Some(e.without_log()) },
     })
+}
+
+/// A trainer or serving command that could not be started or waited for.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {error}")]
+struct CommandError {
+    what: String,
+    error: std::io::Error,
 }
 
 /// Run `argv` (with `{placeholders}` replaced) in `cwd` with extra environment, its output
 /// appended to `cwd/<log>` and passed line by line to `on_line`; stop it (and its process group)
 /// after `timeout`. Returns the exit code (`None` when stopped) and the output's last lines.
+/// Errors when the command cannot be started or waited for.
 fn run_command(
     argv: &[String],
     placeholders: &[(&str, &str)],
@@ -642,10 +667,14 @@ fn run_command(
     env: &[(&str, String)],
     log: &str,
     on_line: impl Fn(&str) + Sync,
-) -> Result<(Option<i32>, Vec<String>), String> {
+) -> Result<(Option<i32>, Vec<String>), CommandError> {
     let args: Vec<String> = argv.iter().map(|a| placeholders.iter().fold(a.clone(), |a, (k, v)| a.replace(k, v))).collect();
     let log_path = cwd.join(log);
-    let log_file = std::fs::OpenOptions::new().create(true).append(true).open(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let log_file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .map_err(|e| CommandError { what: log_path.display().to_string(), error: e })?;
     let log_file = Mutex::new(log_file);
     let mut cmd = Command::new(&args[0]);
     cmd.args(&args[1..]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -654,7 +683,7 @@ fn run_command(
     }
     // dies with the workbench, leads its own process group (a timeout kills all of it)
     crate::sandbox::contain(&mut cmd, None, None);
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start `{}`: {e}", args[0]))?;
+    let mut child = cmd.spawn().map_err(|e| CommandError { what: format!("cannot start `{}`", args[0]), error: e })?;
     let pid = child.id();
     let tail: Arc<Mutex<VecDeque<String>>> = Arc::new(Mutex::new(VecDeque::new()));
     let (out, err) = (child.stdout.take(), child.stderr.take());
@@ -690,7 +719,7 @@ fn run_command(
                     return Ok(None);
                 }
                 Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-                Err(e) => return Err(format!("waiting for `{}`: {e}", args[0])),
+                Err(e) => return Err(CommandError { what: format!("waiting for `{}`", args[0]), error: e }),
             }
         }
     })?;

@@ -229,10 +229,10 @@ fn mix(parts: &[u64]) -> u64 {
 /// ([`ExperimentConfig::estimate`]), with each suite's split and sibling pool set up as a run
 /// sets them up (so a setup error here is the one Start would give).
 pub fn estimate(cfg: &ExperimentConfig, cores: usize) -> Result<RolloutEstimate, ExperimentError> {
-    let lib = harness_library(cfg).map_err(ExperimentError::Setup)?;
+    let lib = harness_library(cfg).map_err(|e| ExperimentError::Setup(e.to_string()))?;
     let mut sizes = Vec::new();
     for s in &cfg.suites {
-        sizes.push(setup_suite(cfg, s, &lib).map_err(ExperimentError::Setup)?.size());
+        sizes.push(setup_suite(cfg, s, &lib).map_err(|e| ExperimentError::Setup(e.to_string()))?.size());
     }
     Ok(cfg.estimate(&sizes, cores))
 }
@@ -281,10 +281,10 @@ pub fn run_experiment_with(
             }
         }
     }
-    let lib = harness_library(cfg).map_err(ExperimentError::Setup)?;
+    let lib = harness_library(cfg).map_err(|e| ExperimentError::Setup(e.to_string()))?;
     let mut suites = Vec::new();
     for s in &cfg.suites {
-        suites.push(setup_suite(cfg, s, &lib).map_err(ExperimentError::Setup)?);
+        suites.push(setup_suite(cfg, s, &lib).map_err(|e| ExperimentError::Setup(e.to_string()))?);
     }
     for h in cfg.heldout_families.iter().filter(|_| suites.len() > 1) {
         if !suites.iter().any(|s| s.tasks.iter().any(|t| &t.family == h)) {
@@ -449,7 +449,7 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
             Box::new(BuiltinLearner::new(BuiltinPolicy::new(grammar), cfg.policy.learning_rate, cfg.policy.weight_decay))
         }
         Some(trainer) => {
-            let policy = endpoint_policy(&cfg.policy).map_err(JobError::Setup)?;
+            let policy = endpoint_policy(&cfg.policy).map_err(|e| JobError::Setup(e.to_string()))?;
             Box::new(ExternalLearner::new(policy, trainer.clone(), cfg.serving.clone().unwrap_or_default(), identity, sh.store, sh.sink))
         }
     };

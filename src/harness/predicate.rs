@@ -75,10 +75,6 @@ pub struct PredicateSyntaxError(pub String);
 
 /// Parse a `when` entry: `name`, `!name`, `name(3)`.
 pub fn parse_predicate(s: &str) -> Result<PredicateRef, PredicateSyntaxError> {
-    parse_predicate_text(s).map_err(PredicateSyntaxError)
-}
-
-fn parse_predicate_text(s: &str) -> Result<PredicateRef, String> {
     let s = s.trim();
     let (negated, rest) = match s.strip_prefix('!') {
         Some(r) => (true, r),
@@ -86,13 +82,13 @@ fn parse_predicate_text(s: &str) -> Result<PredicateRef, String> {
     };
     let (name, arg) = match rest.split_once(':') {
         Some((n, a)) => {
-            let v = a.parse::<usize>().map_err(|_| format!("`{s}`: the argument after `:` must be a whole number"))?;
+            let v = a.parse::<usize>().map_err(|_| PredicateSyntaxError(format!("`{s}`: the argument after `:` must be a whole number")))?;
             (n, Some(v))
         }
         None => (rest, None),
     };
     if name.is_empty() {
-        return Err(format!("`{s}` is not a predicate name"));
+        return Err(PredicateSyntaxError(format!("`{s}` is not a predicate name")));
     }
     Ok(PredicateRef { negated, name: name.to_string(), arg })
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::profile::BehaviorProfile;
-use super::voter::{RouteQuery, Voter};
+use super::voter::{Abstention, RouteQuery, Voter};
 use crate::message::{CallKind, Context, Message, Origin, Role};
 use crate::policy::openai::{OpenAiConfig, OpenAiPolicy};
 use crate::policy::{CallOptions, Policy};
@@ -120,7 +120,7 @@ impl LlmVoter {
 /// Read a ranking from a reply: a JSON object with `ranking` (or a bare JSON array), possibly in
 /// a code fence or after some prose. Unknown names are dropped, repeats ignored; siblings the
 /// reply leaves out follow in the given fallback order. `Err` if no ranking can be read.
-pub fn parse_ranking(reply: &str, known: &[String]) -> Result<Vec<String>, String> {
+pub fn parse_ranking(reply: &str, known: &[String]) -> Result<Vec<String>, Abstention> {
     let candidates = [reply.find('{').zip(reply.rfind('}')), reply.find('[').zip(reply.rfind(']'))];
     let mut list: Option<Vec<Value>> = None;
     for (s, e) in candidates.into_iter().flatten() {
@@ -141,7 +141,7 @@ pub fn parse_ranking(reply: &str, known: &[String]) -> Result<Vec<String>, Strin
             _ => {}
         }
     }
-    let list = list.ok_or_else(|| format!("no JSON ranking in the reply: {}", reply.chars().take(160).collect::<String>()))?;
+    let list = list.ok_or_else(|| Abstention::NoRanking(format!("no JSON ranking in the reply: {}", reply.chars().take(160).collect::<String>())))?;
     let mut out: Vec<String> = Vec::new();
     for v in list {
         if let Some(name) = v.as_str().map(str::trim) {
@@ -153,7 +153,7 @@ pub fn parse_ranking(reply: &str, known: &[String]) -> Result<Vec<String>, Strin
         }
     }
     if out.is_empty() {
-        return Err("the reply ranks none of the candidates".into());
+        return Err(Abstention::NoRanking("the reply ranks none of the candidates".into()));
     }
     for k in known {
         if !out.contains(k) {
@@ -168,7 +168,7 @@ impl Voter for LlmVoter {
         self.name.clone()
     }
 
-    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], rng: &mut SplitMix) -> Result<Vec<String>, String> {
+    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], rng: &mut SplitMix) -> Result<Vec<String>, Abstention> {
         // the seed is drawn whether or not the endpoint is asked, so the other voters' draws
         // do not depend on the endpoint's health
         let seed = rng.next_u64();
@@ -176,7 +176,7 @@ impl Voter for LlmVoter {
             let mut h = self.health.lock().unwrap_or_else(|p| p.into_inner());
             if h.1 > 0 {
                 h.1 -= 1;
-                return Err(format!("paused after {} failed requests in a row", h.0));
+                return Err(Abstention::Paused(h.0));
             }
         }
         let ctx = Self::prompt(q, profiles);
@@ -197,7 +197,7 @@ impl Voter for LlmVoter {
                     h.1 = PAUSE_DECISIONS;
                     tracing::warn!(voter = %self.name, "{} requests in a row failed (last: {e}); sitting out the next {PAUSE_DECISIONS} decisions", h.0);
                 }
-                return Err(e.to_string());
+                return Err(Abstention::Endpoint(e.to_string()));
             }
         };
         // candidates the reply leaves out follow by their overall fix rate

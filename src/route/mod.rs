@@ -7,4 +7,4 @@ pub mod voter;
 
 pub use llm::{LlmVoter, LlmVoterConfig};
 pub use profile::{failure_signature, failure_summary, BehaviorProfile, Counts};
-pub use router::{borda, RouteQuery, Router, RoutingDecision, Voter, VOTERS};
+pub use router::{borda, Abstention, RouteQuery, Router, RoutingDecision, Voter, VOTERS};

@@ -13,7 +13,7 @@ use crate::seed::SplitMix;
 
 pub const VOTERS: &[&str] = &["posterior", "thompson", "ucb"];
 
-pub use super::voter::{RouteQuery, Voter};
+pub use super::voter::{Abstention, RouteQuery, Voter};
 
 /// Rescue-rate estimate with back-off: bucket counts shrunk toward the family rate, itself
 /// shrunk toward the sibling's overall rate.
@@ -49,7 +49,7 @@ impl Voter for PosteriorVoter {
     fn name(&self) -> String {
         "posterior".into()
     }
-    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], _rng: &mut SplitMix) -> Result<Vec<String>, String> {
+    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], _rng: &mut SplitMix) -> Result<Vec<String>, Abstention> {
         Ok(order_for(&q.task_id, profiles.iter().map(|p| (shrunk(p, q).0, p.sibling.clone())).collect()))
     }
 }
@@ -95,7 +95,7 @@ impl Voter for ThompsonVoter {
     fn name(&self) -> String {
         "thompson".into()
     }
-    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], rng: &mut SplitMix) -> Result<Vec<String>, String> {
+    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], rng: &mut SplitMix) -> Result<Vec<String>, Abstention> {
         Ok(order_for(
             &q.task_id,
             profiles
@@ -113,7 +113,7 @@ impl Voter for UcbVoter {
     fn name(&self) -> String {
         "ucb".into()
     }
-    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], _rng: &mut SplitMix) -> Result<Vec<String>, String> {
+    fn rank(&self, q: &RouteQuery, profiles: &[BehaviorProfile], _rng: &mut SplitMix) -> Result<Vec<String>, Abstention> {
         let total: f64 = profiles.iter().map(|p| p.by_family.get(&q.family).map(|c| c.base_failures()).unwrap_or(0) as f64).sum();
         Ok(order_for(
             &q.task_id,
@@ -201,7 +201,7 @@ impl Router {
                 Ok(r) => rankings.push((v.name(), r)),
                 Err(e) => {
                     tracing::debug!(voter = %v.name(), task = %q.task_id, "voter abstained: {e}");
-                    abstained.push((v.name(), e));
+                    abstained.push((v.name(), e.to_string()));
                 }
             }
         }

@@ -79,18 +79,27 @@ pub(crate) enum Stored<'a> {
     Text(&'a str),
 }
 
-pub(crate) fn classify(s: &str) -> Result<Stored<'_>, String> {
+/// A stored payload that does not read back: a bad reference, or one to a string that is gone.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum InternError {
+    #[error("malformed string reference {0:?}")]
+    Malformed(String),
+    #[error("interned string {0} is missing")]
+    Missing(i64),
+}
+
+pub(crate) fn classify(s: &str) -> Result<Stored<'_>, InternError> {
     match s.strip_prefix(REF) {
         None => Ok(Stored::Text(s)),
         Some(rest) if rest.starts_with(REF) => Ok(Stored::Text(rest)),
-        Some(rest) => rest.parse().map(Stored::Ref).map_err(|_| format!("malformed string reference {s:?}")),
+        Some(rest) => rest.parse().map(Stored::Ref).map_err(|_| InternError::Malformed(s.to_string())),
     }
 }
 
 /// The ids of the interned strings `value` references (readers take them from the payload's
 /// bytes: [`payload_references`]).
 #[cfg(test)]
-pub(crate) fn references(value: &Value, out: &mut Vec<i64>) -> Result<(), String> {
+pub(crate) fn references(value: &Value, out: &mut Vec<i64>) -> Result<(), InternError> {
     match value {
         Value::String(s) => {
             if let Stored::Ref(id) = classify(s)? {
@@ -120,10 +129,10 @@ pub(crate) fn payload_references(payload: &[u8]) -> impl Iterator<Item = i64> + 
 /// Put the interned strings back (and unescape the others) in a parsed tree: what
 /// [`super::resolve::from_payload`] does while parsing.
 #[cfg(test)]
-pub(crate) fn resolve(value: &mut Value, strings: &HashMap<i64, Arc<str>>) -> Result<(), String> {
+pub(crate) fn resolve(value: &mut Value, strings: &HashMap<i64, Arc<str>>) -> Result<(), InternError> {
     match value {
         Value::String(s) => match classify(s)? {
-            Stored::Ref(id) => *s = strings.get(&id).ok_or_else(|| format!("interned string {id} is missing"))?.to_string(),
+            Stored::Ref(id) => *s = strings.get(&id).ok_or(InternError::Missing(id))?.to_string(),
             Stored::Text(t) if t.len() != s.len() => *s = t.to_string(),
             Stored::Text(_) => {}
         },
@@ -283,7 +292,7 @@ mod tests {
         resolve(&mut v, &HashMap::from([(5, Arc::from(long.as_str()))])).unwrap();
         assert_eq!(v, original);
         let mut missing = json!(format!("{REF}9"));
-        assert!(resolve(&mut missing, &HashMap::new()).unwrap_err().contains("9 is missing"));
+        assert_eq!(resolve(&mut missing, &HashMap::new()).unwrap_err(), InternError::Missing(9));
     }
 
     #[test]

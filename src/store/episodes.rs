@@ -242,7 +242,7 @@ impl Store {
         }
         let fence = self.fence_for(run_id);
         let check = self.fence_check_sql();
-        let result: Result<Result<Vec<i64>, String>, sqlx::Error> = on_backend!(self, |pool, DB| {
+        let result: Result<Result<Vec<i64>, super::lease::HeldBy>, sqlx::Error> = on_backend!(self, |pool, DB| {
             async {
                 let mut tx = pool.begin().await?;
                 let mut ids = Vec::with_capacity(all_args.len());
@@ -257,7 +257,7 @@ impl Store {
                     let holder: Option<(String,)> = sqlx::query_as::<DB, (String,)>(check).bind(run_id).fetch_optional(&mut *tx).await?;
                     if holder.as_ref().map(|(h,)| h.as_str()) != Some(fence.holder.as_str()) {
                         tx.rollback().await?;
-                        return Ok(Err(holder.map(|(h,)| h).unwrap_or_else(|| "nobody".into())));
+                        return Ok(Err(super::lease::HeldBy(holder.map(|(h,)| h).unwrap_or_else(|| "nobody".into()))));
                     }
                 }
                 tx.commit().await?;
@@ -267,7 +267,7 @@ impl Store {
         });
         match result.map_err(|e| self.query_error(&op, e))? {
             Ok(ids) => Ok(ids),
-            Err(holder) => Err(self.lease_lost(&op, run_id, &holder)),
+            Err(super::lease::HeldBy(holder)) => Err(self.lease_lost(&op, run_id, &holder)),
         }
     }
 

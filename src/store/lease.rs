@@ -191,7 +191,8 @@ impl Store {
     pub(crate) async fn execute_for_run(&self, op: &str, run_id: i64, sql: &'static str, args: Vec<super::sql::Arg>) -> Result<u64, StoreError> {
         let Some(fence) = self.fence_for(run_id) else { return self.execute(op, sql, args).await };
         let check = self.fence_check_sql();
-        let result: Result<Result<u64, String>, sqlx::Error> = on_backend!(self, |pool, DB| {
+        // the rows changed, or (rolled back) who holds the lease now
+        let result: Result<Result<u64, HeldBy>, sqlx::Error> = on_backend!(self, |pool, DB| {
             async {
                 let mut tx = pool.begin().await?;
                 let a = super::sql::arguments::<DB>(args)?;
@@ -204,7 +205,7 @@ impl Store {
                     }
                     other => {
                         tx.rollback().await?;
-                        Ok(Err(other.map(|(h,)| h).unwrap_or_else(|| "nobody".into())))
+                        Ok(Err(HeldBy(other.map(|(h,)| h).unwrap_or_else(|| "nobody".into()))))
                     }
                 }
             }
@@ -212,7 +213,7 @@ impl Store {
         });
         match result.map_err(|e| self.query_error(op, e))? {
             Ok(n) => Ok(n),
-            Err(now) => Err(self.lease_lost(op, run_id, &now)),
+            Err(HeldBy(now)) => Err(self.lease_lost(op, run_id, &now)),
         }
     }
 
@@ -220,3 +221,7 @@ impl Store {
         StoreError::LeaseLost { location: self.inner.location.clone(), op: op.to_string(), run_id, holder: now_held_by.to_string() }
     }
 }
+
+/// Who holds a run's lease when a fenced write finds it is not this handle ("nobody" when no
+/// one does).
+pub(crate) struct HeldBy(pub String);

@@ -50,7 +50,7 @@ pub use episodes::{EpisodeContext, EpisodeFilter, EpisodeRow};
 pub use error::StoreError;
 pub use info::{merge_wal_on_exit, StoreFile, StoreInfo, StorePart};
 pub use lease::{new_holder, LeaseHolder, LEASE_HEARTBEAT_MS, LEASE_TTL_MS};
-pub use queue::{ClaimedJob, FinishedJob, QueueCounts, WorkerRow};
+pub use queue::{ClaimedJob, FinishedJob, JobFailure, QueueCounts, WorkerRow};
 pub use redact::{is_secret_key, redact_secrets, REDACTED};
 pub use runs::{DeletedRun, NewRun, RunRow, RunStatus, KIND_EVAL, KIND_EXPERIMENT};
 

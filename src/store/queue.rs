@@ -45,8 +45,13 @@ pub struct ClaimedJob {
 pub struct FinishedJob {
     pub id: i64,
     /// The worker's result bytes, or why the job failed.
-    pub outcome: Result<Vec<u8>, String>,
+    pub outcome: Result<Vec<u8>, JobFailure>,
 }
+
+/// Why a worker could not finish an episode job, as it reported it (stored with the job).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct JobFailure(pub String);
 
 /// One worker process as it registered and last heart-beat (also the `workers` command's rows).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
@@ -133,7 +138,7 @@ impl Store {
                 for (id, state, result, error) in rows {
                     let outcome = match (state.as_str(), result) {
                         ("done", Some(r)) => Ok(r),
-                        _ => Err(error.unwrap_or_else(|| format!("job {id} ended `{state}` without a result"))),
+                        _ => Err(JobFailure(error.unwrap_or_else(|| format!("job {id} ended `{state}` without a result")))),
                     };
                     out.push(FinishedJob { id, outcome });
                 }
@@ -197,12 +202,12 @@ impl Store {
 
     /// Write a claimed job's result (or its error). Refused — `Ok(false)` — when `worker` no
     /// longer holds the job (its lease passed and another worker claimed it).
-    pub async fn complete_job(&self, id: i64, worker: &str, outcome: Result<Vec<u8>, String>) -> Result<bool, StoreError> {
+    pub async fn complete_job(&self, id: i64, worker: &str, outcome: Result<Vec<u8>, JobFailure>) -> Result<bool, StoreError> {
         let op = format!("complete episode job {id}");
         self.require_postgres(&op)?;
         let (state, result, error) = match outcome {
             Ok(r) => ("done", Some(r), None),
-            Err(e) => ("failed", None, Some(e)),
+            Err(JobFailure(e)) => ("failed", None, Some(e)),
         };
         let result: Arg = match result {
             Some(r) => r.into(),
@@ -352,7 +357,7 @@ impl super::BlockingStore {
         self.handle().block_on(self.store().claim_jobs(worker, n, lease_ms))
     }
 
-    pub fn complete_job(&self, id: i64, worker: &str, outcome: Result<Vec<u8>, String>) -> Result<bool, StoreError> {
+    pub fn complete_job(&self, id: i64, worker: &str, outcome: Result<Vec<u8>, JobFailure>) -> Result<bool, StoreError> {
         self.handle().block_on(self.store().complete_job(id, worker, outcome))
     }
 

@@ -44,7 +44,7 @@ struct Wrap<'s, V> {
 fn text<'t, 's, E: de::Error>(strings: &'s Strings, s: &'t str) -> Result<Resolved<'t, 's>, E> {
     match classify(s).map_err(E::custom)? {
         Stored::Text(t) => Ok(Resolved::Inline(t)),
-        Stored::Ref(id) => strings.get(&id).map(|s| Resolved::Interned(s)).ok_or_else(|| E::custom(format!("interned string {id} is missing"))),
+        Stored::Ref(id) => strings.get(&id).map(|s| Resolved::Interned(s)).ok_or_else(|| E::custom(super::codec::InternError::Missing(id))),
     }
 }
 

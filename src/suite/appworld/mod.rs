@@ -121,7 +121,7 @@ struct Backend {
 pub struct AppWorld {
     config: AppWorldConfig,
     experiment_name: String,
-    backend: OnceLock<Result<Backend, String>>,
+    backend: OnceLock<Result<Backend, EnvError>>,
 }
 
 fn unique_experiment_name() -> String {
@@ -157,10 +157,11 @@ impl AppWorld {
                     .thread_name("appworld")
                     .enable_all()
                     .build()
-                    .map_err(|e| format!("cannot start the AppWorld runtime: {e}"))?;
-                let client = Client::new(rt.handle().clone(), self.config.client_timeout).map_err(|e| e.to_string())?;
+                    .map_err(|e| EnvError::Infra(format!("cannot start the AppWorld runtime: {e}")))?;
+                let client = Client::new(rt.handle().clone(), self.config.client_timeout).map_err(|e| EnvError::Infra(e.to_string()))?;
                 let (urls, client) = if self.config.urls.is_empty() {
-                    let started = world::server::start(rt.handle(), self.config.bundled_servers, &self.config.world)?;
+                    let started = world::server::start(rt.handle(), self.config.bundled_servers, &self.config.world)
+                        .map_err(|e| EnvError::Infra(e.to_string()))?;
                     (started.urls, client.with_bearer(started.token))
                 } else {
                     (self.config.urls.clone(), client)
@@ -168,7 +169,7 @@ impl AppWorld {
                 Ok(Backend { _rt: RuntimeHolder(Some(rt)), client, pool: ServerPool::new(urls) })
             })
             .as_ref()
-            .map_err(|e| EnvError::Infra(e.clone()))
+            .map_err(EnvError::clone)
     }
 
     /// The client episodes use: with the bundled world's access token when the servers are
@@ -533,20 +534,21 @@ impl Suite for AppWorld {
     fn verify(&self, tasks: &[Task]) -> VerifyReport {
         let mut report = VerifyReport { suite: "appworld".into(), ..VerifyReport::default() };
         let workers = self.server_urls().map(|u| u.len()).unwrap_or(1).max(1);
-        let check = |task: &Task| -> Result<(), String> {
-            let wt = world::tasks::find(&task.id).ok_or("no reference solution: not a task of the bundled world")?;
+        let mismatch = |m: &str| Mismatch(m.to_string());
+        let check = |task: &Task| -> Result<(), Mismatch> {
+            let wt = world::tasks::find(&task.id).ok_or_else(|| mismatch("no reference solution: not a task of the bundled world"))?;
             let reference = wt.requirement().1.reference;
-            let with = self.run_check(&task.id, Some(&reference)).map_err(|e| e.to_string())?;
+            let with = self.run_check(&task.id, Some(&reference)).map_err(|e| mismatch(e.message()))?;
             if !with.success {
-                return Err(format!("the reference solution fails: {}", with.details["failures"]));
+                return Err(Mismatch(format!("the reference solution fails: {}", with.details["failures"])));
             }
-            let without = self.run_check(&task.id, None).map_err(|e| e.to_string())?;
+            let without = self.run_check(&task.id, None).map_err(|e| mismatch(e.message()))?;
             if without.success {
-                return Err("doing nothing passes".into());
+                return Err(mismatch("doing nothing passes"));
             }
             Ok(())
         };
-        let results: Vec<Result<(), String>> = std::thread::scope(|scope| {
+        let results: Vec<Result<(), Mismatch>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
                 .map(|w| {
                     let check = &check;
@@ -554,12 +556,12 @@ impl Suite for AppWorld {
                 })
                 .collect();
             // A worker that panicked still accounts for its tasks, as disagreements.
-            let mut all: Vec<(usize, Result<(), String>)> = handles
+            let mut all: Vec<(usize, Result<(), Mismatch>)> = handles
                 .into_iter()
                 .enumerate()
                 .flat_map(|(w, h)| {
                     h.join().unwrap_or_else(|_| {
-                        (0..tasks.len()).filter(|i| i % workers == w).map(|i| (i, Err("verification panicked".to_string()))).collect()
+                        (0..tasks.len()).filter(|i| i % workers == w).map(|i| (i, Err(mismatch("verification panicked")))).collect()
                     })
                 })
                 .collect();
@@ -567,7 +569,7 @@ impl Suite for AppWorld {
             all.into_iter().map(|(_, r)| r).collect()
         });
         for (task, result) in tasks.iter().zip(results) {
-            report.record(&task.id, &task.family, result.map_err(Mismatch));
+            report.record(&task.id, &task.family, result);
         }
         report
     }

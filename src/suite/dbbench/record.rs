@@ -134,72 +134,76 @@ pub struct DbRecord {
     pub line: usize,
 }
 
-fn opt_string(obj: &serde_json::Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+fn opt_string(obj: &serde_json::Map<String, Value>, key: &str) -> Result<Option<String>, ShapeError> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(format!("field `{key}` must be a string, got {}", json_kind(other))),
+        Some(other) => Err(ShapeError(format!("field `{key}` must be a string, got {}", json_kind(other)))),
     }
 }
 
-fn parse_table(v: &Value, path: &str) -> Result<TableSpec, String> {
+fn parse_table(v: &Value, path: &str) -> Result<TableSpec, ShapeError> {
     let Value::Object(t) = v else {
-        return Err(format!("`{path}` must be an object, got {}", json_kind(v)));
+        return Err(ShapeError(format!("`{path}` must be an object, got {}", json_kind(v))));
     };
     let name = match t.get("table_name") {
         Some(Value::String(s)) => s.clone(),
-        Some(other) => return Err(format!("`{path}.table_name` must be a string, got {}", json_kind(other))),
-        None => return Err(format!("`{path}`: missing field `table_name`")),
+        Some(other) => return Err(ShapeError(format!("`{path}.table_name` must be a string, got {}", json_kind(other)))),
+        None => return Err(ShapeError(format!("`{path}`: missing field `table_name`"))),
     };
     if name.is_empty() {
-        return Err(format!("`{path}.table_name` is empty"));
+        return Err(ShapeError(format!("`{path}.table_name` is empty")));
     }
     let info = match t.get("table_info") {
         Some(Value::Object(o)) => o,
-        Some(other) => return Err(format!("`{path}.table_info` must be an object, got {}", json_kind(other))),
-        None => return Err(format!("`{path}`: missing field `table_info`")),
+        Some(other) => return Err(ShapeError(format!("`{path}.table_info` must be an object, got {}", json_kind(other)))),
+        None => return Err(ShapeError(format!("`{path}`: missing field `table_info`"))),
     };
     let cols = match info.get("columns") {
         Some(Value::Array(a)) => a,
-        Some(other) => return Err(format!("`{path}.table_info.columns` must be a list, got {}", json_kind(other))),
-        None => return Err(format!("`{path}.table_info`: missing field `columns`")),
+        Some(other) => return Err(ShapeError(format!("`{path}.table_info.columns` must be a list, got {}", json_kind(other)))),
+        None => return Err(ShapeError(format!("`{path}.table_info`: missing field `columns`"))),
     };
     if cols.is_empty() {
-        return Err(format!("table `{name}` has no columns"));
+        return Err(ShapeError(format!("table `{name}` has no columns")));
     }
     let mut columns = Vec::with_capacity(cols.len());
     for (i, c) in cols.iter().enumerate() {
         let cp = format!("{path}.table_info.columns[{i}]");
         let Value::Object(c) = c else {
-            return Err(format!("`{cp}` must be an object {{name, type}}, got {}", json_kind(c)));
+            return Err(ShapeError(format!("`{cp}` must be an object {{name, type}}, got {}", json_kind(c))));
         };
         let cname = match c.get("name") {
             Some(Value::String(s)) => s.clone(),
-            Some(other) => return Err(format!("`{cp}.name` must be a string, got {}", json_kind(other))),
-            None => return Err(format!("`{cp}`: missing field `name`")),
+            Some(other) => return Err(ShapeError(format!("`{cp}.name` must be a string, got {}", json_kind(other)))),
+            None => return Err(ShapeError(format!("`{cp}`: missing field `name`"))),
         };
         let decl = match c.get("type") {
             Some(Value::String(s)) => s.clone(),
             None | Some(Value::Null) => "TEXT".to_string(),
-            Some(other) => return Err(format!("`{cp}.type` must be a string, got {}", json_kind(other))),
+            Some(other) => return Err(ShapeError(format!("`{cp}.type` must be a string, got {}", json_kind(other)))),
         };
         if let Some(prev) = columns.iter().position(|x: &ColumnSpec| x.name.to_lowercase() == cname.to_lowercase()) {
-            return Err(format!("table `{name}`: columns {} and {} are both named `{cname}` (column names are case-insensitive)", prev + 1, i + 1));
+            return Err(ShapeError(format!(
+                "table `{name}`: columns {} and {} are both named `{cname}` (column names are case-insensitive)",
+                prev + 1,
+                i + 1
+            )));
         }
         columns.push(ColumnSpec { name: cname, decl_type: decl });
     }
     let rows_v = match info.get("rows") {
         Some(Value::Array(a)) => a.as_slice(),
         None | Some(Value::Null) => &[],
-        Some(other) => return Err(format!("`{path}.table_info.rows` must be a list, got {}", json_kind(other))),
+        Some(other) => return Err(ShapeError(format!("`{path}.table_info.rows` must be a list, got {}", json_kind(other)))),
     };
     let mut rows = Vec::with_capacity(rows_v.len());
     for (r, row) in rows_v.iter().enumerate() {
         let Value::Array(vals) = row else {
-            return Err(format!("table `{name}`: row {} must be a list of values, got {}", r + 1, json_kind(row)));
+            return Err(ShapeError(format!("table `{name}`: row {} must be a list of values, got {}", r + 1, json_kind(row))));
         };
         if vals.len() != columns.len() {
-            return Err(format!("table `{name}`: row {} has {} values but the table has {} columns", r + 1, vals.len(), columns.len()));
+            return Err(ShapeError(format!("table `{name}`: row {} has {} values but the table has {} columns", r + 1, vals.len(), columns.len())));
         }
         rows.push(vals.iter().map(json_py_str).collect());
     }
@@ -209,17 +213,13 @@ fn parse_table(v: &Value, path: &str) -> Result<TableSpec, String> {
 impl DbRecord {
     /// Validate and convert one JSON record.
     pub fn from_json(v: Value) -> Result<DbRecord, ShapeError> {
-        Self::read(v).map_err(ShapeError)
-    }
-
-    fn read(v: Value) -> Result<DbRecord, String> {
         let Value::Object(obj) = &v else {
-            return Err(format!("expected a JSON object, got {}", json_kind(&v)));
+            return Err(ShapeError(format!("expected a JSON object, got {}", json_kind(&v))));
         };
         let description = match obj.get("description") {
             Some(Value::String(s)) => s.clone(),
-            Some(other) => return Err(format!("field `description` must be a string, got {}", json_kind(other))),
-            None => return Err("missing field `description`".into()),
+            Some(other) => return Err(ShapeError(format!("field `description` must be a string, got {}", json_kind(other)))),
+            None => return Err(ShapeError("missing field `description`".into())),
         };
         let type_list: Vec<String> = match obj.get("type") {
             Some(Value::Array(a)) => {
@@ -227,34 +227,36 @@ impl DbRecord {
                 for (i, x) in a.iter().enumerate() {
                     match x {
                         Value::String(s) => out.push(s.clone()),
-                        other => return Err(format!("field `type` element {i} must be a string, got {}", json_kind(other))),
+                        other => return Err(ShapeError(format!("field `type` element {i} must be a string, got {}", json_kind(other)))),
                     }
                 }
                 out
             }
-            Some(other) => return Err(format!("field `type` must be a list like [\"counting\"], got {}", json_kind(other))),
-            None => return Err("missing field `type`".into()),
+            Some(other) => return Err(ShapeError(format!("field `type` must be a list like [\"counting\"], got {}", json_kind(other)))),
+            None => return Err(ShapeError("missing field `type`".into())),
         };
         let allowed = QueryType::ALL.map(|t| t.as_str()).join(", ");
-        let first = type_list.first().ok_or_else(|| format!("field `type` is an empty list; its first element must be one of {allowed}"))?;
-        let query_type = QueryType::parse(first).ok_or_else(|| format!("field `type` must start with one of {allowed}; got \"{first}\""))?;
+        let first =
+            type_list.first().ok_or_else(|| ShapeError(format!("field `type` is an empty list; its first element must be one of {allowed}")))?;
+        let query_type =
+            QueryType::parse(first).ok_or_else(|| ShapeError(format!("field `type` must start with one of {allowed}; got \"{first}\"")))?;
         let label = match obj.get("label") {
             Some(Value::Array(a)) => {
                 for (i, x) in a.iter().enumerate() {
                     if matches!(x, Value::Array(_) | Value::Object(_)) {
-                        return Err(format!("field `label` element {i} must be a string, number, boolean or null, got {}", json_kind(x)));
+                        return Err(ShapeError(format!("field `label` element {i} must be a string, number, boolean or null, got {}", json_kind(x))));
                     }
                 }
                 a.clone()
             }
-            Some(other) => return Err(format!("field `label` must be a list, got {}", json_kind(other))),
-            None => return Err("missing field `label`".into()),
+            Some(other) => return Err(ShapeError(format!("field `label` must be a list, got {}", json_kind(other)))),
+            None => return Err(ShapeError("missing field `label`".into())),
         };
         let tables = match obj.get("table") {
             Some(t @ Value::Object(_)) => vec![parse_table(t, "table")?],
             Some(Value::Array(a)) => {
                 if a.is_empty() {
-                    return Err("field `table` is an empty list".into());
+                    return Err(ShapeError("field `table` is an empty list".into()));
                 }
                 let mut out = Vec::new();
                 for (i, t) in a.iter().enumerate() {
@@ -262,13 +264,13 @@ impl DbRecord {
                 }
                 out
             }
-            Some(other) => return Err(format!("field `table` must be an object or a list of objects, got {}", json_kind(other))),
-            None => return Err("missing field `table`".into()),
+            Some(other) => return Err(ShapeError(format!("field `table` must be an object or a list of objects, got {}", json_kind(other)))),
+            None => return Err(ShapeError("missing field `table`".into())),
         };
         let answer_md5 = match obj.get("answer_md5") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s.clone()),
-            Some(other) => return Err(format!("field `answer_md5` must be a string like \"[('<md5>',)]\", got {}", json_kind(other))),
+            Some(other) => return Err(ShapeError(format!("field `answer_md5` must be a string like \"[('<md5>',)]\", got {}", json_kind(other)))),
         };
         let sql_query = match obj.get("sql") {
             None | Some(Value::Null) => None,
@@ -276,15 +278,15 @@ impl DbRecord {
             Some(Value::Object(o)) => match o.get("query") {
                 None | Some(Value::Null) => None,
                 Some(Value::String(s)) => Some(s.clone()),
-                Some(other) => return Err(format!("field `sql.query` must be a string, got {}", json_kind(other))),
+                Some(other) => return Err(ShapeError(format!("field `sql.query` must be a string, got {}", json_kind(other)))),
             },
-            Some(other) => return Err(format!("field `sql` must be an object {{query}}, got {}", json_kind(other))),
+            Some(other) => return Err(ShapeError(format!("field `sql` must be an object {{query}}, got {}", json_kind(other)))),
         };
         let id = match obj.get("id") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
             Some(Value::Number(n)) => Some(n.to_string()),
-            Some(other) => return Err(format!("field `id` must be a non-empty string, got {}", json_kind(other))),
+            Some(other) => return Err(ShapeError(format!("field `id` must be a non-empty string, got {}", json_kind(other)))),
         };
         let rec = DbRecord {
             description,
@@ -303,7 +305,7 @@ impl DbRecord {
             line: 0,
         };
         if rec.query_type.is_mutation() && rec.answer_md5.as_deref().is_none_or(|s| s.trim().is_empty()) && rec.gold_sql().is_none() {
-            return Err(format!("a {} record needs `answer_md5` or its gold SQL (`label[0]` or `sql.query`)", rec.query_type));
+            return Err(ShapeError(format!("a {} record needs `answer_md5` or its gold SQL (`label[0]` or `sql.query`)", rec.query_type)));
         }
         Ok(rec)
     }

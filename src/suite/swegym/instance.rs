@@ -43,18 +43,14 @@ const OPTIONAL_TEXT: &[&str] = &["hints_text", "created_at", "version"];
 impl Instance {
     /// Validate one record; the error names the field.
     pub fn from_json(v: &Value) -> Result<Instance, ShapeError> {
-        Self::read(v).map_err(ShapeError)
-    }
-
-    fn read(v: &Value) -> Result<Instance, String> {
-        let obj = v.as_object().ok_or_else(|| format!("a record must be a JSON object, got {}", json_kind(v)))?;
-        let text = |name: &str, required: bool| -> Result<String, String> {
+        let obj = v.as_object().ok_or_else(|| ShapeError(format!("a record must be a JSON object, got {}", json_kind(v))))?;
+        let text = |name: &str, required: bool| -> Result<String, ShapeError> {
             match obj.get(name) {
                 Some(Value::String(s)) => Ok(s.clone()),
                 Some(Value::Number(n)) if name == "version" => Ok(n.to_string()),
                 Some(Value::Null) | None if !required => Ok(String::new()),
-                None => Err(format!("missing field `{name}`")),
-                Some(other) => Err(format!("field `{name}`: expected a string, got {}", json_kind(other))),
+                None => Err(ShapeError(format!("missing field `{name}`"))),
+                Some(other) => Err(ShapeError(format!("field `{name}`: expected a string, got {}", json_kind(other)))),
             }
         };
         let mut t = std::collections::BTreeMap::new();
@@ -65,32 +61,34 @@ impl Instance {
             t.insert(*f, text(f, false)?);
         }
         if t["instance_id"].trim().is_empty() {
-            return Err("field `instance_id`: must not be empty".into());
+            return Err(ShapeError("field `instance_id`: must not be empty".into()));
         }
         if !t["repo"].contains('/') {
-            return Err(format!("field `repo`: expected `owner/name`, got `{}`", t["repo"]));
+            return Err(ShapeError(format!("field `repo`: expected `owner/name`, got `{}`", t["repo"])));
         }
-        let tests = |name: &str| -> Result<Vec<String>, String> {
-            let raw = obj.get(name).ok_or_else(|| format!("missing field `{name}`"))?;
+        let tests = |name: &str| -> Result<Vec<String>, ShapeError> {
+            let raw = obj.get(name).ok_or_else(|| ShapeError(format!("missing field `{name}`")))?;
             let list = match raw {
-                Value::String(s) => {
-                    serde_json::from_str::<Value>(s).map_err(|e| format!("field `{name}`: a string must hold a JSON list of test names ({e})"))?
-                }
+                Value::String(s) => serde_json::from_str::<Value>(s)
+                    .map_err(|e| ShapeError(format!("field `{name}`: a string must hold a JSON list of test names ({e})")))?,
                 other => other.clone(),
             };
-            let items = list.as_array().ok_or_else(|| format!("field `{name}`: expected a list of test names, got {}", json_kind(&list)))?;
+            let items =
+                list.as_array().ok_or_else(|| ShapeError(format!("field `{name}`: expected a list of test names, got {}", json_kind(&list))))?;
             items
                 .iter()
                 .enumerate()
                 .map(|(i, x)| {
-                    x.as_str().map(str::to_string).ok_or_else(|| format!("field `{name}`[{i}]: expected a test name (string), got {}", json_kind(x)))
+                    x.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| ShapeError(format!("field `{name}`[{i}]: expected a test name (string), got {}", json_kind(x))))
                 })
                 .collect()
         };
         let fail_to_pass = tests("FAIL_TO_PASS")?;
         let pass_to_pass = tests("PASS_TO_PASS")?;
         if fail_to_pass.is_empty() {
-            return Err("field `FAIL_TO_PASS`: an instance needs at least one test that the fix makes pass".into());
+            return Err(ShapeError("field `FAIL_TO_PASS`: an instance needs at least one test that the fix makes pass".into()));
         }
         let take = |k: &str| t[k].clone();
         Ok(Instance {

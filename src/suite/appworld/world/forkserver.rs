@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::python::{contained_fork_server, DRIVER};
+use super::python::{contained_fork_server, RunnerError, DRIVER};
 use crate::sandbox::Lifeline;
 
 /// How long the fork server may take to start, and to answer a control message.
@@ -92,60 +92,60 @@ impl ForkServer {
     /// PID namespace of its own could reach the user's processes) or the interpreter cannot
     /// serve (no `socket.recv_fds`, before Python 3.9); the caller then starts one runner per
     /// episode as before.
-    pub fn start(python: &str) -> Result<ForkServer, String> {
+    pub fn start(python: &str) -> Result<ForkServer, RunnerError> {
         Self::start_serving(python, DRIVER)
     }
 
     /// [`ForkServer::start`] with another runner program (`driver`, run with `--zygote`; it
     /// must speak the same control protocol) — the containment tests use a runner that starts
     /// a detached process of its own, as code past the cell filter could.
-    pub fn start_serving(python: &str, driver: &str) -> Result<ForkServer, String> {
+    pub fn start_serving(python: &str, driver: &str) -> Result<ForkServer, RunnerError> {
         if !crate::sandbox::availability().usable() {
-            return Err("the fork server needs the sandbox".into());
+            return Err(RunnerError::ForkServerNeedsSandbox);
         }
-        let (ours, theirs) = seqpacket_pair().map_err(|e| format!("a control socket for the fork server: {e}"))?;
+        let (ours, theirs) = seqpacket_pair().map_err(RunnerError::os("a control socket for the fork server"))?;
         let (mut cmd, lifeline) = contained_fork_server(python, &["-I", "-c", driver, "--zygote"])?;
         cmd.stdin(Stdio::from(theirs)).stdout(Stdio::null()).stderr(Stdio::null());
         // the fork server lives as long as its world server, longer than the thread that asks
-        let child = crate::sandbox::spawn_long_lived(cmd).map_err(|e| format!("cannot start `{python}`: {e}"))?;
+        let child = crate::sandbox::spawn_long_lived(cmd).map_err(RunnerError::os(format!("cannot start `{python}`")))?;
         let mut server = ForkServer { child, control: UnixDatagram::from(ours), _lifeline: lifeline };
         match server.reply(START_TIMEOUT) {
             Ok(r) if r == "ready" => Ok(server),
-            Ok(r) => Err(format!("the fork server answered `{r}` instead of `ready`")),
+            Ok(r) => Err(RunnerError::ForkServer(format!("answered `{r}` instead of `ready`"))),
             Err(e) => {
                 let status = server.child.try_wait().ok().flatten();
-                Err(format!("the fork server did not start ({e}{})", status.map(|s| format!("; {s}")).unwrap_or_default()))
+                Err(RunnerError::ForkServer(format!("did not start ({e}{})", status.map(|s| format!("; {s}")).unwrap_or_default())))
             }
         }
     }
 
     /// A fresh runner for one episode: the workbench's end of its line channel.
-    pub fn spawn(&mut self) -> Result<UnixStream, String> {
-        let (ours, theirs) = UnixStream::pair().map_err(|e| format!("a socket for the runner: {e}"))?;
-        send_with_fd(&self.control, b"spawn", theirs.as_raw_fd()).map_err(|e| format!("the fork server is gone: {e}"))?;
+    pub fn spawn(&mut self) -> Result<UnixStream, RunnerError> {
+        let (ours, theirs) = UnixStream::pair().map_err(RunnerError::os("a socket for the runner"))?;
+        send_with_fd(&self.control, b"spawn", theirs.as_raw_fd()).map_err(RunnerError::os("the fork server is gone"))?;
         drop(theirs);
         let reply = self.reply(REPLY_TIMEOUT)?;
         match reply.parse::<u32>() {
             Ok(_) => Ok(ours),
-            Err(_) => Err(format!("the fork server answered `{reply}` instead of a process id")),
+            Err(_) => Err(RunnerError::ForkServer(format!("answered `{reply}` instead of a process id"))),
         }
     }
 
     /// Kill every process an episode started in this sandbox.
-    pub fn sweep(&mut self) -> Result<(), String> {
-        self.control.send(b"sweep").map_err(|e| format!("the fork server is gone: {e}"))?;
+    pub fn sweep(&mut self) -> Result<(), RunnerError> {
+        self.control.send(b"sweep").map_err(RunnerError::os("the fork server is gone"))?;
         match self.reply(REPLY_TIMEOUT)? {
             r if r == "ok" => Ok(()),
-            r => Err(format!("the fork server answered `{r}` to a sweep")),
+            r => Err(RunnerError::ForkServer(format!("answered `{r}` to a sweep"))),
         }
     }
 
-    fn reply(&mut self, timeout: Duration) -> Result<String, String> {
-        self.control.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+    fn reply(&mut self, timeout: Duration) -> Result<String, RunnerError> {
+        self.control.set_read_timeout(Some(timeout)).map_err(RunnerError::os("a timeout on the fork server's socket"))?;
         let mut buf = [0u8; 64];
-        let n = self.control.recv(&mut buf).map_err(|e| e.to_string())?;
+        let n = self.control.recv(&mut buf).map_err(RunnerError::os("no answer from the fork server"))?;
         if n == 0 {
-            return Err("the fork server closed its control socket".into());
+            return Err(RunnerError::ForkServer("closed its control socket".into()));
         }
         Ok(String::from_utf8_lossy(&buf[..n]).into_owned())
     }

@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 
 use super::apps::World;
 use super::forkserver::ForkSlot;
+pub use super::python::RunnerError;
 use super::python::{contained_python, DRIVER};
 use crate::sandbox::Lifeline;
 
@@ -48,19 +49,12 @@ enum Runner {
     Forked(Arc<ForkSlot>),
 }
 
-/// The code runner could not start (the interpreter is missing, the sandbox cannot be made): the
-/// machine's fault, not the agent's. A runner that started and then ended is the agent's code's
-/// doing and comes back as a failed cell.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct RunnerError(pub String);
-
 impl Process {
     /// A runner from the fork server when there is one, else a process of its own.
-    fn start(python: &str, driver: &str, forks: Option<&Arc<ForkSlot>>) -> Result<Process, String> {
+    fn start(python: &str, driver: &str, forks: Option<&Arc<ForkSlot>>) -> Result<Process, RunnerError> {
         if let Some(slot) = forks {
             if let Some(stream) = slot.spawn() {
-                let reader = stream.try_clone().map_err(|e| e.to_string())?;
+                let reader = stream.try_clone().map_err(RunnerError::os("a second handle on the runner's socket"))?;
                 return Ok(Process { runner: Runner::Forked(slot.clone()), writer: Box::new(stream), lines: read_lines(reader)? });
             }
         }
@@ -69,9 +63,10 @@ impl Process {
         // not reach them, and they die with it
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
         // the runner lives for the episode, longer than the thread that asks for it
-        let mut child = crate::sandbox::spawn_long_lived(cmd).map_err(|e| format!("cannot start `{python}`: {e}"))?;
-        let stdin = child.stdin.take().ok_or("no stdin")?;
-        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let mut child = crate::sandbox::spawn_long_lived(cmd).map_err(RunnerError::os(format!("cannot start `{python}`")))?;
+        let piped = |what: &str| RunnerError::Os { what: format!("the runner's {what}"), error: "not piped".into() };
+        let stdin = child.stdin.take().ok_or_else(|| piped("stdin"))?;
+        let stdout = child.stdout.take().ok_or_else(|| piped("stdout"))?;
         let lines = read_lines(stdout)?;
         Ok(Process { runner: Runner::Own { child, _lifeline: lifeline }, writer: Box::new(stdin), lines })
     }
@@ -95,7 +90,7 @@ pub const MAX_LINE_BYTES: usize = 4 << 20;
 
 /// The runner's output, line by line, on a channel (a thread reads it, so a cell can time out).
 /// A line longer than [`MAX_LINE_BYTES`] is cut there and the rest of it dropped.
-fn read_lines(output: impl std::io::Read + Send + 'static) -> Result<Receiver<String>, String> {
+fn read_lines(output: impl std::io::Read + Send + 'static) -> Result<Receiver<String>, RunnerError> {
     let (tx, lines) = mpsc::channel();
     std::thread::Builder::new()
         .name("appworld-python".into())
@@ -107,7 +102,7 @@ fn read_lines(output: impl std::io::Read + Send + 'static) -> Result<Receiver<St
                 }
             }
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(RunnerError::os("a thread to read the runner"))?;
     Ok(lines)
 }
 
@@ -188,10 +183,6 @@ impl Sandbox {
     /// Run one code cell against `world`. `Err` means no runner could be started (Python
     /// missing, no sandbox): an infrastructure error.
     pub fn execute(&mut self, code: &str, world: &mut World) -> Result<CellResult, RunnerError> {
-        self.execute_cell(code, world).map_err(RunnerError)
-    }
-
-    fn execute_cell(&mut self, code: &str, world: &mut World) -> Result<CellResult, String> {
         if self.process.is_none() {
             self.process = Some(Process::start(&self.python, &self.driver, self.forks.as_ref())?);
         }

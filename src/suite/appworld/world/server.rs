@@ -254,16 +254,20 @@ fn new_token() -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
+/// The bundled world's servers could not open their loopback ports.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot open a loopback port for the bundled world: {0}")]
+pub struct PortError(#[from] std::io::Error);
+
 /// Start `n` servers on loopback ports on `rt`, guarded by one fresh token. Safe to call from
 /// inside another runtime: the ports are bound synchronously and served by tasks on `rt`.
-pub fn start(rt: &tokio::runtime::Handle, n: usize, options: &WorldOptions) -> Result<Started, String> {
+pub fn start(rt: &tokio::runtime::Handle, n: usize, options: &WorldOptions) -> Result<Started, PortError> {
     let token: Arc<str> = Arc::from(new_token());
     let mut urls = Vec::new();
     for _ in 0..n.max(1) {
-        let listener = std::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
-            .map_err(|e| format!("cannot open a loopback port for the bundled world: {e}"))?;
-        listener.set_nonblocking(true).map_err(|e| e.to_string())?;
-        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let listener = std::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
         let access = Access { host: addr.to_string(), token: token.clone() };
         let app = router(options.clone()).layer(axum::middleware::from_fn_with_state(access, guard));
         rt.spawn(async move {
