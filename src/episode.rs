@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::message::{AssistantTurn, CallKind, Context};
-pub use crate::suite::CallRecord;
-use crate::suite::{Action, Score};
+pub use crate::step::CallRecord;
+use crate::step::{Action, Score};
 
 pub const TRAJECTORY_SCHEMA: u32 = 1;
 

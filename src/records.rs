@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::builtin::model::SparseModel;
+use crate::grammar::model::SparseModel;
 use crate::route::{BehaviorProfile, RoutingDecision};
 
 /// A stored record that does not have its type's shape.

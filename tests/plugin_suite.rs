@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use harness_s::events::NullSink;
 use harness_s::experiment::{run_experiment, ExperimentConfig};
+use harness_s::grammar::kit::{decide_into, f, turn, Built, Chooser, Decision, Dfs};
+use harness_s::grammar::Grammar;
 use harness_s::message::{CallKind, Context, Role, ToolSpec};
-use harness_s::policy::builtin::kit::{decide_into, f, turn, Built, Chooser, Decision, Dfs};
-use harness_s::policy::builtin::Grammar;
 use harness_s::store::BlockingStore;
 use harness_s::suite::{
     self, Action, BehaviourTagger, CallRecord, EnvError, Environment, LoadError, OutcomeForMetrics, Score, SearchFrame, Signals, Solution,

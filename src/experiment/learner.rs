@@ -5,7 +5,7 @@
 //! ([`BuiltinLearner`]); an external trainer driving a served model is another.
 
 use super::batch::{flatten, BatchMeta, TrainSequence};
-use crate::policy::builtin::model::SparseModel;
+use crate::grammar::model::SparseModel;
 use crate::policy::builtin::BuiltinPolicy;
 use crate::policy::Policy;
 use crate::records::JobState;

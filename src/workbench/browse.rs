@@ -591,7 +591,7 @@ fn mark_producible(policy: &str, suite: &str, mut distilled: Value) -> Value {
         for ex in examples.iter_mut() {
             let parsed: Option<crate::policy::builtin::TrainExample> = serde_json::from_value(ex.clone()).ok();
             if let (Some(t), Some(o)) = (parsed, ex.as_object_mut()) {
-                o.insert("producible".into(), Value::Bool(crate::policy::builtin::can_produce(grammar.as_ref(), &t.context, &t.target)));
+                o.insert("producible".into(), Value::Bool(crate::grammar::can_produce(grammar.as_ref(), &t.context, &t.target)));
             }
         }
     }

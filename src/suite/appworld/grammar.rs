@@ -14,10 +14,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use crate::grammar::kit::{decide_into, f, push_call, Built, Chooser, Decision, Solution};
+use crate::grammar::model::{Feature, LinearModel};
+use crate::grammar::{sample_turn, Grammar};
 use crate::message::{CallKind, Context, Role};
-use crate::policy::builtin::kit::{decide_into, f, push_call, Built, Chooser, Decision, Solution};
-use crate::policy::builtin::model::{Feature, LinearModel};
-use crate::policy::builtin::{sample_turn, Grammar};
 use crate::suite::{SearchFrame, Suite};
 use crate::task::Task;
 

@@ -580,7 +580,7 @@ impl Suite for AppWorld {
         Some(behaviour::TAGGER)
     }
 
-    fn grammar(&self) -> Option<std::sync::Arc<dyn crate::policy::builtin::Grammar>> {
+    fn grammar(&self) -> Option<std::sync::Arc<dyn crate::grammar::Grammar>> {
         Some(std::sync::Arc::new(grammar::GRAMMAR))
     }
 

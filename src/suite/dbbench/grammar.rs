@@ -9,11 +9,11 @@
 //! column name matches the question, whether a name needs quoting, what the context shows), never
 //! the identity of a particular column or task, so what is learned on one family can transfer.
 
+use crate::grammar::kit::{decide_into, f, id_by_tool_calls, innate, push_call, turn, Built, Chooser, Decision, Dfs, Solution};
+use crate::grammar::model::Feature;
+use crate::grammar::{parse_trace, read_back_from, replay_with, Grammar};
 use crate::message::ToolCall;
 use crate::message::{AssistantTurn, CallKind, Context, Role};
-use crate::policy::builtin::kit::{decide_into, f, id_by_tool_calls, innate, push_call, turn, Built, Chooser, Decision, Dfs, Solution};
-use crate::policy::builtin::model::Feature;
-use crate::policy::builtin::{parse_trace, read_back_from, replay_with, Grammar};
 use crate::suite::{SearchFrame, Suite};
 use crate::task::Task;
 

@@ -483,7 +483,7 @@ impl Suite for DbBench {
         Some(behaviour::TAGGER)
     }
 
-    fn grammar(&self) -> Option<std::sync::Arc<dyn crate::policy::builtin::Grammar>> {
+    fn grammar(&self) -> Option<std::sync::Arc<dyn crate::grammar::Grammar>> {
         Some(std::sync::Arc::new(grammar::GRAMMAR))
     }
 

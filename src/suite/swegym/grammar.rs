@@ -19,10 +19,10 @@
 //! to what the context points at, which operator class, which generic cue words the issue uses),
 //! never a particular file, function or task.
 
+use crate::grammar::kit::{decide_into, f, id_by_tool_calls, innate, push_call, turn, Built, Chooser, Decision, Dfs, Solution};
+use crate::grammar::model::Feature;
+use crate::grammar::Grammar;
 use crate::message::{CallKind, Context, Role, ToolCall};
-use crate::policy::builtin::kit::{decide_into, f, id_by_tool_calls, innate, push_call, turn, Built, Chooser, Decision, Dfs, Solution};
-use crate::policy::builtin::model::Feature;
-use crate::policy::builtin::Grammar;
 use crate::suite::swegym::operators::{editable, edits, LineEdit};
 use crate::suite::{SearchFrame, Suite};
 use crate::task::Task;
