@@ -336,3 +336,35 @@ fn the_demo_on_postgres_gives_the_sqlite_numbers() {
     let differing: Vec<&String> = ja.as_object().unwrap().iter().filter(|(k, v)| jb.get(k.as_str()) != Some(v)).map(|(k, _)| k).collect();
     assert!(differing.is_empty(), "the analyses differ in {differing:?}");
 }
+
+/// `budget.train_pool` cuts the training set to a fixed subset: every batch, probe,
+/// demonstration and training evaluation draws from the same tasks, whatever the seed and arm,
+/// and the held-out split is untouched.
+#[test]
+fn a_training_pool_bounds_the_tasks_every_phase_draws_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = store(&dir, "p.db");
+    let text = SMALL.replace("iterations = 3", "iterations = 2").replace("probe_tasks = 8\n", "probe_tasks = 8\ntrain_pool = 10\n");
+    let c = ExperimentConfig::parse("small.toml", &text).expect("valid config");
+    assert_eq!(c.budget.train_pool, 10);
+    let all = ExperimentConfig::parse("small.toml", SMALL).unwrap();
+    assert_eq!(all.budget.train_pool, 0, "every training task by default");
+    // the estimate sees the pool as the suite's training set
+    let (pooled, full) = (harness_s::experiment::estimate(&c, 2).unwrap(), harness_s::experiment::estimate(&all, 2).unwrap());
+    assert!(pooled.train < full.train, "{pooled:?} vs {full:?}");
+    let out = run_experiment(&c, &st, &NullSink, &AtomicBool::new(false)).expect("runs");
+    assert!(out.finished);
+    let rows = st.episode_rows(&EpisodeFilter { run_id: Some(out.run_id), ..Default::default() }).unwrap();
+    let phase = |r: &harness_s::store::EpisodeRow| r.context.phase.clone().unwrap_or_default();
+    let split = |r: &harness_s::store::EpisodeRow| r.context.split.clone().unwrap_or_default();
+    let heldout = |r: &&harness_s::store::EpisodeRow| split(r) == "heldout";
+    let pool: std::collections::BTreeSet<&str> = rows.iter().filter(|r| !heldout(r)).map(|r| r.task_id.as_str()).collect();
+    assert_eq!(pool.len(), 10, "{pool:?}");
+    for p in ["train", "rescue", "probe", "eval"] {
+        assert!(rows.iter().any(|r| phase(r) == p && !heldout(&r)), "no {p} episodes on training tasks");
+    }
+    assert!(rows.iter().filter(heldout).count() > 0, "the held-out evaluation runs as before");
+    // a config written back keeps the key only when it is set
+    assert!(!toml::to_string(&all).unwrap().contains("train_pool"));
+    assert!(toml::to_string(&c).unwrap().contains("train_pool = 10"));
+}

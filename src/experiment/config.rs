@@ -244,6 +244,11 @@ pub struct BudgetConfig {
     /// Training tasks in the probe set used to measure behaviour profiles.
     #[serde(default = "default_probe")]
     pub probe_tasks: usize,
+    /// The training tasks the experiment draws from (batches, probes, demonstrations and the
+    /// training evaluation): a fixed seeded subset of this many; 0 keeps every training task.
+    /// A small pool makes the warm start's demonstrations cover the tasks the updates see.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub train_pool: usize,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -455,6 +460,7 @@ impl Default for BudgetConfig {
             rescue_siblings: default_k(),
             rescue_tries: default_m(),
             probe_tasks: default_probe(),
+            train_pool: 0,
         }
     }
 }
@@ -918,6 +924,7 @@ impl ExperimentConfig {
             ("budget.rescue_siblings", self.budget.rescue_siblings, MAX_SIBLINGS),
             ("budget.rescue_tries", self.budget.rescue_tries, MAX_TRIES),
             ("budget.probe_tasks", self.budget.probe_tasks, MAX_TASKS),
+            ("budget.train_pool", self.budget.train_pool, MAX_TASKS),
             ("eval.train_tasks", self.eval.train_tasks, MAX_TASKS),
             ("eval.heldout_tasks", self.eval.heldout_tasks, MAX_TASKS),
         ] {

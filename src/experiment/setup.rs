@@ -80,6 +80,7 @@ pub(crate) fn setup_suite(cfg: &ExperimentConfig, name: &str, lib: &HarnessLibra
     if train.is_empty() {
         return Err(SetupError::NothingToTrain);
     }
+    let train = training_pool(train, cfg.budget.train_pool);
     let base_name = cfg.harness.base.clone().unwrap_or_else(|| "base".into());
     let unknown = |key, harness: &str| SetupError::UnknownHarness { key, suite: name.to_string(), name: harness.to_string() };
     let base = lib.get(name, &base_name).ok_or_else(|| unknown("base", &base_name))?.spec.clone();
@@ -98,6 +99,17 @@ pub(crate) fn setup_suite(cfg: &ExperimentConfig, name: &str, lib: &HarnessLibra
         return Err(SetupError::NoSiblings { base: base_name, suite: name.to_string() });
     }
     Ok(SuiteSetup { suite, tasks, train, heldout, base, siblings })
+}
+
+/// `pool` of the training tasks, the same for every seed and arm (in task order); all of them
+/// when `pool` is 0 or covers them.
+fn training_pool(mut train: Vec<usize>, pool: usize) -> Vec<usize> {
+    if pool > 0 && pool < train.len() {
+        crate::seed::shuffle(&mut train, crate::seed::mix(0x7a1b, &[0x9001]));
+        train.truncate(pool);
+        train.sort_unstable();
+    }
+    train
 }
 
 /// The shipped harnesses, and those of `harness.dir` when the file names one.
