@@ -209,6 +209,18 @@ impl Arm {
         Arm::ALL.iter().map(|a| a.as_str()).collect()
     }
 
+    /// What the arm does with a task on which every base try failed, in a line.
+    pub const fn description(self) -> &'static str {
+        match self {
+            Arm::PolicyOnly => "GRPO under the base harness; all-fail groups give nothing",
+            Arm::HarnessS => "routed sibling rescues, distilled into base context",
+            Arm::RandomRescue => "k random siblings instead of the router's",
+            Arm::BaseResample => "the rescue budget spent on extra base tries",
+            Arm::KeepScaffold => "distil with the sibling's context kept",
+            Arm::AllSiblings => "no router, every sibling, budget-matched",
+        }
+    }
+
     /// Routed arms consult the router (and so measure behaviour profiles).
     pub fn routed(self) -> bool {
         matches!(self, Arm::HarnessS | Arm::KeepScaffold)

@@ -52,3 +52,36 @@ fn the_run_list_and_the_results_give_the_same_headline_at_the_iteration_every_ar
     let detail = wb.call("experiment", json!({"id": run})).unwrap();
     assert_eq!(detail["headline"], results["headline"]);
 }
+
+/// The UI draws the numbers and styles it is sent: no TypeScript file under `ui/src` keeps a
+/// t-table, the charts' palette or the arm list (`jobs`, `results`, `chart_style` and `arms`
+/// carry them).
+#[test]
+fn the_ui_keeps_no_statistics_palette_or_arm_list() {
+    use harness_s::chart::style::{hex, PALETTE};
+    use harness_s::records::Arm;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/src");
+    let mut files = Vec::new();
+    let mut stack = vec![dir];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "ts" || x == "tsx") && !p.ends_with("api.gen.ts") {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() >= 10, "{files:?}");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let name = f.display();
+        assert!(!text.contains("12.706") && !text.contains("1.96"), "{name} keeps a t-table or a normal quantile");
+        for c in PALETTE {
+            assert!(!text.to_ascii_uppercase().contains(&hex(c)), "{name} keeps the charts' colour {}", hex(c));
+        }
+        let named: Vec<&str> = Arm::ALL.iter().map(|a| a.as_str()).filter(|a| text.contains(&format!("\"{a}\""))).collect();
+        assert!(named.len() <= 1, "{name} lists arms {named:?}: take them from `arms`");
+    }
+}

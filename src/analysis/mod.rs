@@ -43,7 +43,7 @@ pub use provenance::{DatasetHash, Provenance};
 pub use rank_one::{RankOneAnalysis, RankOneRow};
 pub use read::{StepView, TrajectoryView};
 pub use router::{RouterQuality, RouterSource};
-pub use transfer::{CurvePoint, SeedValue, TransferCurve};
+pub use transfer::{live_curves, CurvePoint, LivePoint, SeedValue, TransferCurve};
 
 /// The arm every other arm is compared with.
 pub const BASELINE_ARM: &str = crate::records::Arm::PolicyOnly.as_str();

@@ -58,17 +58,67 @@ pub(crate) fn curves(data: &Data) -> Vec<TransferCurve> {
         c.0 += usize::from(r.success);
         c.1 += 1;
     }
-    let mut out: Vec<TransferCurve> = acc
+    let cells = acc
         .into_iter()
-        .map(|((suite, arm, split), its)| {
-            let points = its
+        .map(|(key, its)| {
+            let its = its
                 .into_iter()
-                .map(|(iteration, seeds)| {
-                    let per_seed: Vec<SeedValue> = seeds
+                .map(|(it, seeds)| {
+                    let per_seed = seeds
                         .into_iter()
                         .filter(|(_, (_, n))| *n > 0)
                         .map(|(seed_index, (s, n))| SeedValue { seed_index, success: s as f64 / n as f64, tasks: n })
                         .collect();
+                    (it, per_seed)
+                })
+                .collect();
+            (key, its)
+        })
+        .collect();
+    let arms: Vec<&str> = data.arms.iter().map(String::as_str).collect();
+    build(cells, &data.suites, &arms)
+}
+
+/// One seed's evaluation as a running job reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LivePoint<'a> {
+    pub suite: &'a str,
+    pub arm: &'a str,
+    pub split: &'a str,
+    pub iteration: u32,
+    pub seed_index: u32,
+    pub success: f64,
+    pub tasks: usize,
+}
+
+/// The transfer curves of a running job's evaluations so far, computed as [`curves`] computes
+/// them from the store (per iteration, the seeds evaluated there so far), in suite-name order
+/// and `arm_order` (unknown arms after, by name).
+pub fn live_curves(points: &[LivePoint<'_>], arm_order: &[&str]) -> Vec<TransferCurve> {
+    let mut cells: Cells = BTreeMap::new();
+    for p in points {
+        let seeds = cells.entry((p.suite.to_string(), p.arm.to_string(), p.split.to_string())).or_default().entry(p.iteration).or_default();
+        // a later report of the same evaluation replaces the earlier one
+        seeds.retain(|s| s.seed_index != p.seed_index);
+        seeds.push(SeedValue { seed_index: p.seed_index, success: p.success, tasks: p.tasks });
+        seeds.sort_by_key(|s| s.seed_index);
+    }
+    let suites: std::collections::BTreeSet<String> = cells.keys().map(|(s, _, _)| s.clone()).collect();
+    build(cells, &suites.into_iter().collect::<Vec<_>>(), arm_order)
+}
+
+/// (suite, arm, split) -> iteration -> each seed's value.
+type Cells = BTreeMap<(String, String, String), BTreeMap<u32, Vec<SeedValue>>>;
+
+/// Curves from per-seed values: the mean over seeds and its t-interval at each iteration, in
+/// `suites` order, training before held-out, then `arms` order.
+fn build(cells: Cells, suites: &[String], arms: &[&str]) -> Vec<TransferCurve> {
+    let mut out: Vec<TransferCurve> = cells
+        .into_iter()
+        .map(|((suite, arm, split), its)| {
+            let points = its
+                .into_iter()
+                .map(|(iteration, per_seed)| {
                     let vals: Vec<f64> = per_seed.iter().map(|s| s.success).collect();
                     let (mean, ci95) = t_interval(&vals, (0.0, 1.0));
                     CurvePoint { iteration, mean, ci95, seeds: per_seed.len(), per_seed }
@@ -77,12 +127,11 @@ pub(crate) fn curves(data: &Data) -> Vec<TransferCurve> {
             TransferCurve { suite, arm, split, points }
         })
         .collect();
-    let arms = data.arms.clone();
     out.sort_by_key(|c| {
         (
-            data.suites.iter().position(|s| s == &c.suite).unwrap_or(usize::MAX),
+            suites.iter().position(|s| s == &c.suite).unwrap_or(usize::MAX),
             split_rank(&c.split),
-            arms.iter().position(|x| x == &c.arm).unwrap_or(usize::MAX),
+            arms.iter().position(|x| *x == c.arm).unwrap_or(usize::MAX),
             c.arm.clone(),
         )
     });
@@ -111,5 +160,20 @@ mod tests {
         let p2 = &c[0].points[1];
         assert_eq!((p2.iteration, p2.seeds), (2, 1));
         assert_eq!(p2.ci95, [0.75, 0.75]);
+    }
+
+    #[test]
+    fn live_curves_are_the_stored_curves_of_the_same_evaluations() {
+        let t = TestRun::new();
+        t.eval("policy-only", 0, 0, "train", &[true, true, false, false]);
+        t.eval("policy-only", 1, 0, "train", &[true, true, true, true]);
+        t.eval("harness-s", 0, 0, "heldout", &[true, false]);
+        let stored = curves(&t.data());
+        let point = |arm, split, seed_index, success, tasks| LivePoint { suite: "dbbench", arm, split, iteration: 0, seed_index, success, tasks };
+        let live = live_curves(
+            &[point("harness-s", "heldout", 0, 0.5, 2), point("policy-only", "train", 1, 1.0, 4), point("policy-only", "train", 0, 0.5, 4)],
+            &["policy-only", "harness-s"],
+        );
+        assert_eq!(live, stored);
     }
 }

@@ -16,6 +16,21 @@ pub enum Marker {
     Plus,
 }
 
+impl Marker {
+    /// The marker's name in the app's charts (and `chart_style`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Marker::Circle => "circle",
+            Marker::Square => "square",
+            Marker::Triangle => "triangle",
+            Marker::Diamond => "diamond",
+            Marker::Cross => "cross",
+            Marker::InvertedTriangle => "inverted-triangle",
+            Marker::Plus => "plus",
+        }
+    }
+}
+
 /// How one series is drawn.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SeriesStyle {

@@ -40,9 +40,66 @@ pub const RESPONSES: &[(&str, &str)] = &[
     ("report_file", "ReportFile"),
     ("export_training", "ExportedFiles"),
     ("policy_versions", "PolicyVersion[]"),
+    ("chart_style", "ChartStyle"),
+    ("arms", "ArmInfo[]"),
 ];
 
 pub use crate::store::{QueueCounts, WorkerRow};
+
+/// How one series is drawn: colour (`#rrggbb`), SVG dash pattern (`null`: solid) and marker
+/// (`circle`, `square`, `triangle`, `diamond`, `cross`, `inverted-triangle`, `plus`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, TS)]
+pub struct SeriesLook {
+    pub color: String,
+    pub dash: Option<String>,
+    pub marker: String,
+}
+
+/// The charts' look, as the reports draw them (`src/chart/style.rs`), so an arm looks the same in
+/// the app and in every report: the known arms in display order with their looks, the look of
+/// any other arm, and the dash of a compared run's lines.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, TS)]
+pub struct ChartStyle {
+    pub arms: Vec<String>,
+    pub looks: Vec<SeriesLook>,
+    pub other_arm: SeriesLook,
+    pub other_run_dash: String,
+}
+
+impl ChartStyle {
+    pub fn of_the_reports() -> ChartStyle {
+        use crate::chart::style;
+        let look =
+            |s: style::SeriesStyle| SeriesLook { color: style::hex(s.color), dash: s.dash.map(str::to_string), marker: s.marker.name().to_string() };
+        ChartStyle {
+            arms: style::ARM_ORDER.iter().map(|a| a.to_string()).collect(),
+            looks: style::ARM_ORDER.iter().map(|a| look(style::arm(a, 0))).collect(),
+            other_arm: look(style::nth(style::ARM_ORDER.len())),
+            other_run_dash: crate::chart::OTHER_RUN_DASH.to_string(),
+        }
+    }
+}
+
+/// One arm an experiment can run, in the order experiment files list them (`arms`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, TS)]
+pub struct ArmInfo {
+    pub arm: String,
+    /// What it does with a task on which every base try failed.
+    pub description: String,
+    /// It consults the router (and measures behaviour profiles).
+    pub routed: bool,
+    /// It runs sibling harnesses at all.
+    pub uses_siblings: bool,
+}
+
+impl ArmInfo {
+    pub fn every_arm() -> Vec<ArmInfo> {
+        crate::records::Arm::ALL
+            .into_iter()
+            .map(|a| ArmInfo { arm: a.as_str().into(), description: a.description().into(), routed: a.routed(), uses_siblings: a.uses_siblings() })
+            .collect()
+    }
+}
 
 /// A running experiment: episodes stored so far and, on a Postgres store, its episode queue
 /// (jobs by state; `null` for a run that queues nothing, or on SQLite).
@@ -365,6 +422,8 @@ pub struct Job {
     pub now: Option<String>,
     /// Evaluations recorded so far, in order (a long run's thinned to about 200 iterations).
     pub evaluations: Vec<LiveEvaluation>,
+    /// The transfer curves of `evaluations`, as the analysis computes them.
+    pub curves: Vec<crate::analysis::TransferCurve>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, TS)]
@@ -555,6 +614,9 @@ pub fn typescript() -> String {
         Unit::decl(&cfg),
         EpisodeCount::decl(&cfg),
         LiveEvaluation::decl(&cfg),
+        SeriesLook::decl(&cfg),
+        ArmInfo::decl(&cfg),
+        ChartStyle::decl(&cfg),
         Job::decl(&cfg),
         ExperimentRow::decl(&cfg),
         ExperimentDetail::decl(&cfg),

@@ -33,6 +33,26 @@ struct JobView {
     episodes: Option<crate::events::EpisodeCount>,
     now: Option<String>,
     evaluations: Vec<api::LiveEvaluation>,
+    /// The experiment's seeds, in order: an evaluation's seed index is its place here.
+    seeds: Vec<u64>,
+}
+
+/// The transfer curves of `points` (their iterations as `thin` keeps them), computed by the
+/// analysis that computes a finished run's curves.
+fn live_curves(points: &[api::LiveEvaluation], seeds: &[u64]) -> Vec<crate::analysis::TransferCurve> {
+    let live: Vec<crate::analysis::LivePoint<'_>> = points
+        .iter()
+        .map(|p| crate::analysis::LivePoint {
+            suite: &p.suite,
+            arm: &p.arm,
+            split: &p.split,
+            iteration: p.iteration as u32,
+            seed_index: seeds.iter().position(|s| *s == p.seed).unwrap_or(seeds.len()) as u32,
+            success: p.success,
+            tasks: p.tasks,
+        })
+        .collect();
+    crate::analysis::live_curves(&live, &crate::chart::style::ARM_ORDER)
 }
 
 /// `unit`'s entry, created blank (no iteration done, no rollouts) when a phase comes first.
@@ -157,7 +177,8 @@ impl Jobs {
             }
         }
         let cancel = Arc::new(AtomicBool::new(false));
-        let view = Arc::new(Mutex::new(JobView { name: cfg.name.clone(), status: "starting".into(), ..Default::default() }));
+        let view =
+            Arc::new(Mutex::new(JobView { name: cfg.name.clone(), status: "starting".into(), seeds: cfg.seeds.clone(), ..Default::default() }));
         let (tx, rx) = mpsc::channel();
         let sink = Arc::new(JobSink { hub: self.hub.clone(), view: view.clone(), started: Mutex::new(Some(tx.clone())) });
         let store = self.store.clone();
@@ -277,6 +298,7 @@ impl Jobs {
                         episodes: v.episodes,
                         now: v.now.clone(),
                         evaluations: thin(&v.evaluations, 200),
+                        curves: live_curves(&thin(&v.evaluations, 200), &v.seeds),
                     })
                     .unwrap_or_default()
                 })

@@ -244,6 +244,8 @@ impl Workbench {
         "report_file",
         "export_training",
         "policy_versions",
+        "chart_style",
+        "arms",
     ];
 
     /// Run one command. Blocking: adapters on an async runtime call it from a blocking thread.
@@ -281,6 +283,8 @@ impl Workbench {
             "export_training" => self.export_training(&a),
             "policy_versions" => self.policy_versions(&a),
             "workers" => self.workers(),
+            "chart_style" => api::reply(api::ChartStyle::of_the_reports()),
+            "arms" => api::reply(api::ArmInfo::every_arm()),
             other => Err(CommandError::NotFound(format!("no command `{other}` (commands: {})", Self::COMMANDS.join(", ")))),
         }
     }

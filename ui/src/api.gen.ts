@@ -263,6 +263,24 @@ expected: number | null, };
 
 export type LiveEvaluation = { suite: string, arm: string, seed: number, iteration: number, split: string, success: number, tasks: number, };
 
+export type SeriesLook = { color: string, dash: string | null, marker: string, };
+
+export type ArmInfo = { arm: string, 
+/**
+ * What it does with a task on which every base try failed.
+ */
+description: string, 
+/**
+ * It consults the router (and measures behaviour profiles).
+ */
+routed: boolean, 
+/**
+ * It runs sibling harnesses at all.
+ */
+uses_siblings: boolean, };
+
+export type ChartStyle = { arms: Array<string>, looks: Array<SeriesLook>, other_arm: SeriesLook, other_run_dash: string, };
+
 export type Job = { run_id: number, name: string, status: string, error: string | null, done: number, total: number, eta_s: number | null, success_rate: number, 
 /**
  * As the progress events carry them.
@@ -279,7 +297,11 @@ now: string | null,
 /**
  * Evaluations recorded so far, in order (a long run's thinned to about 200 iterations).
  */
-evaluations: Array<LiveEvaluation>, };
+evaluations: Array<LiveEvaluation>, 
+/**
+ * The transfer curves of `evaluations`, as the analysis computes them.
+ */
+curves: Array<TransferCurve>, };
 
 export type ExperimentRow = { id: number, name: string, status: string, created_at: string, finished_at: string | null, suites: Array<string>, policy: unknown, summary: unknown, 
 /**

@@ -5,60 +5,30 @@
 //
 // The transfer curves: one panel per suite and split, one line per arm (mean over seeds) with its
 // 95% t-interval over seeds shaded, in the styles the report gives each arm (src/chart/style.rs:
-// the arm's Okabe–Ito colour, dash pattern and marker). The running experiment's card draws them
-// as evaluations arrive; the Results view draws a report's `analysis.transfer` with the same
+// the arm's Okabe–Ito colour, dash pattern and marker, from `chart_style`). Every number drawn
+// comes from the server: the running experiment's card draws the curves `jobs` computes as
+// evaluations arrive; the Results view draws a report's `analysis.transfer` with the same
 // component, and two runs' curves over each other for a comparison (arm by colour, run by line
 // style). The final-success chart: per arm its success with the interval over tasks, the arm in
 // its colour and the split told by the marker, as in the report.
 
 import type { ComponentChildren, RefObject } from "preact";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
-import { ARM_ORDER, armColor } from "./ui";
+import { armColor, armLook, armRank, otherRunDash } from "./ui";
+import type { CurvePoint, TransferCurve as Curve } from "./types";
 
-/** One evaluation of one job: what the `evaluation` event and `jobs` carry. */
-export interface EvalPoint {
-  suite: string;
-  arm: string;
-  seed: number;
-  iteration: number;
-  split: string;
-  success: number;
-}
+export type { Curve, CurvePoint };
 
-export interface CurvePoint {
-  iteration: number;
-  /** Mean over seeds of each seed's success. */
-  mean: number;
-  /** 95% t-interval over seeds, clipped to [0, 1]; the point itself with one seed. */
-  ci95: [number, number];
-  seeds: number;
-}
-
-export interface Curve {
-  suite: string;
-  arm: string;
-  split: string;
-  points: CurvePoint[];
-}
-
-/** The report charts' dash patterns (src/chart/style.rs `DASHES`), paired with the arm order. */
-const DASHES: (string | undefined)[] = [undefined, "9 4", "2 3", "10 3 2 3", "15 4", "5 2 1 2 1 2", "1 4"];
-
-/** The dash of the run compared with (src/chart/mod.rs `OTHER_RUN_DASH`); this run's lines are solid. */
-export const OTHER_RUN_DASH = "7 4";
-
+/** An arm's dash pattern, as the reports draw it (`chart_style`). */
 export function armDash(arm: string): string | undefined {
-  const i = ARM_ORDER.indexOf(arm);
-  return DASHES[(i >= 0 ? i : ARM_ORDER.length) % DASHES.length];
+  return armLook(arm).dash ?? undefined;
 }
 
-/** The report charts' markers (src/chart/style.rs `MARKERS`), paired with the arm order. */
-const MARKERS = ["circle", "square", "triangle", "diamond", "cross", "inverted-triangle", "plus"] as const;
-type MarkerKind = (typeof MARKERS)[number];
+/** The marker shapes the charts draw (their names in `chart_style`). */
+type MarkerKind = "circle" | "square" | "triangle" | "diamond" | "cross" | "inverted-triangle" | "plus";
 
 function armMarker(arm: string): MarkerKind {
-  const i = ARM_ORDER.indexOf(arm);
-  return MARKERS[(i >= 0 ? i : ARM_ORDER.length) % MARKERS.length];
+  return armLook(arm).marker as MarkerKind;
 }
 
 /** An arm's marker at (x, y), drawn in `color`; `hollow`: outlined, white inside; `kind`
@@ -109,54 +79,7 @@ export function Marker({ arm, x, y, color, hollow, kind, r = 1, children }: { ar
 
 export const SPLIT_LABEL: Record<string, string> = { train: "training families", heldout: "held-out families" };
 
-/** Two-sided 97.5% quantile of Student's t (src/stats.rs `t_975`). */
-function t975(df: number): number {
-  const TABLE = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064,
-    2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
-  ];
-  if (df <= 0) return Infinity;
-  return df <= 30 ? TABLE[df - 1] : 1.96 + 2.4 / df;
-}
-
-/** Mean and 95% t-interval of values from independent seeds, clipped to [0, 1]. */
-function tInterval(xs: number[]): { mean: number; ci95: [number, number] } {
-  const m = xs.reduce((a, b) => a + b, 0) / xs.length;
-  if (xs.length < 2) return { mean: m, ci95: [m, m] };
-  const sd = Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1));
-  const half = (t975(xs.length - 1) * sd) / Math.sqrt(xs.length);
-  return { mean: m, ci95: [Math.max(0, m - half), Math.min(1, m + half)] };
-}
-
-const splitRank = (s: string) => (s === "train" ? 0 : s === "heldout" ? 1 : 2);
-const armRank = (a: string) => {
-  const i = ARM_ORDER.indexOf(a);
-  return i >= 0 ? i : ARM_ORDER.length;
-};
 const byArm = (a: string, b: string) => armRank(a) - armRank(b) || a.localeCompare(b);
-
-/** The transfer curves of a set of evaluations, as the report computes them
- * (src/analysis/transfer.rs): per suite, arm and split, the mean over seeds at each iteration
- * (of the seeds evaluated there so far) and its t-interval. */
-export function transferCurves(points: EvalPoint[]): Curve[] {
-  const acc = new Map<string, { suite: string; arm: string; split: string; its: Map<number, number[]> }>();
-  for (const p of points) {
-    const k = `${p.suite}\u0000${p.arm}\u0000${p.split}`;
-    let c = acc.get(k);
-    if (!c) acc.set(k, (c = { suite: p.suite, arm: p.arm, split: p.split, its: new Map() }));
-    const v = c.its.get(p.iteration) ?? [];
-    v.push(p.success);
-    c.its.set(p.iteration, v);
-  }
-  return [...acc.values()]
-    .map((c) => ({
-      suite: c.suite,
-      arm: c.arm,
-      split: c.split,
-      points: [...c.its.entries()].sort((a, b) => a[0] - b[0]).map(([iteration, v]) => ({ iteration, seeds: v.length, ...tInterval(v) })),
-    }))
-    .sort((a, b) => a.suite.localeCompare(b.suite) || splitRank(a.split) - splitRank(b.split) || byArm(a.arm, b.arm));
-}
 
 /** Ticks for 0..max: whole numbers, at most about `n` of them. */
 function ticks(max: number, n: number): number[] {
@@ -418,7 +341,7 @@ function Panel({
       {lines.map((l) => {
         const c = l.curve;
         const color = armColor(c.arm);
-        const dash = compared ? (l.other ? OTHER_RUN_DASH : undefined) : armDash(c.arm);
+        const dash = compared ? (l.other ? otherRunDash() : undefined) : armDash(c.arm);
         return (
           <g key={`${c.arm}-${l.other}`} data-arm={c.arm} data-run={compared ? (l.other ? "other" : "this") : undefined}>
             <path class="series" data-arm={c.arm} d={path(c.points.map((p) => [x(p.iteration), y(p.mean)]))} stroke={color} stroke-dasharray={dash} />
@@ -536,7 +459,7 @@ export function TransferChart({
             </span>
             <span class="legend-run" data-run="other">
               <svg width="34" height="12" aria-hidden="true">
-                <line x1="1" x2="33" y1="6" y2="6" stroke="#222" stroke-width="2" stroke-dasharray={OTHER_RUN_DASH} />
+                <line x1="1" x2="33" y1="6" y2="6" stroke="#222" stroke-width="2" stroke-dasharray={otherRunDash()} />
                 <circle cx="17" cy="6" r="3.4" fill="#fff" stroke="#222" stroke-width="1.6" />
               </svg>
               {compare.label}

@@ -8,7 +8,7 @@ import { Harnesses } from "./views/Harnesses";
 import { Experiments } from "./views/Experiments";
 import { Results } from "./views/Results";
 import { Inspector } from "./views/Inspector";
-import { Progress } from "./ui";
+import { armsAndStyle, loadArmsAndStyle, Progress } from "./ui";
 
 function typing(e: KeyboardEvent): boolean {
   const t = e.target as HTMLElement | null;
@@ -128,8 +128,12 @@ function KeyHelp({ onClose }: { onClose: () => void }) {
 
 function App() {
   const r = useStore(route);
+  // the arms and the charts' style (as the reports draw them) come from the server; the app
+  // renders again when they arrive
+  useStore(armsAndStyle);
   const [help, setHelp] = useState(false);
   useEffect(() => {
+    void loadArmsAndStyle();
     watchRuns();
     const onKey = (e: KeyboardEvent) => {
       if (e.key === "?" && !typing(e)) {

@@ -2,7 +2,7 @@
 
 import { useEffect, useState } from "preact/hooks";
 import { call, onEvent, ApiError } from "./client";
-import type { EpisodeCount, Job, LiveEvaluation, Unit, WorkbenchEvent } from "./types";
+import type { EpisodeCount, Job, LiveEvaluation, TransferCurve, Unit, WorkbenchEvent } from "./types";
 
 type Sub = () => void;
 
@@ -123,8 +123,10 @@ export interface RunProgress {
   episodes: EpisodeCount | null;
   /** The newest phase of any job, in words. */
   now: string | null;
-  /** Evaluations recorded, by (suite, arm, seed, split, iteration): the live transfer curves. */
+  /** Evaluations recorded, by (suite, arm, seed, split, iteration). */
   evals: Map<string, LiveEvaluation>;
+  /** The transfer curves of those evaluations, as `jobs` computes them. */
+  curves: TransferCurve[];
 }
 
 export const runs = new Store<Map<number, RunProgress>>(new Map());
@@ -155,6 +157,7 @@ function blank(run_id: number): RunProgress {
     episodes: null,
     now: null,
     evals: new Map(),
+    curves: [],
   };
 }
 
@@ -216,6 +219,8 @@ function apply(m: Map<number, RunProgress>, e: WorkbenchEvent) {
         const p: LiveEvaluation = { suite: e.suite, arm: e.arm, seed: e.seed, iteration: e.iteration, split: e.split, success: e.success, tasks: e.tasks };
         r.evals = new Map(r.evals);
         r.evals.set(evalKey(p), p);
+        // the curves are computed by the server: ask for them again
+        refreshJobsSoon();
         break;
       }
       case "message":
@@ -257,6 +262,17 @@ function applyEvent(e: WorkbenchEvent) {
   if (flushTimer === null) flushTimer = setTimeout(flushEvents, 100);
 }
 
+let jobsTimer: ReturnType<typeof setTimeout> | null = null;
+
+/** `refreshJobs` once after a burst of events (evaluations of several jobs come together). */
+function refreshJobsSoon() {
+  if (jobsTimer !== null) return;
+  jobsTimer = setTimeout(() => {
+    jobsTimer = null;
+    void refreshJobs();
+  }, 300);
+}
+
 /** Bring the run table up to date from `jobs` (also covers runs started before this page opened). */
 export async function refreshJobs(): Promise<void> {
   let jobs: Job[];
@@ -291,6 +307,7 @@ export async function refreshJobs(): Promise<void> {
       if (j.evaluations.length) {
         r.evals = new Map(r.evals);
         for (const p of j.evaluations) r.evals.set(evalKey(p), p);
+        r.curves = j.curves;
       }
       if (j.messages?.length) r.messages = j.messages.slice(-20);
       next.set(j.run_id, r);

@@ -4,17 +4,57 @@ import type { ComponentChildren } from "preact";
 import { createPortal } from "preact/compat";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { call } from "./client";
-import { runs, showError } from "./store";
-import type { EpisodePage, RunDeleted } from "./types";
+import { runs, showError, Store } from "./store";
+import type { ArmInfo, ChartStyle, EpisodePage, RunDeleted, SeriesLook } from "./types";
 import "./views/review.css";
 
-/** The charts' fixed arm styles (Okabe–Ito), so an arm has one colour everywhere. */
-export const ARM_ORDER = ["harness-s", "policy-only", "random-rescue", "base-resample", "keep-scaffold", "all-siblings"];
-const PALETTE = ["#0072B2", "#000000", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"];
+/** The reports' chart style (`chart_style`): the arm order and each arm's look, so an arm looks
+ * the same in the app and in every report. Loaded once before the first render. */
+let chartStyle: ChartStyle | null = null;
+/** Every arm an experiment can run (`arms`), in the order experiment files list them. */
+let armList: ArmInfo[] = [];
+
+/** Bumped when the style and the arm list arrive: the app renders again with them. */
+export const armsAndStyle = new Store(0);
+
+/** Load the chart style and the arm list, which the server owns. */
+export async function loadArmsAndStyle(): Promise<void> {
+  try {
+    [chartStyle, armList] = await Promise.all([call<ChartStyle>("chart_style"), call<ArmInfo[]>("arms")]);
+    armsAndStyle.update((n) => n + 1);
+  } catch (e) {
+    showError(e);
+  }
+}
+
+export function arms(): ArmInfo[] {
+  return armList;
+}
+
+/** Drawn in grey when the style could not be loaded. */
+const UNSTYLED: SeriesLook = { color: "#777777", dash: null, marker: "circle" };
+
+/** How an arm's series is drawn. */
+export function armLook(arm: string): SeriesLook {
+  if (!chartStyle) return UNSTYLED;
+  const i = chartStyle.arms.indexOf(arm);
+  return i >= 0 ? chartStyle.looks[i] : chartStyle.other_arm;
+}
 
 export function armColor(arm: string): string {
-  const i = ARM_ORDER.indexOf(arm);
-  return PALETTE[i >= 0 ? i : ARM_ORDER.length % PALETTE.length];
+  return armLook(arm).color;
+}
+
+/** An arm's place in the display order (unknown arms after the known ones). */
+export function armRank(arm: string): number {
+  const order = chartStyle?.arms ?? [];
+  const i = order.indexOf(arm);
+  return i >= 0 ? i : order.length;
+}
+
+/** The dash of a compared run's lines (this run's lines are solid). */
+export function otherRunDash(): string {
+  return chartStyle?.other_run_dash ?? "";
 }
 
 export function ArmName({ arm }: { arm: string }) {

@@ -4,10 +4,10 @@
 import { createContext } from "preact";
 import { useContext, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiError, call } from "../client";
-import { TransferChart, transferCurves } from "../charts";
+import { TransferChart } from "../charts";
 import { navigate, refreshJobs, runBar, runs, showError, Store, useLoad, useStore, type RunProgress } from "../store";
 import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, RolloutEstimate, SavedFile, Suite, TrainerCheck, Unit, WorkerRow, Workers } from "../types";
-import { ArmName, ConfirmDialog, DeleteRunButton, duration, Loading, names, pct, Progress, StatusTag, when } from "../ui";
+import { ArmName, arms, ConfirmDialog, DeleteRunButton, duration, Loading, names, pct, Progress, StatusTag, when } from "../ui";
 
 /** A problem the server found: in the TOML the user typed (`toml`, with its line) or in the form's
  * configuration (`form`: the TOML pane then shows the last valid file). */
@@ -38,14 +38,6 @@ async function render(config: ExperimentConfig, original?: string): Promise<stri
   }
 }
 
-const ARMS: { arm: string; what: string }[] = [
-  { arm: "policy-only", what: "GRPO under the base harness; all-fail groups give nothing" },
-  { arm: "harness-s", what: "routed sibling rescues, distilled into base context" },
-  { arm: "random-rescue", what: "k random siblings instead of the router's" },
-  { arm: "all-siblings", what: "no router, every sibling, budget-matched" },
-  { arm: "base-resample", what: "the rescue budget spent on extra base tries" },
-  { arm: "keep-scaffold", what: "distil with the sibling's context kept" },
-];
 
 function useDebounced<T>(value: T, ms: number): T {
   const [v, setV] = useState(value);
@@ -512,8 +504,8 @@ function Builder() {
         <fieldset>
           <legend>Arms</legend>
           <div class="arms">
-            {ARMS.map((a) => (
-              <label key={a.arm} class="check arm-check" title={a.what}>
+            {arms().map((a) => (
+              <label key={a.arm} class="check arm-check" title={a.description}>
                 <input
                   type="checkbox"
                   name="arm"
@@ -522,11 +514,11 @@ function Builder() {
                   onChange={(e) =>
                     edit((c) => {
                       const on = (e.target as HTMLInputElement).checked;
-                      c.arms = on ? ARMS.map((x) => x.arm).filter((x) => x === a.arm || c.arms.includes(x)) : c.arms.filter((x) => x !== a.arm);
+                      c.arms = on ? arms().map((x) => x.arm).filter((x) => x === a.arm || c.arms.includes(x)) : c.arms.filter((x) => x !== a.arm);
                     })
                   }
                 />
-                <ArmName arm={a.arm} /> <small class="muted">{a.what}</small>
+                <ArmName arm={a.arm} /> <small class="muted">{a.description}</small>
               </label>
             ))}
           </div>
@@ -1020,7 +1012,7 @@ function RunCard({ r, open, onDeleted }: { r: RunProgress; open: boolean; onDele
   const running = r.status === "running";
   const bar = runBar(r);
   // the live transfer curves, redrawn only when an evaluation arrives
-  const curves = useMemo(() => transferCurves([...r.evals.values()]), [r.evals]);
+  const curves = r.curves;
   const iterations = Math.max(0, ...units.map((u) => u.iterations));
   return (
     <details ref={ref} class={`run-card status-${r.status}`} open={open} data-run={r.run_id}>

@@ -279,9 +279,9 @@ function TrainingData({ id }: { id: number }) {
   );
 }
 
-/** A report's transfer curves as the chart component takes them. */
+/** A report's transfer curves: what the chart component takes. */
 function curvesOf(t: TransferCurve[]): Curve[] {
-  return t.map((c) => ({ suite: c.suite, arm: c.arm, split: c.split, points: c.points.map((p) => ({ iteration: p.iteration, mean: p.mean, ci95: p.ci95, seeds: p.seeds })) }));
+  return t;
 }
 
 function lastIteration(t: TransferCurve[]): number {
