@@ -1,0 +1,74 @@
+//! Experiments: the run list with each run's headline, one run's detail, and its results.
+
+use super::*;
+
+fn experiment_row(r: &RunRow, headlines: Headlines) -> api::ExperimentRow {
+    api::ExperimentRow {
+        headline: headlines.headline,
+        pooled: headlines.pooled,
+        id: r.id,
+        name: r.name.clone(),
+        status: r.status.as_str().to_string(),
+        created_at: r.created_at.clone(),
+        finished_at: r.finished_at.clone(),
+        suites: r.suite.as_deref().map(|s| s.split(',').filter(|x| !x.is_empty()).map(String::from).collect()).unwrap_or_default(),
+        policy: r.policy.clone().map(Value::String).unwrap_or(Value::Null),
+        summary: r.summary.clone().unwrap_or(Value::Null),
+    }
+}
+
+impl Workbench {
+    pub(in crate::workbench) fn experiments(&self) -> CommandResult {
+        let mut runs: Vec<RunRow> = self.store.runs()?.into_iter().filter(|r| r.kind == KIND_EXPERIMENT).collect();
+        runs.sort_by_key(|r| std::cmp::Reverse(r.id));
+        // the newest finished run's results page is the likeliest next: its report is made meanwhile
+        if let Some(r) = runs.iter().find(|r| r.status == RunStatus::Finished) {
+            self.reports.warm(r.id);
+        }
+        api::reply(runs.iter().map(|r| experiment_row(r, self.run_headlines(r))).collect::<Vec<_>>())
+    }
+
+    /// A run's headline numbers from the analysis ([`crate::analysis::headlines`]); a finished
+    /// run's cannot change, so they are kept. A run whose records cannot be analysed is listed
+    /// without them (its results page says why) rather than hiding every other run.
+    fn run_headlines(&self, r: &RunRow) -> Headlines {
+        if let Some(h) = self.headlines.lock().unwrap_or_else(|p| p.into_inner()).get(&r.id) {
+            return h.clone();
+        }
+        match crate::analysis::headlines(&self.store, r.id) {
+            Ok(h) => {
+                if r.status == RunStatus::Finished {
+                    self.headlines.lock().unwrap_or_else(|p| p.into_inner()).insert(r.id, h.clone());
+                }
+                h
+            }
+            Err(e) => {
+                tracing::warn!("run {}: no headline ({e})", r.id);
+                Headlines::default()
+            }
+        }
+    }
+
+    fn experiment_run(&self, id: i64) -> Result<RunRow, CommandError> {
+        match self.store.run(id)? {
+            Some(r) if r.kind == KIND_EXPERIMENT => Ok(r),
+            Some(r) => Err(CommandError::NotFound(format!("run {id} is a `{}` run, not an experiment", r.kind))),
+            None => Err(CommandError::NotFound(format!("no experiment run {id}"))),
+        }
+    }
+
+    pub(in crate::workbench) fn experiment(&self, a: &Args) -> CommandResult {
+        let r = self.experiment_run(a.i64("id")?)?;
+        let toml = crate::workbench::jobs::render_toml(&r.config).unwrap_or_default();
+        api::reply(api::ExperimentDetail { run: experiment_row(&r, self.run_headlines(&r)), config: r.config.clone(), config_toml: toml })
+    }
+
+    pub(super) fn bundle(&self, id: i64, other: Option<i64>) -> Result<ReportBundle, CommandError> {
+        let other_s = other.map(|o| o.to_string());
+        ReportBundle::build(&self.store, &id.to_string(), other_s.as_deref()).map_err(report_error)
+    }
+
+    pub(in crate::workbench) fn results(&self, id: i64, other: Option<i64>) -> CommandResult {
+        self.reports.get(id, other)
+    }
+}
