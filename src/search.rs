@@ -2,7 +2,7 @@
 //! that some action sequence of the built-in policy's grammar solves — the ceiling of what the
 //! policy can learn) and the solutions warm-start demonstrations are made from.
 //!
-//! The search itself belongs to each suite ([`Suite::solve`], in its `grammar.rs`: DBBench
+//! The search itself belongs to each suite ([`Suite::solve`], in its `grammar/search.rs`: DBBench
 //! enumerates a query or mutation and a commit, optionally after a look at the table; AppWorld
 //! and SWE-Gym search their own grammars against a real environment). This module gives it the
 //! base harness's frame, tools and step limit, and counts the results by family.

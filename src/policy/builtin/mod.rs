@@ -8,7 +8,7 @@
 //! target reply back through the same grammar from the context it is paired with, so GRPO
 //! updates and distilled examples use one code path.
 //!
-//! The grammars themselves belong to the suites (`suite/<name>/grammar.rs`), written with the kit
+//! The grammars themselves belong to the suites (`suite/<name>/grammar/`), written with the kit
 //! in [`crate::grammar`]; this module is the learner.
 
 use std::sync::{Arc, RwLock};
