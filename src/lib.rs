@@ -5,6 +5,7 @@
 //! Architecture invariant: this library knows nothing of Tauri or HTTP serving.
 
 pub mod analysis;
+pub mod arm;
 pub mod chart;
 pub mod distil;
 pub mod episode;

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::arm::Arm;
 use crate::grammar::model::SparseModel;
 use crate::route::{BehaviorProfile, RoutingDecision};
 
@@ -163,78 +164,6 @@ impl RouteRecord {
     /// The stored body: the decision's fields, then `arm`, `seed_index` and `iteration`.
     pub fn body(decision: &RoutingDecision, arm: &str, seed_index: usize, iteration: usize) -> Result<serde_json::Value, serde_json::Error> {
         job_scoped(decision, arm, seed_index, iteration)
-    }
-}
-
-/// An experiment arm: what a job does with a task on which every base try failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Arm {
-    /// Nothing: plain GRPO under the base harness.
-    PolicyOnly,
-    /// The router picks siblings from behaviour profiles; rescues are distilled into the base
-    /// context.
-    HarnessS,
-    /// Siblings picked at random, distilled the same way.
-    RandomRescue,
-    /// The same number of extra tries under the base harness.
-    BaseResample,
-    /// As harness-s, but the rescues are trained in the sibling's context (scaffold kept).
-    KeepScaffold,
-    /// The same budget spread over every sibling in turn.
-    AllSiblings,
-}
-
-impl Arm {
-    /// Every arm, in the order experiment files list them.
-    pub const ALL: [Arm; 6] = [Arm::PolicyOnly, Arm::HarnessS, Arm::RandomRescue, Arm::BaseResample, Arm::KeepScaffold, Arm::AllSiblings];
-
-    /// Its name in experiment files, the store and reports.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Arm::PolicyOnly => "policy-only",
-            Arm::HarnessS => "harness-s",
-            Arm::RandomRescue => "random-rescue",
-            Arm::BaseResample => "base-resample",
-            Arm::KeepScaffold => "keep-scaffold",
-            Arm::AllSiblings => "all-siblings",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Arm> {
-        Arm::ALL.into_iter().find(|a| a.as_str() == s)
-    }
-
-    /// The names of every arm, for messages.
-    pub fn names() -> Vec<&'static str> {
-        Arm::ALL.iter().map(|a| a.as_str()).collect()
-    }
-
-    /// What the arm does with a task on which every base try failed, in a line.
-    pub const fn description(self) -> &'static str {
-        match self {
-            Arm::PolicyOnly => "GRPO under the base harness; all-fail groups give nothing",
-            Arm::HarnessS => "routed sibling rescues, distilled into base context",
-            Arm::RandomRescue => "k random siblings instead of the router's",
-            Arm::BaseResample => "the rescue budget spent on extra base tries",
-            Arm::KeepScaffold => "distil with the sibling's context kept",
-            Arm::AllSiblings => "no router, every sibling, budget-matched",
-        }
-    }
-
-    /// Routed arms consult the router (and so measure behaviour profiles).
-    pub fn routed(self) -> bool {
-        matches!(self, Arm::HarnessS | Arm::KeepScaffold)
-    }
-
-    /// Arms that run sibling harnesses at all.
-    pub fn uses_siblings(self) -> bool {
-        !matches!(self, Arm::PolicyOnly | Arm::BaseResample)
-    }
-}
-
-impl std::fmt::Display for Arm {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -90,17 +90,17 @@ pub fn nth(i: usize) -> SeriesStyle {
     SeriesStyle { color: PALETTE[i % n], dash: DASHES[(i + round) % n], marker: MARKERS[(i + 2 * round) % n], hollow: false }
 }
 
-/// Arms in the order of their fixed styles: the routed arm solid blue, the baseline dashed black.
-pub const ARM_ORDER: [&str; 6] = {
-    use crate::records::Arm;
-    [
-        Arm::HarnessS.as_str(),
-        Arm::PolicyOnly.as_str(),
-        Arm::RandomRescue.as_str(),
-        Arm::BaseResample.as_str(),
-        Arm::KeepScaffold.as_str(),
-        Arm::AllSiblings.as_str(),
-    ]
+/// Arms in the order of their fixed styles (their `display_rank` in [`crate::arm::SPECS`]): the
+/// routed arm solid blue, the baseline dashed black.
+pub const ARM_ORDER: [&str; crate::arm::SPECS.len()] = {
+    let specs = crate::arm::SPECS;
+    let mut out = [""; crate::arm::SPECS.len()];
+    let mut i = 0;
+    while i < specs.len() {
+        out[specs[i].display_rank] = specs[i].name;
+        i += 1;
+    }
+    out
 };
 
 /// The fixed style of an arm (unknown arms take the styles after the known ones).

@@ -20,8 +20,8 @@
 //! rescue_tries = 2      # m
 //! ```
 
+use crate::arm::{Arm, Rescue};
 use crate::policy::Backend;
-use crate::records::Arm;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -605,12 +605,12 @@ impl ExperimentConfig {
         let it = self.iterations as u128;
         let batch = b.batch_tasks.min(size.train_tasks) as u128;
         let sibs = size.siblings;
-        let per_rescue: usize = match arm {
-            Arm::PolicyOnly => 0,
-            Arm::BaseResample => b.rescue_siblings * b.rescue_tries,
-            Arm::AllSiblings if sibs > 0 => b.rescue_siblings * b.rescue_tries,
-            Arm::AllSiblings => 0,
-            Arm::HarnessS | Arm::KeepScaffold | Arm::RandomRescue => b.rescue_siblings.min(sibs) * b.rescue_tries,
+        let per_rescue: usize = match arm.rescue() {
+            Rescue::Nothing => 0,
+            Rescue::BaseTries => b.rescue_siblings * b.rescue_tries,
+            Rescue::EverySibling if sibs > 0 => b.rescue_siblings * b.rescue_tries,
+            Rescue::EverySibling => 0,
+            Rescue::Routed | Rescue::Random => b.rescue_siblings.min(sibs) * b.rescue_tries,
         };
         let per_rescue = per_rescue as u128;
         let probe_once = (b.probe_tasks.min(size.train_tasks) as u128) * (1 + sibs as u128);

@@ -94,7 +94,7 @@ pub struct ArmInfo {
 
 impl ArmInfo {
     pub fn every_arm() -> Vec<ArmInfo> {
-        crate::records::Arm::ALL
+        crate::arm::Arm::ALL
             .into_iter()
             .map(|a| ArmInfo { arm: a.as_str().into(), description: a.description().into(), routed: a.routed(), uses_siblings: a.uses_siblings() })
             .collect()

@@ -2,6 +2,7 @@
 //! arm's rescue (routed, random or every sibling, or more base tries), distilled into the batch.
 
 use super::*;
+use crate::arm::Rescue;
 
 impl Job<'_> {
     /// One training iteration; `Ok(false)` if it was cancelled part-way.
@@ -52,9 +53,9 @@ impl Job<'_> {
             let mut plan = None;
             if !group.iter().any(|e| e.success()) {
                 let tseed = hash_str(&task.id);
-                match self.kind {
-                    Arm::PolicyOnly => {}
-                    Arm::BaseResample => extra_wants.extend((0..resample).map(|k| {
+                match self.kind.rescue() {
+                    Rescue::Nothing => {}
+                    Rescue::BaseTries => extra_wants.extend((0..resample).map(|k| {
                         Want::kept(task, &self.su.base, b.base_tries as u32 + k, mix(&[self.seed, it as u64, tseed, 0x7e5a, k as u64]), temp)
                     })),
                     _ => {
@@ -88,9 +89,9 @@ impl Job<'_> {
             }
             st.all_fail_tasks += 1;
             let mine: Vec<Episode> = extra.by_ref().take(owner.iter().filter(|&&o| o == i).count()).collect();
-            match self.kind {
-                Arm::PolicyOnly => {}
-                Arm::BaseResample => {
+            match self.kind.rescue() {
+                Rescue::Nothing => {}
+                Rescue::BaseTries => {
                     st.rollouts.resample += mine.len() as u64;
                     if mine.iter().any(|e| e.success()) {
                         st.rescued_tasks += 1;
@@ -131,8 +132,8 @@ impl Job<'_> {
         Ok(true)
     }
 
-    /// Which siblings an all-fail task tries, and how often: the router's choice (harness-s,
-    /// keep-scaffold), k random siblings, or every sibling in turn.
+    /// Which siblings an all-fail task tries, and how often, by the arm's [`Rescue`]: the
+    /// router's choice, k random siblings, or every sibling in turn.
     fn plan_rescue(&self, it: usize, task: &Task, failed: &[Episode], st: &JobState) -> RescuePlan {
         let b = &self.sh.cfg.budget;
         let tseed = hash_str(&task.id);
@@ -144,18 +145,18 @@ impl Job<'_> {
         // (sibling, tries)
         let mut tries: Vec<(String, usize)> = Vec::new();
         let mut decision = None;
-        match self.kind {
-            Arm::HarnessS | Arm::KeepScaffold => {
+        match self.kind.rescue() {
+            Rescue::Routed => {
                 let d = self.sh.router.route(&query, &st.profiles, b.rescue_siblings, &mut rng);
                 tries = d.chosen.iter().map(|s| (s.clone(), b.rescue_tries)).collect();
                 decision = Some(d);
             }
-            Arm::RandomRescue => {
+            Rescue::Random => {
                 let mut names = sib_names.clone();
                 shuffle(&mut names, rng.next_u64());
                 tries = names.into_iter().take(b.rescue_siblings).map(|s| (s, b.rescue_tries)).collect();
             }
-            Arm::AllSiblings => {
+            Rescue::EverySibling => {
                 let total = b.rescue_siblings * b.rescue_tries;
                 let start = (rng.next_u64() % sib_names.len().max(1) as u64) as usize;
                 let mut counts: BTreeMap<String, usize> = BTreeMap::new();
@@ -164,7 +165,7 @@ impl Job<'_> {
                 }
                 tries = counts.into_iter().collect();
             }
-            _ => {}
+            Rescue::Nothing | Rescue::BaseTries => {}
         }
         RescuePlan { query, tries, decision }
     }
@@ -186,7 +187,7 @@ impl Job<'_> {
     ) -> Result<bool, JobError> {
         let cfg = self.sh.cfg;
         let RescuePlan { query, tries: plan, decision } = plan;
-        let mode = if self.kind == Arm::KeepScaffold {
+        let mode = if self.kind.spec().keeps_scaffold {
             DistillMode::KeepScaffold
         } else {
             DistillMode::parse(&cfg.distill.mode).unwrap_or(DistillMode::Strip)

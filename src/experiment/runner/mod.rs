@@ -453,8 +453,14 @@ fn run_job(sh: &Shared, s: usize, arm: &str, seed_index: usize) -> Result<JobSta
         Some(v) => crate::records::parse("job checkpoint", &key, v)?,
         None => JobState { suite: suite_name.clone(), arm: arm.to_string(), seed_index, seed, ..Default::default() },
     };
-    let progress =
-        JobProgress::new(&sh.progress, &suite_name, arm, seed, cfg.iterations, if kind == Arm::BaseResample { "resamples" } else { "rescues" });
+    let progress = JobProgress::new(
+        &sh.progress,
+        &suite_name,
+        arm,
+        seed,
+        cfg.iterations,
+        if kind.rescue() == crate::arm::Rescue::BaseTries { "resamples" } else { "rescues" },
+    );
     // what an earlier session evaluated, for the live curves
     progress.evaluations(&st.curve);
     let identity = JobIdentity { run_id: sh.run_id, suite: suite_name.clone(), arm: arm.to_string(), seed, seed_index };
