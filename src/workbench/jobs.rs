@@ -284,6 +284,7 @@ impl Jobs {
                 .rev()
                 .map(|(id, j)| {
                     let v = j.view.lock().unwrap_or_else(|p| p.into_inner());
+                    let evaluations = thin(&v.evaluations, 200);
                     serde_json::to_value(api::Job {
                         run_id: *id,
                         name: v.name.clone(),
@@ -297,8 +298,8 @@ impl Jobs {
                         messages: v.messages.clone(),
                         episodes: v.episodes,
                         now: v.now.clone(),
-                        evaluations: thin(&v.evaluations, 200),
-                        curves: live_curves(&thin(&v.evaluations, 200), &v.seeds),
+                        curves: live_curves(&evaluations, &v.seeds),
+                        evaluations,
                     })
                     .unwrap_or_default()
                 })

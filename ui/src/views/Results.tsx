@@ -3,7 +3,7 @@
 // differences per arm), and the report's export.
 
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { FinalSuccessChart, ONE_SEED, ONE_SEED_WHY, SeedCi, TransferChart, type Curve, type FinalPoint } from "../charts";
+import { FinalSuccessChart, ONE_SEED, ONE_SEED_WHY, SeedCi, TransferChart, type FinalPoint } from "../charts";
 import { call, canOpenFiles, inTauri, openPath, saveReport, type ReportFormat, type SavedReport } from "../client";
 import { finished, navigate, showError, useLoad, useStore } from "../store";
 import type { ExperimentRow, ExportedFiles, FinalRow, PairedDelta, PolicyVersion, Report, RoutedDelta, TransferCurve } from "../types";
@@ -279,10 +279,6 @@ function TrainingData({ id }: { id: number }) {
   );
 }
 
-/** A report's transfer curves: what the chart component takes. */
-function curvesOf(t: TransferCurve[]): Curve[] {
-  return t;
-}
 
 function lastIteration(t: TransferCurve[]): number {
   return Math.max(0, ...t.flatMap((c) => c.points.map((p) => p.iteration)));
@@ -293,7 +289,7 @@ function lastIteration(t: TransferCurve[]): number {
 function Charts({ r }: { r: Report }) {
   const [wide, setWide] = useState<Set<string>>(new Set());
   const [filter, setFilter] = useState("");
-  const curves = useMemo(() => curvesOf(r.transfer), [r]);
+  const curves = r.transfer;
   const finals: FinalPoint[] = useMemo(
     () => r.final_table.rows.map((x) => ({ suite: x.suite, arm: x.arm, split: x.split, iteration: x.iteration, success: x.success, ci95: x.ci95, seeds: x.seeds.length, tasks: x.tasks })),
     [r],
@@ -469,8 +465,8 @@ function Comparison({ r }: { r: Report }) {
   const c = r.comparison!;
   const thisLabel = `#${r.run.id} ${r.run.name}`;
   const otherLabel = `#${c.other_run.id} ${c.other_run.name}`;
-  const mine = useMemo(() => curvesOf(r.transfer), [r]);
-  const theirs = useMemo(() => curvesOf(c.other_transfer), [r]);
+  const mine = r.transfer;
+  const theirs = c.other_transfer;
   const diffs = c.differences;
   return (
     <section class="comparison">
