@@ -14,7 +14,7 @@ pub const TRAJECTORY_SCHEMA: u32 = 1;
 pub use crate::message::HookKind;
 
 /// What a hook did.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(tag = "effect", rename_all = "snake_case")]
 pub enum Effect {
     /// Context injected into the conversation (schema card, API list, repo map, a hint, feedback).
@@ -35,7 +35,7 @@ pub enum Effect {
 }
 
 /// One harness intervention, with the hook that fired and the predicates that held.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct Intervention {
     pub hook: String,
     pub kind: HookKind,
@@ -60,7 +60,7 @@ pub struct Step {
 }
 
 /// How an episode ended.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum EpisodeStatus {
     /// The agent submitted an answer (or finished).
@@ -97,8 +97,10 @@ impl EpisodeStatus {
     }
 }
 
-/// One attempt at one task under one harness with one policy.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+/// One attempt at one task under one harness with one policy (`StoredEpisode` in the UI's
+/// types: its steps as stored).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
+#[ts(rename = "StoredEpisode")]
 pub struct Episode {
     pub schema: u32,
     pub task_id: String,
@@ -113,6 +115,7 @@ pub struct Episode {
     /// Stored compactly: each step's context is written as the messages it adds to the previous
     /// step's context (see [`compact_steps`]); readers always see full contexts.
     #[serde(with = "compact_steps")]
+    #[ts(as = "Vec<compact_steps::StoredStep>")]
     pub steps: Vec<Step>,
     pub score: Option<Score>,
     /// The infrastructure error, if any; kept apart from task failures.
@@ -158,19 +161,21 @@ pub mod compact_steps {
     use crate::message::{Message, ToolSpec};
     use serde::{Deserializer, Serializer};
 
-    #[derive(Serialize, Deserialize)]
-    struct StoredStep {
-        index: usize,
-        keep: usize,
-        add: Vec<Message>,
+    /// A step as stored: its context is the first `keep` messages of the previous step's
+    /// context, then `add`.
+    #[derive(Serialize, Deserialize, ts_rs::TS)]
+    pub struct StoredStep {
+        pub index: usize,
+        pub keep: usize,
+        pub add: Vec<Message>,
         /// Tools are written on the first step only, and where they change.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        tools: Option<Vec<ToolSpec>>,
-        output: AssistantTurn,
-        calls: Vec<CallRecord>,
-        interventions: Vec<Intervention>,
-        policy_ms: f64,
-        env_ms: f64,
+        pub tools: Option<Vec<ToolSpec>>,
+        pub output: AssistantTurn,
+        pub calls: Vec<CallRecord>,
+        pub interventions: Vec<Intervention>,
+        pub policy_ms: f64,
+        pub env_ms: f64,
     }
 
     pub fn serialize<S: Serializer>(steps: &[Step], s: S) -> Result<S::Ok, S::Error> {

@@ -3,8 +3,9 @@
 
 use serde::Serialize;
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, ts_rs::TS)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[ts(rename = "WorkbenchEvent")]
 pub enum Event {
     RunStarted {
         run_id: i64,
@@ -80,7 +81,7 @@ pub enum Event {
 }
 
 /// Where one (suite, arm, seed) job of an experiment stands.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, ts_rs::TS)]
 pub struct ProgressUnit {
     pub suite: String,
     pub arm: String,

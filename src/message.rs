@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The kinds of hook a harness spec can declare.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum HookKind {
     OnInit,
@@ -38,7 +38,7 @@ impl HookKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     System,
@@ -60,7 +60,7 @@ impl Role {
 }
 
 /// Who put a message into the context.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, ts_rs::TS)]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum Origin {
     /// The harness's own frame: system prompt, task prompt rendering.
@@ -74,15 +74,16 @@ pub enum Origin {
     Hook { hook: String, kind: HookKind },
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
     /// Parsed JSON arguments (an object for well-formed calls).
+    #[ts(type = "unknown")]
     pub arguments: serde_json::Value,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct Message {
     pub role: Role,
     pub content: String,
@@ -106,23 +107,24 @@ impl Message {
 }
 
 /// A tool the policy may call, in OpenAI function form.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
     /// JSON Schema of the arguments object.
+    #[ts(type = "unknown")]
     pub parameters: serde_json::Value,
 }
 
 /// Everything a policy sees for one decision.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct Context {
     pub messages: Vec<Message>,
     pub tools: Vec<ToolSpec>,
 }
 
 /// What a policy call is for: the main decision, or an extra call a harness makes.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum CallKind {
     Act,
@@ -131,7 +133,7 @@ pub enum CallKind {
     Critique,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct AssistantTurn {
     /// Free text (thoughts, or the whole answer for a text-only model).
     pub content: String,

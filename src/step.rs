@@ -13,7 +13,7 @@ pub type Action = ToolCall;
 /// Facts about an observation that harness predicates read (`unknown_column_error`,
 /// `empty_result`, ...). The suite derives them from its own observation, so the harness engine
 /// stays suite-agnostic.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct Signals {
     /// A short error class such as `unknown_column`, `unknown_table`, `syntax`, `timeout`,
     /// `bad_arguments`, `unknown_tool`; `None` when the step did not fail.
@@ -41,16 +41,17 @@ pub struct StepOutcome {
 }
 
 /// Reward and details of a finished episode, as the benchmark scores it.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct Score {
     pub reward: f64,
     pub success: bool,
     /// Suite-specific details (answer, ground truth, type, hash, failing tests, ...).
+    #[ts(type = "unknown")]
     pub details: serde_json::Value,
 }
 
 /// One tool call of a step as it went: what the policy proposed, what ran, what came back.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct CallRecord {
     /// The action as the policy proposed it.
     pub proposed: Action,

@@ -390,3 +390,72 @@ fn library_code_has_no_string_errors() {
     }
     assert!(found.is_empty(), "`Result<_, String>` in library code (give the error a type):\n{}", found.join("\n"));
 }
+
+/// The UI's files: `ui/src/**/*.ts(x)` (without the generated declarations' consumers' tests).
+fn ui_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("read ui/src").flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            ui_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "ts" || x == "tsx") {
+            out.push(p);
+        }
+    }
+}
+
+/// The relative modules a TypeScript file imports or re-exports (`from "./x"`), as files.
+fn ts_imports(file: &Path, text: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("from \"") {
+        let rest = &text[i + 6..];
+        let Some(end) = rest.find('"') else { continue };
+        let spec = &rest[..end];
+        if !spec.starts_with('.') {
+            continue;
+        }
+        let base = file.parent().expect("a folder").join(spec);
+        let found =
+            ["", ".ts", ".tsx", "/index.ts", "/index.tsx"].iter().map(|ext| PathBuf::from(format!("{}{ext}", base.display()))).find(|p| p.is_file());
+        if let Some(p) = found {
+            out.push(p.canonicalize().expect("an existing file"));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_two_ui_files_import_each_other_in_a_circle_and_types_ts_declares_no_server_shape() {
+    let ui = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/src");
+    let mut files = Vec::new();
+    ui_files(&ui, &mut files);
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let name =
+        |p: &Path| p.canonicalize().expect("a file").strip_prefix(ui.canonicalize().expect("ui/src")).expect("under ui/src").display().to_string();
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("read a UI file");
+        let deps = ts_imports(f, &text).iter().map(|d| name(d)).collect();
+        graph.insert(name(f), deps);
+    }
+    assert!(graph.len() >= 10, "expected the UI's files, found {:?}", graph.keys().collect::<Vec<_>>());
+    assert!(graph.get("types.ts").is_some_and(|d| d.contains("api.gen.ts")), "types.ts re-exports the generated shapes: {graph:?}");
+    if let Some(cycle) = find_cycle(&graph) {
+        panic!("files of ui/src import each other in a circle: {}", cycle.join(" -> "));
+    }
+    // what the server sends is generated from the Rust types; types.ts keeps only UI-local ones
+    let types = std::fs::read_to_string(ui.join("types.ts")).expect("ui/src/types.ts");
+    let generated = std::fs::read_to_string(ui.join("api.gen.ts")).expect("ui/src/api.gen.ts");
+    for line in types.lines().map(str::trim) {
+        for kw in ["export interface ", "export type ", "interface ", "type "] {
+            let Some(rest) = line.strip_prefix(kw) else { continue };
+            let declared: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            if declared.is_empty() {
+                continue;
+            }
+            assert!(
+                !generated.contains(&format!("export type {declared} ")),
+                "ui/src/types.ts declares `{declared}`, a shape the server sends: use the generated one from api.gen.ts"
+            );
+            break;
+        }
+    }
+}

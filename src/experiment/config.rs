@@ -24,7 +24,7 @@ use crate::arm::{Arm, Rescue};
 use crate::policy::Backend;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct ExperimentConfig {
     pub name: String,
@@ -83,7 +83,7 @@ pub struct ExperimentConfig {
 /// workdir = "artifacts/trainer"
 /// params = { lora_r = 8, learning_rate = 1e-4 }
 /// ```
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct TrainerConfig {
     /// `command` (the only kind).
@@ -108,10 +108,12 @@ pub struct TrainerConfig {
     pub workdir: Option<String>,
     /// Passed through to the trainer untouched.
     #[serde(default, skip_serializing_if = "toml_table_is_empty")]
+    #[ts(type = "Record<string, unknown>")]
     pub params: toml::Table,
     /// The warm start's params, over `params` (the warm start is a longer SFT on many
     /// demonstrations: more epochs, mini-batches, a higher learning rate).
     #[serde(default, skip_serializing_if = "toml_table_is_empty")]
+    #[ts(type = "Record<string, unknown>")]
     pub warm_start_params: toml::Table,
 }
 
@@ -135,7 +137,7 @@ fn toml_table_is_empty(t: &toml::Table) -> bool {
 /// kind = "vllm-lora"     # vllm-lora | sglang-lora | command | none
 /// ready_timeout_s = 120  # wait this long for /v1/models to list the new adapter
 /// ```
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct ServingConfig {
     #[serde(default = "default_serving_kind")]
@@ -170,11 +172,12 @@ impl Default for ServingConfig {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyConfig {
     /// `builtin` (offline, trains in process) or `openai` (an endpoint, an external trainer).
     #[serde(default)]
+    #[ts(type = "\"builtin\" | \"openai\"")]
     pub backend: Backend,
     #[serde(default = "default_temperature")]
     pub temperature: f32,
@@ -227,7 +230,7 @@ impl PolicyConfig {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct BudgetConfig {
     #[serde(default = "default_batch")]
@@ -251,7 +254,7 @@ pub struct BudgetConfig {
     pub train_pool: usize,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct HarnessConfig {
     /// The base harness (default `base`).
@@ -265,7 +268,7 @@ pub struct HarnessConfig {
     pub dir: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct RouterConfig {
     #[serde(default = "default_voters")]
@@ -278,7 +281,7 @@ pub struct RouterConfig {
     pub llm: Vec<crate::route::LlmVoterConfig>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct DistillConfig {
     /// `strip` (default), `keep-scaffold`, `internalize`.
@@ -294,7 +297,7 @@ pub struct DistillConfig {
     pub objective: String,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct EvalSettings {
     /// Training-family tasks evaluated each time (0 = all).

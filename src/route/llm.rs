@@ -33,7 +33,7 @@ pub struct LlmVoterError {
 /// api_key_env = "OPENAI_API_KEY"         # optional; the key itself is never written anywhere
 /// temperature = 0.0
 /// ```
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct LlmVoterConfig {
     /// Short name; the voter is `llm:<name>` (default: the model name).

@@ -144,7 +144,8 @@ pub fn borda(rankings: &[Vec<String>]) -> Vec<String> {
 }
 
 /// Everything about one routing decision, stored for the inspector and the router analyses.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
+#[ts(rename = "RouteDecision")]
 pub struct RoutingDecision {
     pub query: RouteQuery,
     pub anchor: usize,

@@ -8,7 +8,7 @@ use super::profile::BehaviorProfile;
 use crate::seed::SplitMix;
 
 /// What the router knows about a failed task.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct RouteQuery {
     pub task_id: String,
     pub family: String,

@@ -502,7 +502,9 @@ pub struct Rescue {
     #[ts(type = "number")]
     pub rescue: Value,
     pub attempts: Vec<Attempt>,
-    #[ts(type = "{ mode: string; examples: TrainExample[] }")]
+    /// The distilled examples; the built-in policy's carry `producible`: can its grammar produce
+    /// the target from this context (false: training skips the example).
+    #[ts(type = "{ mode: string; examples: (TrainExample & { producible?: boolean })[] }")]
     pub distilled: Value,
     #[ts(type = "RouteDecision | null")]
     pub route: Option<Value>,
@@ -581,6 +583,39 @@ pub fn typescript() -> String {
     let cfg = ts_rs::Config::new().with_large_int("number");
     let decls = [
         ErrorBody::decl(&cfg),
+        // the shapes the responses carry as the core stores them
+        crate::message::HookKind::decl(&cfg),
+        crate::message::Role::decl(&cfg),
+        crate::message::Origin::decl(&cfg),
+        crate::message::ToolCall::decl(&cfg),
+        crate::message::Message::decl(&cfg),
+        crate::message::ToolSpec::decl(&cfg),
+        crate::message::Context::decl(&cfg),
+        crate::message::CallKind::decl(&cfg),
+        crate::message::AssistantTurn::decl(&cfg),
+        crate::step::Signals::decl(&cfg),
+        crate::step::Score::decl(&cfg),
+        crate::step::CallRecord::decl(&cfg),
+        crate::episode::Effect::decl(&cfg),
+        crate::episode::Intervention::decl(&cfg),
+        crate::episode::EpisodeStatus::decl(&cfg),
+        crate::episode::compact_steps::StoredStep::decl(&cfg),
+        crate::episode::Episode::decl(&cfg),
+        crate::policy::builtin::TrainExample::decl(&cfg),
+        crate::route::voter::RouteQuery::decl(&cfg),
+        crate::route::router::RoutingDecision::decl(&cfg),
+        crate::route::LlmVoterConfig::decl(&cfg),
+        crate::experiment::config::PolicyConfig::decl(&cfg),
+        crate::experiment::config::BudgetConfig::decl(&cfg),
+        crate::experiment::config::HarnessConfig::decl(&cfg),
+        crate::experiment::config::RouterConfig::decl(&cfg),
+        crate::experiment::config::DistillConfig::decl(&cfg),
+        crate::experiment::config::EvalSettings::decl(&cfg),
+        crate::experiment::config::TrainerConfig::decl(&cfg),
+        crate::experiment::config::ServingConfig::decl(&cfg),
+        crate::experiment::config::ExperimentConfig::decl(&cfg),
+        crate::events::ProgressUnit::decl(&cfg),
+        crate::events::Event::decl(&cfg),
         Workspace::decl(&cfg),
         FamilyCount::decl(&cfg),
         Dataset::decl(&cfg),
@@ -663,8 +698,7 @@ pub fn typescript() -> String {
     ];
     let mut out = String::from(
         "// Generated from src/workbench/api.rs by `HARNESS_S_WRITE_API_TYPES=1 cargo test --test api_types`; do not edit.\n\
-         // The shapes every workbench command returns (docs/api.md).\n\
-         import type { ExperimentConfig, RouteDecision, StoredEpisode, TrainExample } from \"./types\";\n\n",
+         // The shapes every workbench command returns and every event it sends (docs/api.md).\n\n",
     );
     for d in decls {
         out.push_str("export ");

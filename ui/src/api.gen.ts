@@ -1,8 +1,409 @@
 // Generated from src/workbench/api.rs by `HARNESS_S_WRITE_API_TYPES=1 cargo test --test api_types`; do not edit.
-// The shapes every workbench command returns (docs/api.md).
-import type { ExperimentConfig, RouteDecision, StoredEpisode, TrainExample } from "./types";
+// The shapes every workbench command returns and every event it sends (docs/api.md).
 
 export type ErrorBody = { error: string, kind: string, };
+
+export type HookKind = "on_init" | "pre_hint" | "before_action" | "post_step" | "plan" | "reflect" | "critique";
+
+export type Role = "system" | "user" | "assistant" | "tool";
+
+export type Origin = { "by": "frame" } | { "by": "policy" } | { "by": "environment" } | { "by": "hook", hook: string, kind: HookKind, };
+
+export type ToolCall = { id: string, name: string, 
+/**
+ * Parsed JSON arguments (an object for well-formed calls).
+ */
+arguments: unknown, };
+
+export type Message = { role: Role, content: string, tool_calls?: Array<ToolCall>, tool_call_id?: string | null, origin: Origin, };
+
+export type ToolSpec = { name: string, description: string, 
+/**
+ * JSON Schema of the arguments object.
+ */
+parameters: unknown, };
+
+export type Context = { messages: Array<Message>, tools: Array<ToolSpec>, };
+
+export type CallKind = "act" | "plan" | "reflect" | "critique";
+
+export type AssistantTurn = { 
+/**
+ * Free text (thoughts, or the whole answer for a text-only model).
+ */
+content: string, tool_calls: Array<ToolCall>, 
+/**
+ * The raw text of the model's reply as received (for the inspector).
+ */
+raw: string, prompt_tokens: number, completion_tokens: number, 
+/**
+ * Token log-probabilities where the back-end reports them.
+ */
+logprobs?: Array<number> | null, };
+
+export type Signals = { 
+/**
+ * A short error class such as `unknown_column`, `unknown_table`, `syntax`, `timeout`,
+ * `bad_arguments`, `unknown_tool`; `None` when the step did not fail.
+ */
+error_kind?: string | null, 
+/**
+ * The action ran a query / code / command against the environment.
+ */
+executed: boolean, 
+/**
+ * The action returned an empty result set.
+ */
+empty_result: boolean, 
+/**
+ * The action was the final answer / submission.
+ */
+submitted: boolean, };
+
+export type Score = { reward: number, success: boolean, 
+/**
+ * Suite-specific details (answer, ground truth, type, hash, failing tests, ...).
+ */
+details: unknown, };
+
+export type CallRecord = { 
+/**
+ * The action as the policy proposed it.
+ */
+proposed: ToolCall, 
+/**
+ * The action actually executed (after a rewrite), `None` if blocked.
+ */
+executed: ToolCall | null, 
+/**
+ * The raw observation (environment output, or the block message).
+ */
+observation: string, signals: Signals, duration_ms: number, };
+
+export type Effect = { "effect": "inject", text: string, } | { "effect": "block", message: string, } | { "effect": "rewrite", from: ToolCall, to: ToolCall, } | { "effect": "call", call_kind: CallKind, prompt: string, output: string, prompt_tokens: number, completion_tokens: number, };
+
+export type Intervention = { hook: string, kind: HookKind, when: Array<string>, } & ({ "effect": "inject", text: string, } | { "effect": "block", message: string, } | { "effect": "rewrite", from: ToolCall, to: ToolCall, } | { "effect": "call", call_kind: CallKind, prompt: string, output: string, prompt_tokens: number, completion_tokens: number, });
+
+export type EpisodeStatus = "completed" | "task_limit_reached" | "infra_error" | "cancelled" | "action_error";
+
+export type StoredStep = { index: number, keep: number, add: Array<Message>, 
+/**
+ * Tools are written on the first step only, and where they change.
+ */
+tools?: Array<ToolSpec> | null, output: AssistantTurn, calls: Array<CallRecord>, interventions: Array<Intervention>, policy_ms: number, env_ms: number, };
+
+export type StoredEpisode = { schema: number, task_id: string, suite: string, family: string, harness: string, policy: string, 
+/**
+ * Which of the n tries at this task this is.
+ */
+sample: number, seed: number, status: EpisodeStatus, 
+/**
+ * Stored compactly: each step's context is written as the messages it adds to the previous
+ * step's context (see [`compact_steps`]); readers always see full contexts.
+ */
+steps: Array<StoredStep>, score: Score | null, 
+/**
+ * The infrastructure error, if any; kept apart from task failures.
+ */
+infra_error: string | null, duration_ms: number, prompt_tokens: number, completion_tokens: number, };
+
+export type TrainExample = { context: Context, target: AssistantTurn, weight: number, };
+
+export type RouteQuery = { task_id: string, family: string, signature: string, summary: string, };
+
+export type RouteDecision = { query: RouteQuery, anchor: number, policy_version: number, 
+/**
+ * Each voter's ranking.
+ */
+rankings: Array<[string, Array<string>]>, 
+/**
+ * The aggregated ranking.
+ */
+aggregate: Array<string>, 
+/**
+ * The siblings tried.
+ */
+chosen: Array<string>, 
+/**
+ * Per chosen sibling: did any of its tries rescue the task.
+ */
+rescued: Array<[string, boolean]>, 
+/**
+ * Voters that abstained from this decision, and why.
+ */
+abstained?: Array<[string, string]>, };
+
+export type LlmVoterConfig = { 
+/**
+ * Short name; the voter is `llm:<name>` (default: the model name).
+ */
+name: string | null, base_url: string, model: string, api_key_env?: string | null, temperature: number, 
+/**
+ * Per-request timeout in seconds (default 60).
+ */
+timeout_s: number, 
+/**
+ * Retries after the first attempt (default 2).
+ */
+max_retries: number, };
+
+export type PolicyConfig = { 
+/**
+ * `builtin` (offline, trains in process) or `openai` (an endpoint, an external trainer).
+ */
+backend: "builtin" | "openai", temperature: number, learning_rate: number, 
+/**
+ * Generated demonstrations for the warm start: one per training task, found by searching
+ * the built-in policy's grammar (about [`SECONDS_PER_DEMONSTRATION`] each; the estimate
+ * counts them). The built-in policy learns from a few dozen; a served model needs
+ * hundreds (at most [`MAX_WARM_START_DEMOS`]).
+ */
+warm_start_demos: number, 
+/**
+ * L2 weight decay of the warm start, relative to the learning rate: keeps the habits it
+ * teaches bounded, so hints and visible formats still move the policy.
+ */
+weight_decay: number, 
+/**
+ * `openai` back-end: the endpoint's API root (e.g. `http://127.0.0.1:8000/v1`).
+ */
+base_url?: string | null, 
+/**
+ * `openai` back-end: the model name.
+ */
+model?: string | null, 
+/**
+ * `openai` back-end: the environment variable holding the API key.
+ */
+api_key_env?: string | null, 
+/**
+ * `openai` back-end: more replicas of the endpoint (API roots); requests are spread over
+ * them and a failing one is taken out for a while.
+ */
+base_urls?: Array<string>, 
+/**
+ * `openai` back-end: the most tokens one reply may have.
+ */
+max_tokens?: number | null, 
+/**
+ * `openai` back-end: seconds one request may take (default 120).
+ */
+timeout_s?: number | null, 
+/**
+ * `openai` back-end: episodes one job runs at once against the endpoint (default 8), which
+ * serves (and batches) them together. The built-in policy runs one at a time.
+ */
+concurrency?: number | null, };
+
+export type BudgetConfig = { batch_tasks: number, 
+/**
+ * n: base tries per training task.
+ */
+base_tries: number, 
+/**
+ * k: siblings per all-fail task.
+ */
+rescue_siblings: number, 
+/**
+ * m: tries under each chosen sibling.
+ */
+rescue_tries: number, 
+/**
+ * Training tasks in the probe set used to measure behaviour profiles.
+ */
+probe_tasks: number, 
+/**
+ * The training tasks the experiment draws from (batches, probes, demonstrations and the
+ * training evaluation): a fixed seeded subset of this many; 0 keeps every training task.
+ * A small pool makes the warm start's demonstrations cover the tasks the updates see.
+ */
+train_pool?: number, };
+
+export type HarnessConfig = { 
+/**
+ * The base harness (default `base`).
+ */
+base: string | null, 
+/**
+ * The sibling pool (default: every sibling of the base).
+ */
+siblings: Array<string>, 
+/**
+ * Extra directory of harness spec files.
+ */
+dir: string | null, };
+
+export type RouterConfig = { voters: Array<string>, 
+/**
+ * UCB exploration constant.
+ */
+ucb_c: number, 
+/**
+ * LLM voters (OpenAI-compatible endpoints), each voting as `llm:<name>` beside `voters`.
+ */
+llm?: Array<LlmVoterConfig>, };
+
+export type DistillConfig = { 
+/**
+ * `strip` (default), `keep-scaffold`, `internalize`.
+ */
+mode: string, 
+/**
+ * Weight of a distilled example relative to a unit GRPO advantage.
+ */
+weight: number, 
+/**
+ * How rescues enter the update: `group` (default) joins them to the task's failed base
+ * tries as off-policy successes, with group-relative advantages, so steps the failures
+ * share with the rescue cancel out; `sft` adds them as positive examples of `weight`.
+ */
+objective: string, };
+
+export type EvalSettings = { 
+/**
+ * Training-family tasks evaluated each time (0 = all).
+ */
+train_tasks: number, 
+/**
+ * Held-out tasks evaluated each time (0 = all).
+ */
+heldout_tasks?: number, 
+/**
+ * Sampling temperature at evaluation (0 = greedy).
+ */
+temperature: number, 
+/**
+ * The rank-one inference after the last iteration (each evaluation task's base try, then
+ * the router's first sibling on a failure): about three evaluations' worth of episodes,
+ * which a served model on a small machine may skip (`false`).
+ */
+rank_one?: boolean, };
+
+export type TrainerConfig = { 
+/**
+ * `command` (the only kind).
+ */
+kind: string, 
+/**
+ * Program and arguments; `{request}` is replaced by the request file's path (which is also
+ * in the environment as `HARNESS_S_REQUEST`).
+ */
+command: Array<string>, 
+/**
+ * Seconds one update may take before it is stopped (an infrastructure error).
+ */
+timeout_s: number, 
+/**
+ * The model the trainer starts from (default: `policy.model`).
+ */
+base_model?: string | null, 
+/**
+ * `group` (advantage-weighted policy gradient, default) or `sft` (weighted SFT on positive
+ * sequences). Warm-start demonstrations always use `sft`.
+ */
+objective: string, 
+/**
+ * Where batches, requests, results and checkpoints go (default `artifacts/trainer`);
+ * each update gets `<workdir>/run-<id>/<suite>/<arm>/seed-<seed>/iter-<k>/`.
+ */
+workdir?: string | null, 
+/**
+ * Passed through to the trainer untouched.
+ */
+params?: Record<string, unknown>, 
+/**
+ * The warm start's params, over `params` (the warm start is a longer SFT on many
+ * demonstrations: more epochs, mini-batches, a higher learning rate).
+ */
+warm_start_params?: Record<string, unknown>, };
+
+export type ServingConfig = { kind: string, 
+/**
+ * For `kind = "command"`: a program that makes the endpoint serve the checkpoint;
+ * `{checkpoint}` and `{name}` are replaced (also `HARNESS_S_CHECKPOINT`, `HARNESS_S_ADAPTER`).
+ */
+command?: Array<string>, ready_timeout_s: number, };
+
+export type ExperimentConfig = { name: string, suites: Array<string>, 
+/**
+ * Families never trained on; evaluated as the held-out split.
+ */
+heldout_families: Array<string>, 
+/**
+ * Optional dataset file per suite instead of the bundled set (suite name -> path).
+ */
+datasets: { [key in string]: string }, arms: Array<string>, seeds: Array<number>, iterations: number, 
+/**
+ * Evaluate every E iterations (and after the last).
+ */
+eval_every: number, 
+/**
+ * Re-measure behaviour profiles every R iterations.
+ */
+reanchor_every: number, policy: PolicyConfig, budget: BudgetConfig, harness: HarnessConfig, router: RouterConfig, distill: DistillConfig, eval: EvalSettings, 
+/**
+ * Parallel (suite, arm, seed) jobs; 0 = one per core, one more for suites whose agent code runs in a sandboxed process ([`Self::parallel_jobs`]).
+ */
+workers: number, 
+/**
+ * The external trainer that updates an `openai` policy (see `docs/trainer-protocol.md`).
+ */
+trainer?: TrainerConfig | null, 
+/**
+ * How a new checkpoint reaches the serving endpoint.
+ */
+serving?: ServingConfig | null, };
+
+export type ProgressUnit = { suite: string, arm: string, seed: number, 
+/**
+ * Iterations completed (0 = warm start and first evaluation done).
+ */
+iteration: number, iterations: number, 
+/**
+ * Executor rollouts spent so far by this job.
+ */
+rollouts: number, 
+/**
+ * The latest base-harness success rate on the training split.
+ */
+success: number, };
+
+export type WorkbenchEvent = { "event": "run_started", run_id: number, total: number, label: string, } | { "event": "episode_finished", run_id: number, task_id: string, harness: string, success: boolean, infra_error: boolean, done: number, total: number, } | { "event": "progress", run_id: number, label: string, done: number, total: number, success_rate: number, eta_s: number | null, 
+/**
+ * The experiment job (suite, arm, seed) this progress belongs to; `None` for plain evaluations.
+ */
+unit?: ProgressUnit | null, } | { "event": "phase", run_id: number, suite: string, arm: string, seed: number, 
+/**
+ * `demonstrations`, `probing`, `rollouts`, `rescues`, `update`, `evaluation`, `rank_one`
+ * or `finished` ([`PHASES`]).
+ */
+phase: string, 
+/**
+ * The training iteration the phase belongs to (0: warm start, first probing and
+ * evaluation).
+ */
+iteration: number, iterations: number, 
+/**
+ * The phase in words: `warm-start demonstrations`, `iteration 3 of 8: rescues`.
+ */
+label: string, 
+/**
+ * Where the phase stands: demonstrations found, tasks done (0 of 0 when it has no steps).
+ */
+step: number, steps: number, 
+/**
+ * Episodes of the whole run.
+ */
+episodes: EpisodeCount, 
+/**
+ * Seconds left, from the episodes per second measured so far; `None` until a few
+ * seconds of episodes are in.
+ */
+eta_s: number | null, } | { "event": "evaluation", run_id: number, suite: string, arm: string, seed: number, iteration: number, 
+/**
+ * `train` or `heldout`.
+ */
+split: string, success: number, tasks: number, } | { "event": "message", run_id: number, text: string, } | { "event": "run_finished", run_id: number, status: string, };
 
 export type Workspace = { db: string, workspace_dir: string, version: string, 
 /**
@@ -361,7 +762,12 @@ episode: StoredEpisode, };
 
 export type Attempt = { id: number, harness: string, success: boolean, };
 
-export type Rescue = { task_id: string, suite: string, family: string, arm: string, seed_index: number, iteration: number, sibling: string, base_failures: Array<number>, rescue: number, attempts: Array<Attempt>, distilled: { mode: string; examples: TrainExample[] }, route: RouteDecision | null, };
+export type Rescue = { task_id: string, suite: string, family: string, arm: string, seed_index: number, iteration: number, sibling: string, base_failures: Array<number>, rescue: number, attempts: Array<Attempt>, 
+/**
+ * The distilled examples; the built-in policy's carry `producible`: can its grammar produce
+ * the target from this context (false: training skips the example).
+ */
+distilled: { mode: string; examples: (TrainExample & { producible?: boolean })[] }, route: RouteDecision | null, };
 
 export type RunInfo = { id: number, name: string, kind: string, 
 /**

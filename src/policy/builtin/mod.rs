@@ -21,7 +21,7 @@ pub use crate::grammar::{can_produce, parse_trace, read_back_from, replay, repla
 
 /// One training example: a context, the reply to learn (or unlearn), and its weight (a GRPO
 /// advantage, or a positive distillation weight).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, ts_rs::TS)]
 pub struct TrainExample {
     pub context: Context,
     pub target: AssistantTurn,

@@ -6,7 +6,7 @@ import { useContext, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiError, call } from "../client";
 import { TransferChart } from "../charts";
 import { navigate, refreshJobs, runBar, runs, showError, Store, useLoad, useStore, type RunProgress } from "../store";
-import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, RolloutEstimate, SavedFile, Suite, TrainerCheck, Unit, WorkerRow, Workers } from "../types";
+import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, RolloutEstimate, SavedFile, ServingConfig, Suite, TrainerCheck, TrainerConfig, Unit, WorkerRow, Workers } from "../types";
 import { ArmName, arms, ConfirmDialog, DeleteRunButton, duration, Loading, names, pct, Progress, StatusTag, when } from "../ui";
 
 /** A problem the server found: in the TOML the user typed (`toml`, with its line) or in the form's
@@ -683,17 +683,21 @@ const SERVING_KINDS: [string, string][] = [
 function TrainerServing({ config, edit }: { config: ExperimentConfig; edit: (f: (c: ExperimentConfig) => void) => void }) {
   const [check, setCheck] = useState<TrainerCheck | null>(null);
   const [busy, setBusy] = useState(false);
-  const t = config.trainer ?? { command: [] };
-  const sv = config.serving ?? {};
-  const setTrainer = (f: (t: NonNullable<ExperimentConfig["trainer"]>) => void) =>
+  const t: Partial<TrainerConfig> = config.trainer ?? {};
+  const sv: Partial<ServingConfig> = config.serving ?? {};
+  // A section the file does not have yet holds only what was typed: checking the file fills in
+  // the server's defaults for the rest.
+  const setTrainer = (f: (t: TrainerConfig) => void) =>
     edit((c) => {
-      c.trainer = { kind: "command", command: [], ...(c.trainer ?? {}) };
-      f(c.trainer);
+      const trainer = { kind: "command", command: [], ...(c.trainer ?? {}) } as TrainerConfig;
+      f(trainer);
+      c.trainer = trainer;
     });
-  const setServing = (f: (s: NonNullable<ExperimentConfig["serving"]>) => void) =>
+  const setServing = (f: (s: ServingConfig) => void) =>
     edit((c) => {
-      c.serving = { ...(c.serving ?? {}) };
-      f(c.serving);
+      const serving = { ...(c.serving ?? {}) } as ServingConfig;
+      f(serving);
+      c.serving = serving;
     });
   async function test() {
     setBusy(true);

@@ -475,7 +475,7 @@ function ScoreDetails({ details }: { details: unknown }) {
 }
 
 /** A distilled training example: the base-harness context (collapsed but for its tail) and the target. */
-export function ExampleView({ ex, n }: { ex: TrainExample; n: number }) {
+export function ExampleView({ ex, n }: { ex: TrainExample & { producible?: boolean }; n: number }) {
   const [open, setOpen] = useState(false);
   const msgs = ex.context.messages;
   const tail = open ? msgs : msgs.slice(-2);
