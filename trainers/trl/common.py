@@ -167,6 +167,15 @@ def dequantized_copy(folder, gguf):
     return target
 
 
+def cpu_has_bf16():
+    """Whether this CPU computes bfloat16 natively (AVX-512 BF16 or AMX), from /proc/cpuinfo."""
+    try:
+        flags = next((l for l in open("/proc/cpuinfo") if l.startswith("flags")), "").split()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
 def load_model(spec, threads=None, chat_template="auto"):
     """The tokenizer and the float32 model for `spec`. The template: the model's own when it
     renders tools (`auto`, as vLLM would render them) or `own`; else (`hermes`, or a model such

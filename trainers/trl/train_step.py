@@ -34,7 +34,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import file_sha256 as sha256, load_model  # noqa: E402
+from common import cpu_has_bf16, file_sha256 as sha256, load_model  # noqa: E402
 
 
 def encode(tok, line, max_length):
@@ -71,15 +71,6 @@ def top_layers(model, n):
         return None
     total = int(model.config.num_hidden_layers)
     return list(range(max(0, total - int(n)), total))
-
-
-def cpu_has_bf16():
-    """Whether this CPU computes bfloat16 natively (AVX-512 BF16 or AMX), from /proc/cpuinfo."""
-    try:
-        flags = next((l for l in open("/proc/cpuinfo") if l.startswith("flags")), "").split()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 def shared_prefix(model, chunk, share, bf16, dev):
