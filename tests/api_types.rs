@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use harness_s::workbench::api::{typescript, RESPONSES};
+use harness_s::workbench::commands::{responses, typescript};
 use harness_s::workbench::Workbench;
 
 fn root() -> &'static Path {
@@ -32,11 +32,12 @@ fn the_ui_types_are_generated_from_the_responses() {
 
 #[test]
 fn every_command_has_a_response_type_and_docs_name_it() {
-    let typed: Vec<&str> = RESPONSES.iter().map(|(c, _)| *c).collect();
-    assert_eq!(typed, Workbench::COMMANDS, "api::RESPONSES lists every command, in the order of Workbench::COMMANDS");
+    let responses = responses();
+    let typed: Vec<&str> = responses.iter().map(|(c, _)| *c).collect();
+    assert_eq!(typed, Workbench::COMMANDS, "the registry gives every command a response type, in the order of Workbench::COMMANDS");
     let generated = typescript();
     let docs = std::fs::read_to_string(root().join("docs/api.md")).expect("docs/api.md");
-    for (command, ty) in RESPONSES {
+    for (command, ty) in &responses {
         let base = ty.trim_end_matches("[]");
         assert!(generated.contains(&format!("type {base} ")), "`{command}` returns `{ty}`, which api.gen.ts does not declare");
         let line = format!("| `{command}` | `{ty}` |");

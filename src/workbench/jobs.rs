@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{api, Args, CommandError, CommandResult, Hub, Workbench};
+use super::{api, commands, CommandError, Hub, Workbench};
 use crate::events::{Event, EventSink};
 use crate::experiment::{run_experiment, ConfigError, ExperimentConfig, ExperimentError};
 use crate::store::{BlockingStore, RunStatus};
@@ -159,14 +159,14 @@ impl Jobs {
         Jobs { store, hub, jobs: Mutex::new(BTreeMap::new()) }
     }
 
-    pub(super) fn start_toml(&self, toml_text: &str) -> CommandResult {
+    pub(super) fn start_toml(&self, toml_text: &str) -> Result<api::StartedRun, CommandError> {
         let cfg = ExperimentConfig::parse("experiment file", toml_text).map_err(|e| CommandError::BadArguments(e.to_string()))?;
         self.start(cfg)
     }
 
     /// Start `cfg` in the background (the runner resumes an unfinished run of the same
     /// configuration) and return its run id once the run exists.
-    fn start(&self, cfg: ExperimentConfig) -> CommandResult {
+    fn start(&self, cfg: ExperimentConfig) -> Result<api::StartedRun, CommandError> {
         {
             let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
             for (id, j) in jobs.iter() {
@@ -217,7 +217,7 @@ impl Jobs {
         match rx.recv_timeout(Duration::from_secs(120)) {
             Ok(Ok(run_id)) => {
                 self.jobs.lock().unwrap_or_else(|p| p.into_inner()).insert(run_id, Job { cancel, view, thread: Some(thread) });
-                api::reply(api::StartedRun { run_id: run_id.into(), note: None })
+                Ok(api::StartedRun { run_id, note: None })
             }
             Ok(Err(refused)) => {
                 let _ = thread.join();
@@ -230,28 +230,37 @@ impl Jobs {
         }
     }
 
-    pub(super) fn cancel(&self, run_id: i64) -> CommandResult {
+    pub(super) fn cancel(&self, run_id: i64) -> Result<api::Acknowledged, CommandError> {
         let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
         match jobs.get(&run_id) {
             Some(j) => {
                 j.cancel.store(true, Ordering::SeqCst);
                 j.view.lock().unwrap_or_else(|p| p.into_inner()).messages.push("cancelling after the work in flight".into());
-                api::reply(api::Acknowledged { ok: true })
+                Ok(api::Acknowledged { ok: true })
             }
             None => Err(CommandError::NotFound(format!("experiment run {run_id} is not running here"))),
         }
     }
 
     /// Resume a cancelled, failed or interrupted run from its checkpoints.
-    pub(super) fn resume(&self, run_id: i64) -> CommandResult {
+    pub(super) fn resume(&self, run_id: i64) -> Result<api::StartedRun, CommandError> {
         let run = self.store.run(run_id)?.ok_or_else(|| CommandError::NotFound(format!("no experiment run {run_id}")))?;
         if run.status == RunStatus::Finished {
             return Err(CommandError::BadArguments(format!("experiment run {run_id} is finished; nothing to resume")));
         }
-        if let Some(j) = self.jobs.lock().unwrap_or_else(|p| p.into_inner()).get(&run_id) {
-            if j.view.lock().unwrap_or_else(|p| p.into_inner()).status == "running" {
-                return Err(CommandError::BadArguments(format!("experiment run {run_id} is running")));
+        let ended = {
+            let mut jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+            // The store marks a cancelled run before its job sends its last event: a job still
+            // "running" here whose run the store has ended is wrapping up, and is waited for.
+            if let Some(j) = jobs.get(&run_id) {
+                if run.status == RunStatus::Running && j.view.lock().unwrap_or_else(|p| p.into_inner()).status == "running" {
+                    return Err(CommandError::BadArguments(format!("experiment run {run_id} is running")));
+                }
             }
+            jobs.remove(&run_id)
+        };
+        if let Some(t) = ended.and_then(|mut old| old.thread.take()) {
+            let _ = t.join();
         }
         // another process (the CLI, another app, a coordinator on another machine) runs it
         if let Some(h) = self.store.run_lease(run_id)?.filter(|h| h.live()) {
@@ -263,48 +272,40 @@ impl Jobs {
         }
         let cfg: ExperimentConfig = serde_json::from_value(run.config.clone())
             .map_err(|e| CommandError::BadArguments(format!("run {run_id}: its stored configuration is not an experiment file: {e}")))?;
-        if let Some(mut old) = self.jobs.lock().unwrap_or_else(|p| p.into_inner()).remove(&run_id) {
-            if let Some(t) = old.thread.take() {
-                let _ = t.join();
-            }
-        }
-        let v = self.start(cfg)?;
-        if v["run_id"].as_i64() != Some(run_id) {
+        let started = self.start(cfg)?;
+        if started.run_id != run_id {
             // A newer unfinished run of the same configuration exists; the runner resumed that one.
-            let note = format!("resumed run {} (the newest unfinished run of this configuration)", v["run_id"]);
-            return api::reply(api::StartedRun { run_id: v["run_id"].clone(), note: Some(note) });
+            let note = format!("resumed run {} (the newest unfinished run of this configuration)", started.run_id);
+            return Ok(api::StartedRun { note: Some(note), ..started });
         }
-        Ok(v)
+        Ok(started)
     }
 
-    pub(super) fn list(&self) -> Value {
+    pub(super) fn list(&self) -> Vec<api::Job> {
         let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
-        Value::Array(
-            jobs.iter()
-                .rev()
-                .map(|(id, j)| {
-                    let v = j.view.lock().unwrap_or_else(|p| p.into_inner());
-                    let evaluations = thin(&v.evaluations, 200);
-                    serde_json::to_value(api::Job {
-                        run_id: *id,
-                        name: v.name.clone(),
-                        status: v.status.clone(),
-                        error: v.error.clone(),
-                        done: v.done,
-                        total: v.total,
-                        eta_s: v.eta_s,
-                        success_rate: v.success_rate,
-                        units: v.units.values().cloned().collect(),
-                        messages: v.messages.clone(),
-                        episodes: v.episodes,
-                        now: v.now.clone(),
-                        curves: live_curves(&evaluations, &v.seeds),
-                        evaluations,
-                    })
-                    .unwrap_or_default()
-                })
-                .collect(),
-        )
+        jobs.iter()
+            .rev()
+            .map(|(id, j)| {
+                let v = j.view.lock().unwrap_or_else(|p| p.into_inner());
+                let evaluations = thin(&v.evaluations, 200);
+                api::Job {
+                    run_id: *id,
+                    name: v.name.clone(),
+                    status: v.status.clone(),
+                    error: v.error.clone(),
+                    done: v.done,
+                    total: v.total,
+                    eta_s: v.eta_s,
+                    success_rate: v.success_rate,
+                    units: v.units.values().cloned().collect(),
+                    messages: v.messages.clone(),
+                    episodes: v.episodes,
+                    now: v.now.clone(),
+                    curves: live_curves(&evaluations, &v.seeds),
+                    evaluations,
+                }
+            })
+            .collect()
     }
 
     /// Forget a run that is about to be deleted: refused while it runs here; a finished job's
@@ -475,12 +476,12 @@ fn merge_changes(
 
 /// `config_check`: an experiment file (`toml`) or the form's configuration (`config`) checked;
 /// valid, it comes back as JSON with its rollout estimate.
-pub(super) fn config_check(a: &Args) -> CommandResult {
-    let parsed = match a.opt_str("toml")? {
+pub(super) fn config_check(a: commands::ConfigCheckArgs) -> Result<api::ConfigCheck, CommandError> {
+    let parsed = match &a.toml {
         Some(text) => ExperimentConfig::parse("experiment file", text),
-        None => match a.value("config") {
-            Ok(v) => config_from_json(v),
-            Err(_) => {
+        None => match &a.config {
+            Some(v) => config_from_json(v),
+            None => {
                 return Err(CommandError::BadArguments(
                     "config_check: missing argument `toml` (an experiment file's text) or `config` (its JSON)".into(),
                 ))
@@ -494,36 +495,36 @@ pub(super) fn config_check(a: &Args) -> CommandResult {
             let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
             // A suite that cannot be set up (a missing dataset file) has no estimate; Start says why.
             let estimate = crate::experiment::estimate(&cfg, cores).ok();
-            api::reply(api::ConfigCheck::Valid { ok: true, config, estimate })
+            Ok(api::ConfigCheck::Valid { ok: true, config, estimate })
         }
         Err(e) => {
             let line = e.message.strip_prefix("line ").and_then(|r| r.split(':').next()).and_then(|n| n.parse::<u64>().ok());
-            api::reply(api::ConfigCheck::Invalid { ok: false, error: e.to_string(), key: e.key.clone(), line })
+            Ok(api::ConfigCheck::Invalid { ok: false, error: e.to_string(), key: e.key.clone(), line })
         }
     }
 }
 
 /// `config_render`: the experiment file for the form's configuration; with `original`, that file
 /// edited in place (comments and order kept).
-pub(super) fn config_render(a: &Args) -> CommandResult {
-    let cfg = config_from_json(a.value("config")?).map_err(|e| CommandError::BadArguments(e.to_string()))?;
-    let toml = match a.opt_str("original")? {
+pub(super) fn config_render(a: commands::ConfigRenderArgs) -> Result<api::ConfigText, CommandError> {
+    let cfg = config_from_json(&a.config).map_err(|e| CommandError::BadArguments(e.to_string()))?;
+    let toml = match &a.original {
         Some(original) => edit_toml(original, &cfg)?,
         None => render_config(&cfg)?,
     };
     // What is rendered must also pass the checks `experiment run` makes.
     ExperimentConfig::parse("experiment file", &toml).map_err(|e| CommandError::BadArguments(e.to_string()))?;
-    api::reply(api::ConfigText { toml })
+    Ok(api::ConfigText { toml })
 }
 
 /// Save an experiment file at `path` inside the workspace's `experiments` folder. The text is
 /// checked first so a saved file always runs; an existing file is replaced only with
 /// `overwrite: true` (otherwise a `Conflict`).
-pub(super) fn config_save(a: &Args, workspace: &Path) -> CommandResult {
+pub(super) fn config_save(a: commands::ConfigSaveArgs, workspace: &Path) -> Result<api::SavedFile, CommandError> {
     use std::io::Write;
-    let text = a.str("toml")?;
-    let rel = a.str("path")?;
-    let overwrite = a.opt_bool("overwrite")?.unwrap_or(false);
+    let text = a.toml.as_str();
+    let rel = a.path.as_str();
+    let overwrite = a.overwrite.unwrap_or(false);
     let path = super::confined_path(workspace, "experiments", "config_save", "path", rel)?;
     if path.extension().and_then(|e| e.to_str()) != Some("toml") {
         return Err(CommandError::BadArguments(format!("config_save: path `{rel}` should end in .toml")));
@@ -536,7 +537,7 @@ pub(super) fn config_save(a: &Args, workspace: &Path) -> CommandResult {
     // not replaced either), and never through a link, symbolic or hard
     let written = crate::files::create(&path, overwrite).and_then(|mut f| f.write_all(text.as_bytes()));
     match written {
-        Ok(()) => api::reply(api::SavedFile { path: path.display().to_string() }),
+        Ok(()) => Ok(api::SavedFile { path: path.display().to_string() }),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             Err(CommandError::Conflict(format!("config_save: {} already exists; save with `overwrite: true` to replace it", path.display())))
         }
@@ -545,49 +546,46 @@ pub(super) fn config_save(a: &Args, workspace: &Path) -> CommandResult {
 }
 
 /// List the endpoint's models (`GET {base_url}/models`) and check the model is among them.
-pub(super) fn test_connection(a: &Args) -> CommandResult {
+pub(super) fn test_connection(a: commands::ConnectionArgs) -> Result<api::ConnectionCheck, CommandError> {
     use crate::policy::openai::{OpenAiConfig, OpenAiPolicy};
-    let base_url = a.str("base_url")?;
-    let model = a.opt_str("model")?.unwrap_or("");
-    let mut cfg = OpenAiConfig::new(base_url, if model.is_empty() { "(none)" } else { model });
-    cfg.api_key_env = a.opt_str("api_key_env")?.map(String::from);
+    let model = a.model.as_deref().unwrap_or("");
+    let mut cfg = OpenAiConfig::new(&a.base_url, if model.is_empty() { "(none)" } else { model });
+    cfg.api_key_env = a.api_key_env.clone();
     cfg.timeout = Duration::from_secs(10);
     cfg.max_retries = 0;
     let policy = match OpenAiPolicy::new(cfg) {
         Ok(p) => p,
-        Err(e) => return api::reply(api::ConnectionCheck { ok: false, models: vec![], error: Some(e.to_string()) }),
+        Err(e) => return Ok(api::ConnectionCheck { ok: false, models: vec![], error: Some(e.to_string()) }),
     };
     match policy.list_models() {
         Ok(models) => {
             if !model.is_empty() && !models.iter().any(|m| m == model) {
                 let error = format!("connected, but the endpoint does not serve model `{model}` (it serves: {})", models.join(", "));
-                return api::reply(api::ConnectionCheck { ok: false, models, error: Some(error) });
+                return Ok(api::ConnectionCheck { ok: false, models, error: Some(error) });
             }
-            api::reply(api::ConnectionCheck { ok: true, models, error: None })
+            Ok(api::ConnectionCheck { ok: true, models, error: None })
         }
-        Err(e) => api::reply(api::ConnectionCheck { ok: false, models: vec![], error: Some(e.to_string()) }),
+        Err(e) => Ok(api::ConnectionCheck { ok: false, models: vec![], error: Some(e.to_string()) }),
     }
 }
 
 /// Run the trainer of an experiment file's `[trainer]` (given as JSON) once on a one-line batch.
-pub(super) fn test_trainer(a: &Args) -> CommandResult {
-    let trainer: crate::experiment::config::TrainerConfig = serde_json::from_value(a.value("trainer")?.clone())
+pub(super) fn test_trainer(a: commands::TrainerArgs) -> Result<api::TrainerCheck, CommandError> {
+    let trainer: crate::experiment::config::TrainerConfig = serde_json::from_value(a.trainer)
         .map_err(|e| CommandError::BadArguments(format!("trainer: {e} (expected the [trainer] table: command = [...], timeout_s, ...)")))?;
     if trainer.command.is_empty() {
         return Err(CommandError::BadArguments("trainer.command: the program to run and its arguments".into()));
     }
-    let base_model = a.opt_str("base_model")?.unwrap_or("");
+    let base_model = a.base_model.as_deref().unwrap_or("");
     match crate::experiment::external::test_trainer(&trainer, base_model) {
-        Ok(check) => api::reply(check),
-        Err(e) => {
-            api::reply(api::TrainerCheck { ok: false, seconds: 0.0, metrics: Default::default(), log_tail: Vec::new(), error: Some(e.to_string()) })
-        }
+        Ok(check) => Ok(check),
+        Err(e) => Ok(api::TrainerCheck { ok: false, seconds: 0.0, metrics: Default::default(), log_tail: Vec::new(), error: Some(e.to_string()) }),
     }
 }
 
 impl Workbench {
-    pub(super) fn workers(&self) -> CommandResult {
-        api::reply(cluster_status(&self.store)?)
+    pub(super) fn workers(&self) -> Result<api::Workers, CommandError> {
+        Ok(cluster_status(&self.store)?)
     }
 }
 

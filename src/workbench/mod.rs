@@ -7,6 +7,7 @@
 pub mod api;
 mod args;
 mod browse;
+pub mod commands;
 pub use browse::{harness_rows, suite_row, task_row};
 pub use jobs::cluster_status;
 mod diff;
@@ -212,81 +213,11 @@ impl Workbench {
     }
 
     /// Every command's name, for adapters that route by name and for `404` messages.
-    pub const COMMANDS: &'static [&'static str] = &[
-        "workspace",
-        "suites",
-        "tasks",
-        "task",
-        "import_dataset",
-        "harnesses",
-        "profile_runs",
-        "config_template",
-        "config_check",
-        "config_render",
-        "config_save",
-        "test_connection",
-        "test_trainer",
-        "experiment_start",
-        "experiment_cancel",
-        "experiment_resume",
-        "run_demo",
-        "jobs",
-        "experiments",
-        "experiment",
-        "run_delete",
-        "workers",
-        "results",
-        "compare",
-        "episodes",
-        "episode",
-        "rescue",
-        "export_report",
-        "report_file",
-        "export_training",
-        "policy_versions",
-        "chart_style",
-        "arms",
-    ];
+    pub const COMMANDS: &'static [&'static str] = commands::COMMANDS;
 
     /// Run one command. Blocking: adapters on an async runtime call it from a blocking thread.
     pub fn call(&self, command: &str, args: Value) -> CommandResult {
-        let a = Args::new(command, args)?;
-        match command {
-            "workspace" => self.workspace_info(),
-            "suites" => self.suites(),
-            "tasks" => self.tasks(&a),
-            "task" => self.task(&a),
-            "import_dataset" => self.import_dataset(&a),
-            "harnesses" => self.harnesses(&a),
-            "profile_runs" => self.profile_runs(&a),
-            "config_template" => api::reply(api::ConfigText { toml: DEMO_CONFIG.to_string() }),
-            "config_check" => jobs::config_check(&a),
-            "config_render" => jobs::config_render(&a),
-            "config_save" => jobs::config_save(&a, &self.workspace),
-            "test_connection" => jobs::test_connection(&a),
-            "test_trainer" => jobs::test_trainer(&a),
-            "experiment_start" => self.jobs.start_toml(a.str("toml")?),
-            "experiment_cancel" => self.jobs.cancel(a.i64("run_id")?),
-            "experiment_resume" => self.jobs.resume(a.i64("run_id")?),
-            "run_demo" => self.jobs.start_toml(DEMO_CONFIG),
-            "jobs" => Ok(self.jobs.list()),
-            "experiments" => self.experiments(),
-            "experiment" => self.experiment(&a),
-            "run_delete" => self.run_delete(a.i64("id")?),
-            "results" => self.results(a.i64("id")?, None),
-            "compare" => self.results(a.i64("id")?, Some(a.i64("other")?)),
-            "episodes" => self.episodes(&a),
-            "episode" => self.episode(&a),
-            "rescue" => self.rescue(&a),
-            "export_report" => self.export_report(&a),
-            "report_file" => self.report_file(&a),
-            "export_training" => self.export_training(&a),
-            "policy_versions" => self.policy_versions(&a),
-            "workers" => self.workers(),
-            "chart_style" => api::reply(api::ChartStyle::of_the_reports()),
-            "arms" => api::reply(api::ArmInfo::every_arm()),
-            other => Err(CommandError::NotFound(format!("no command `{other}` (commands: {})", Self::COMMANDS.join(", ")))),
-        }
+        commands::dispatch(self, command, args)
     }
 
     /// Stop every running experiment cleanly (the window closes, the server shuts down) and wait
@@ -301,7 +232,7 @@ impl Workbench {
     /// transaction. A run running here, or marked `running` in the store (running in another
     /// process, or killed before finishing), is refused: cancel it first, or for a killed run
     /// `harness-s store delete-run ID --force`.
-    fn run_delete(&self, id: i64) -> CommandResult {
+    fn run_delete(&self, id: i64) -> Result<api::RunDeleted, CommandError> {
         if self.store.run(id)?.is_none() {
             return Err(CommandError::NotFound(format!("no run {id}")));
         }
@@ -315,16 +246,16 @@ impl Workbench {
         })?;
         self.reports.forget(id);
         self.headlines.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
-        api::reply(api::RunDeleted { run_id: id, episodes: deleted.episodes, records: deleted.records, states: deleted.states })
+        Ok(api::RunDeleted { run_id: id, episodes: deleted.episodes, records: deleted.records, states: deleted.states })
     }
 
-    fn workspace_info(&self) -> CommandResult {
+    fn workspace_info(&self) -> Result<api::Workspace, CommandError> {
         let mut demos: Vec<crate::store::RunRow> =
             self.store.runs()?.into_iter().filter(|r| r.kind == crate::store::KIND_EXPERIMENT && r.name == "demo").collect();
         demos.sort_by_key(|r| std::cmp::Reverse(r.id));
         let newest = demos.first();
         let finished = demos.iter().find(|r| r.status == crate::store::RunStatus::Finished).map(|r| r.id);
-        api::reply(api::Workspace {
+        Ok(api::Workspace {
             db: self.store.location().to_string(),
             workspace_dir: self.workspace.display().to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),

@@ -7,16 +7,14 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
-
-use super::{api, CommandError, CommandResult};
+use super::{api, CommandError};
 use crate::report::{ReportBundle, ReportError};
 use crate::store::{BlockingStore, RunStatus};
 
 /// (run, compared run).
 type Key = (i64, Option<i64>);
 /// A finished run's report, once computed; its lock is held while it is being computed.
-type Slot = Arc<Mutex<Option<Arc<Value>>>>;
+type Slot = Arc<Mutex<Option<Arc<api::Report>>>>;
 
 pub(super) fn report_error(e: ReportError) -> CommandError {
     match e {
@@ -30,12 +28,12 @@ pub(super) fn report_error(e: ReportError) -> CommandError {
 }
 
 /// The report of run `id` (beside `other`) as the `results` and `compare` commands send it.
-fn compute(store: &BlockingStore, id: i64, other: Option<i64>) -> CommandResult {
+fn compute(store: &BlockingStore, id: i64, other: Option<i64>) -> Result<api::Report, CommandError> {
     let other_s = other.map(|o| o.to_string());
     let b = ReportBundle::build(store, &id.to_string(), other_s.as_deref()).map_err(report_error)?;
     let report = b.json(true);
     let other_run = report.comparison.as_ref().map(|c| c.other_run.clone());
-    api::reply(api::Report { report, other: other_run })
+    Ok(api::Report { report, other: other_run })
 }
 
 fn finished(store: &BlockingStore, id: i64) -> bool {
@@ -60,7 +58,7 @@ impl Reports {
 
     /// The report of run `id` (beside `other`): kept when both runs are finished, computed each
     /// time otherwise (an unfinished run's numbers still move).
-    pub(super) fn get(&self, id: i64, other: Option<i64>) -> CommandResult {
+    pub(super) fn get(&self, id: i64, other: Option<i64>) -> Result<api::Report, CommandError> {
         if !(finished(&self.store, id) && other.is_none_or(|o| finished(&self.store, o))) {
             return compute(&self.store, id, other);
         }

@@ -1,5 +1,5 @@
-// Generated from src/workbench/api.rs by `HARNESS_S_WRITE_API_TYPES=1 cargo test --test api_types`; do not edit.
-// The shapes every workbench command returns and every event it sends (docs/api.md).
+// Generated from src/workbench/api.rs and src/workbench/commands.rs by `HARNESS_S_WRITE_API_TYPES=1 cargo test --test api_types`; do not edit.
+// The shapes every workbench command takes and returns, and every event it sends (docs/api.md).
 
 export type ErrorBody = { error: string, kind: string, };
 
@@ -1209,3 +1209,116 @@ text: string, encoding?: string,
  * For a CSV of several tables: the tables it holds.
  */
 tables?: Array<string>, };
+
+export type NoArgs = Record<symbol, never>;
+
+export type SuiteArgs = { suite: string, };
+
+export type IdArgs = { id: number, };
+
+export type RunArgs = { run_id: number, };
+
+export type TasksArgs = { suite: string, family?: string, 
+/**
+ * An imported dataset's name instead of the bundled tasks.
+ */
+dataset?: string, };
+
+export type TaskArgs = { suite: string, id: string, dataset?: string, };
+
+export type ImportArgs = { suite: string, name: string, 
+/**
+ * The file's text, in the benchmark's own format.
+ */
+text: string, };
+
+export type HarnessesArgs = { suite: string, 
+/**
+ * Profiles from this run's behaviour measurements.
+ */
+run?: number, };
+
+export type ConfigCheckArgs = { toml?: string, config?: ExperimentConfig, };
+
+export type ConfigRenderArgs = { config: ExperimentConfig, 
+/**
+ * The file being edited, whose comments the rendering keeps.
+ */
+original?: string, };
+
+export type ConfigSaveArgs = { toml: string, path: string, overwrite?: boolean, };
+
+export type ConnectionArgs = { base_url: string, model?: string, api_key_env?: string, };
+
+export type TrainerArgs = { trainer: TrainerConfig, base_model?: string, };
+
+export type StartArgs = { 
+/**
+ * The experiment file's text.
+ */
+toml: string, };
+
+export type CompareArgs = { id: number, other: number, };
+
+export type EpisodesArgs = { run_id: number, suite?: string, arm?: string, family?: string, harness?: string, phase?: string, split?: string, task_id?: string, success?: boolean, 
+/**
+ * Words every listed episode's trajectory contains.
+ */
+text?: string, 
+/**
+ * Only successful rescues (true) or everything else (false).
+ */
+rescued?: boolean, limit?: number, offset?: number, };
+
+export type RescueArgs = { episode_id: number, };
+
+export type ExportReportArgs = { id: number, compare?: number, out_dir: string, };
+
+export type ReportFileArgs = { id: number, compare?: number, 
+/**
+ * `html`, `json`, `csv` (with `table`) or `csv-zip`.
+ */
+format: string, table?: string, };
+
+export type ExportTrainingArgs = { id: number, 
+/**
+ * `openai-chat`, `trl-sft` or `trl-dpo`.
+ */
+format: string, };
+
+/** Every command: its arguments and its response (`call` in client.ts is typed by it). */
+export type Commands = {
+  workspace: { args: NoArgs; response: Workspace };
+  suites: { args: NoArgs; response: Array<Suite> };
+  tasks: { args: TasksArgs; response: Array<TaskRow> };
+  task: { args: TaskArgs; response: TaskDetail };
+  import_dataset: { args: ImportArgs; response: ImportResult };
+  harnesses: { args: HarnessesArgs; response: Array<Harness> };
+  profile_runs: { args: SuiteArgs; response: Array<ProfileRun> };
+  config_template: { args: NoArgs; response: ConfigText };
+  config_check: { args: ConfigCheckArgs; response: ConfigCheck };
+  config_render: { args: ConfigRenderArgs; response: ConfigText };
+  config_save: { args: ConfigSaveArgs; response: SavedFile };
+  test_connection: { args: ConnectionArgs; response: ConnectionCheck };
+  test_trainer: { args: TrainerArgs; response: TrainerCheck };
+  experiment_start: { args: StartArgs; response: StartedRun };
+  experiment_cancel: { args: RunArgs; response: Acknowledged };
+  experiment_resume: { args: RunArgs; response: StartedRun };
+  run_demo: { args: NoArgs; response: StartedRun };
+  jobs: { args: NoArgs; response: Array<Job> };
+  experiments: { args: NoArgs; response: Array<ExperimentRow> };
+  experiment: { args: IdArgs; response: ExperimentDetail };
+  run_delete: { args: IdArgs; response: RunDeleted };
+  workers: { args: NoArgs; response: Workers };
+  results: { args: IdArgs; response: Report };
+  compare: { args: CompareArgs; response: Report };
+  episodes: { args: EpisodesArgs; response: EpisodePage };
+  episode: { args: IdArgs; response: EpisodeRecord };
+  rescue: { args: RescueArgs; response: Rescue };
+  export_report: { args: ExportReportArgs; response: ReportPaths };
+  report_file: { args: ReportFileArgs; response: ReportFile };
+  export_training: { args: ExportTrainingArgs; response: ExportedFiles };
+  policy_versions: { args: IdArgs; response: Array<PolicyVersion> };
+  chart_style: { args: NoArgs; response: ChartStyle };
+  arms: { args: NoArgs; response: Array<ArmInfo> };
+};

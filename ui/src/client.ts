@@ -2,7 +2,7 @@
 // `/api/<command>` over HTTP in a browser (`harness-s serve`). Nothing else imports
 // `@tauri-apps/*` or talks to the server.
 
-import type { WorkbenchEvent } from "./types";
+import type { Commands, WorkbenchEvent } from "./types";
 
 /** A command failed; `message` is the server's own `error` text, `kind` its `ErrorBody` kind
  * (`bad_arguments`, `not_found`, `conflict`, `internal`, ...; null when the server was not reached). */
@@ -84,12 +84,22 @@ async function callTauri<T>(command: string, args: Record<string, unknown>): Pro
   }
 }
 
-/** Run one workbench command with an object of arguments. */
-export function call<T>(command: string, args: Record<string, unknown> = {}): Promise<T> {
+type Command = keyof Commands;
+type ArgsOf<C extends Command> = Commands[C]["args"];
+/** The response of command `C`. */
+export type ResponseOf<C extends Command> = Commands[C]["response"];
+
+/** Run one workbench command; its arguments and response are typed by the command's name
+ * (`Commands`, generated from the workbench's registry). A command without required
+ * arguments may be called without any. */
+export function call<C extends Command>(
+  command: C,
+  ...rest: Record<string, never> extends ArgsOf<C> ? [args?: ArgsOf<C>] : [args: ArgsOf<C>]
+): Promise<ResponseOf<C>> {
   // Optional arguments left undefined are not sent at all.
   const clean: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(args)) if (v !== undefined && v !== "") clean[k] = v;
-  return inTauri ? callTauri<T>(command, clean) : callHttp<T>(command, clean);
+  for (const [k, v] of Object.entries(rest[0] ?? {})) if (v !== undefined && v !== "") clean[k] = v;
+  return inTauri ? callTauri<ResponseOf<C>>(command, clean) : callHttp<ResponseOf<C>>(command, clean);
 }
 
 type Listener = (e: WorkbenchEvent) => void;
@@ -144,10 +154,10 @@ export interface SavedReport {
 export async function saveReport(id: number, compare: number | null, format: ReportFormat): Promise<SavedReport | null> {
   if (inTauri) {
     const dir = compare ? `report-${id}-vs-${compare}` : `report-${id}`;
-    const out = await call<{ dir: string; html: string; json: string; csv: string[]; charts: string[] }>("export_report", { id, compare: compare ?? undefined, out_dir: dir });
+    const out = await call("export_report", { id, compare: compare ?? undefined, out_dir: dir });
     return { note: `wrote ${out.html}, ${out.json} and ${out.csv.length} CSV files into ${out.dir}`, file: out.html, dir: out.dir };
   }
-  const f = await call<{ file_name: string; mime: string; text: string; encoding?: string }>("report_file", { id, compare: compare ?? undefined, format });
+  const f = await call("report_file", { id, compare: compare ?? undefined, format });
   // a binary file (the CSV zip) comes as base64
   const body = f.encoding === "base64" ? Uint8Array.from(atob(f.text), (c) => c.charCodeAt(0)) : f.text;
   const url = URL.createObjectURL(new Blob([body], { type: f.mime }));

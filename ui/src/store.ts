@@ -277,7 +277,7 @@ function refreshJobsSoon() {
 export async function refreshJobs(): Promise<void> {
   let jobs: Job[];
   try {
-    jobs = await call<Job[]>("jobs");
+    jobs = await call("jobs");
   } catch (e) {
     showError(e);
     return;

@@ -5,7 +5,7 @@ import { createPortal } from "preact/compat";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { call } from "./client";
 import { runs, showError, Store } from "./store";
-import type { ArmInfo, ChartStyle, EpisodePage, RunDeleted, SeriesLook } from "./types";
+import type { ArmInfo, ChartStyle, RunDeleted, SeriesLook } from "./types";
 import "./views/review.css";
 
 /** The reports' chart style (`chart_style`): the arm order and each arm's look, so an arm looks
@@ -20,7 +20,7 @@ export const armsAndStyle = new Store(0);
 /** Load the chart style and the arm list, which the server owns. */
 export async function loadArmsAndStyle(): Promise<void> {
   try {
-    [chartStyle, armList] = await Promise.all([call<ChartStyle>("chart_style"), call<ArmInfo[]>("arms")]);
+    [chartStyle, armList] = await Promise.all([call("chart_style"), call("arms")]);
     armsAndStyle.update((n) => n + 1);
   } catch (e) {
     showError(e);
@@ -281,7 +281,7 @@ export function DeleteRunButton({ run, onDeleted }: { run: { id: number; name: s
     e.stopPropagation();
     setEpisodes(null);
     try {
-      const page = await call<EpisodePage>("episodes", { run_id: run.id, limit: 1 });
+      const page = await call("episodes", { run_id: run.id, limit: 1 });
       setEpisodes(page.total);
     } catch (err) {
       setEpisodes(undefined);
@@ -291,7 +291,7 @@ export function DeleteRunButton({ run, onDeleted }: { run: { id: number; name: s
   async function remove() {
     setBusy(true);
     try {
-      const d = await call<RunDeleted>("run_delete", { id: run.id });
+      const d = await call("run_delete", { id: run.id });
       runs.update((m) => {
         const next = new Map(m);
         next.delete(run.id);

@@ -75,42 +75,36 @@ impl Workbench {
         out
     }
 
-    pub(in crate::workbench) fn suites(&self) -> CommandResult {
+    pub(in crate::workbench) fn suites(&self) -> Result<Vec<api::Suite>, CommandError> {
         let mut out = Vec::new();
         for s in suite::registry() {
             out.push(suite_row(s.as_ref(), self.imported(s.name()))?);
         }
-        api::reply(out)
+        Ok(out)
     }
 
-    pub(in crate::workbench) fn tasks(&self, a: &Args) -> CommandResult {
-        let s = suite_named(a.str("suite")?)?;
-        let family = a.opt_str("family")?;
-        let tasks = self.load_tasks(s.as_ref(), a.opt_str("dataset")?)?;
-        api::reply(tasks.iter().filter(|t| family.is_none_or(|f| t.family == f)).map(task_row).collect::<Vec<_>>())
+    pub(in crate::workbench) fn tasks(&self, a: commands::TasksArgs) -> Result<Vec<api::TaskRow>, CommandError> {
+        let s = suite_named(a.suite.as_str())?;
+        let family = a.family.as_deref();
+        let tasks = self.load_tasks(s.as_ref(), a.dataset.as_deref())?;
+        Ok(tasks.iter().filter(|t| family.is_none_or(|f| t.family == f)).map(task_row).collect::<Vec<_>>())
     }
 
-    pub(in crate::workbench) fn task(&self, a: &Args) -> CommandResult {
-        let s = suite_named(a.str("suite")?)?;
-        let id = a.str("id")?;
-        let tasks = self.load_tasks(s.as_ref(), a.opt_str("dataset")?)?;
+    pub(in crate::workbench) fn task(&self, a: commands::TaskArgs) -> Result<api::TaskDetail, CommandError> {
+        let s = suite_named(a.suite.as_str())?;
+        let id = a.id.as_str();
+        let tasks = self.load_tasks(s.as_ref(), a.dataset.as_deref())?;
         let t = tasks.iter().find(|t| t.id == id).ok_or_else(|| CommandError::NotFound(format!("suite `{}` has no task `{id}`", s.name())))?;
         // The prompt exactly as an episode presents it (the environment renders it).
         let prompt = s.make_env(t).map(|e| e.task_prompt()).unwrap_or_else(|e| format!("(the environment could not start: {e})"));
-        api::reply(api::TaskDetail {
-            id: t.id.clone(),
-            family: t.family.clone(),
-            instruction: t.instruction.clone(),
-            prompt,
-            payload: t.payload.clone(),
-        })
+        Ok(api::TaskDetail { id: t.id.clone(), family: t.family.clone(), instruction: t.instruction.clone(), prompt, payload: t.payload.clone() })
     }
 
     /// Check an uploaded dataset with the suite's official loader and keep it in the workspace.
-    pub(in crate::workbench) fn import_dataset(&self, a: &Args) -> CommandResult {
-        let s = suite_named(a.str("suite")?)?;
-        let name = dataset_name(a.str("name")?)?;
-        let text = a.str("text")?;
+    pub(in crate::workbench) fn import_dataset(&self, a: commands::ImportArgs) -> Result<api::ImportResult, CommandError> {
+        let s = suite_named(a.suite.as_str())?;
+        let name = dataset_name(a.name.as_str())?;
+        let text = a.text.as_str();
         let path = crate::workbench::confined_path(&self.workspace, &format!("datasets/{}", s.name()), "import_dataset", "name", name)?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_else(|| self.workspace.clone());
         std::fs::create_dir_all(&dir).map_err(|e| CommandError::Internal(format!("creating {}: {e}", dir.display())))?;
@@ -121,18 +115,15 @@ impl Workbench {
         match loaded {
             Err(e) => {
                 let _ = std::fs::remove_file(&scratch);
-                api::reply(api::ImportResult::Rejected { ok: false, errors: vec![api::ImportProblem { line: e.line, message: e.message }] })
+                Ok(api::ImportResult::Rejected { ok: false, errors: vec![api::ImportProblem { line: e.line, message: e.message }] })
             }
             Ok(tasks) if tasks.is_empty() => {
                 let _ = std::fs::remove_file(&scratch);
-                api::reply(api::ImportResult::Rejected {
-                    ok: false,
-                    errors: vec![api::ImportProblem { line: 0, message: "the file holds no tasks".into() }],
-                })
+                Ok(api::ImportResult::Rejected { ok: false, errors: vec![api::ImportProblem { line: 0, message: "the file holds no tasks".into() }] })
             }
             Ok(tasks) => {
                 std::fs::rename(&scratch, &path).map_err(|e| CommandError::Internal(format!("saving {}: {e}", path.display())))?;
-                api::reply(api::ImportResult::Imported {
+                Ok(api::ImportResult::Imported {
                     ok: true,
                     name: name.to_string(),
                     path: path.display().to_string(),

@@ -25,19 +25,19 @@ fn mark_producible(policy: &str, suite: &str, mut distilled: Value) -> Value {
 }
 
 impl Workbench {
-    pub(in crate::workbench) fn episodes(&self, a: &Args) -> CommandResult {
-        let mut f = EpisodeFilter::run(a.i64("run_id")?);
-        f.suite = a.opt_str("suite")?.map(String::from);
-        f.arm = a.opt_str("arm")?.map(String::from);
-        f.family = a.opt_str("family")?.map(String::from);
-        f.harness = a.opt_str("harness")?.map(String::from);
-        f.phase = a.opt_str("phase")?.map(String::from);
-        f.split = a.opt_str("split")?.map(String::from);
-        f.task_id = a.opt_str("task_id")?.map(String::from);
-        f.success = a.opt_bool("success")?;
-        f.text = a.opt_str("text")?.map(String::from);
+    pub(in crate::workbench) fn episodes(&self, a: commands::EpisodesArgs) -> Result<api::EpisodePage, CommandError> {
+        let mut f = EpisodeFilter::run(a.run_id);
+        f.suite = a.suite.as_deref().map(String::from);
+        f.arm = a.arm.as_deref().map(String::from);
+        f.family = a.family.as_deref().map(String::from);
+        f.harness = a.harness.as_deref().map(String::from);
+        f.phase = a.phase.as_deref().map(String::from);
+        f.split = a.split.as_deref().map(String::from);
+        f.task_id = a.task_id.as_deref().map(String::from);
+        f.success = a.success;
+        f.text = a.text.as_deref().map(String::from);
         // Rescued: a successful sibling rollout; not rescued: a sibling rollout that failed.
-        if let Some(rescued) = a.opt_bool("rescued")? {
+        if let Some(rescued) = a.rescued {
             if f.phase.as_deref().is_some_and(|p| p != "rescue") {
                 return Err(CommandError::BadArguments(format!(
                     "episodes: `rescued` selects rescue rollouts, but `phase` is `{}`",
@@ -50,16 +50,15 @@ impl Workbench {
             }
             f.success = Some(rescued);
         }
-        let limit = a.opt_i64("limit")?.unwrap_or(100).clamp(1, 1000);
-        let offset = a.opt_i64("offset")?.unwrap_or(0).max(0);
+        let limit = a.limit.unwrap_or(100).clamp(1, 1000);
+        let offset = a.offset.unwrap_or(0).max(0);
         f.limit = Some(limit as u32);
         f.offset = Some(offset as u32);
         let (total, rows) = self.store.episode_page(&f)?;
-        api::reply(api::EpisodePage { total, offset: offset as u64, rows: rows.iter().map(episode_row).collect() })
+        Ok(api::EpisodePage { total, offset: offset as u64, rows: rows.iter().map(episode_row).collect() })
     }
 
-    pub(in crate::workbench) fn episode(&self, a: &Args) -> CommandResult {
-        let id = a.i64("id")?;
+    pub(in crate::workbench) fn episode(&self, id: i64) -> Result<api::EpisodeRecord, CommandError> {
         let row = self.store.episode_row(id)?.ok_or_else(|| CommandError::NotFound(format!("no episode {id}")))?;
         // A trajectory of the current schema is sent as stored: the same JSON as the episode
         // serialised, without building it (a long episode's contexts); an older one is upgraded.
@@ -70,13 +69,13 @@ impl Workbench {
                 serde_json::to_value(&ep).map_err(|e| CommandError::Internal(format!("encoding episode {id}: {e}")))?
             }
         };
-        api::reply(api::EpisodeRecord { id, run_id: row.run_id, row: episode_row(&row), episode })
+        Ok(api::EpisodeRecord { id, run_id: row.run_id, row: episode_row(&row), episode })
     }
 
     /// The three sides of a rescue: the base failures, the sibling's success, the distilled
     /// base-context example.
-    pub(in crate::workbench) fn rescue(&self, a: &Args) -> CommandResult {
-        let id = a.i64("episode_id")?;
+    pub(in crate::workbench) fn rescue(&self, episode_id: i64) -> Result<api::Rescue, CommandError> {
+        let id = episode_id;
         let row = self.store.episode_row(id)?.ok_or_else(|| CommandError::NotFound(format!("no episode {id}")))?;
         let c = &row.context;
         let (Some(arm), Some(seed), Some(it)) = (c.arm.as_deref(), c.seed_index, c.iteration) else {
@@ -106,7 +105,7 @@ impl Workbench {
             self.store.episode_rows(&rf)?.iter().map(|r| api::Attempt { id: r.id, harness: r.harness.clone(), success: r.success }).collect();
         // the routing decision that chose the siblings (routed arms; null for random choices)
         let route = self.store.record(row.run_id, "route", &key)?.filter(|r| r["rankings"].as_array().is_some_and(|a| !a.is_empty()));
-        api::reply(api::Rescue {
+        Ok(api::Rescue {
             task_id: row.task_id.clone(),
             suite: row.suite.clone(),
             family: row.family.clone(),

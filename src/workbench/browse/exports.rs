@@ -5,16 +5,16 @@ use super::*;
 impl Workbench {
     /// A run's training batches and evaluation trajectories in a trainer's format, written to
     /// `exports/run-<id>-<format>/` in the workspace (`harness-s export` from the app).
-    pub(in crate::workbench) fn export_training(&self, a: &Args) -> CommandResult {
+    pub(in crate::workbench) fn export_training(&self, a: commands::ExportTrainingArgs) -> Result<api::ExportedFiles, CommandError> {
         use crate::experiment::export::{export, ExportError, ExportFormat, ExportRequest};
-        let id = a.i64("id")?;
-        let name = a.str("format")?;
+        let id = a.id;
+        let name = a.format.as_str();
         let format = ExportFormat::parse(name)
             .ok_or_else(|| CommandError::BadArguments(format!("format: `{name}` (allowed: {})", ExportFormat::NAMES.join(", "))))?;
         let out = crate::workbench::confined_path(&self.workspace, "exports", "export_training", "output folder", &format!("run-{id}-{name}"))?;
         let req = ExportRequest { run_id: id, format, out: out.clone(), arm: None, seed: None, split: None, sources: None };
         match export(&self.store, &req) {
-            Ok(s) => api::reply(api::ExportedFiles { dir: out.display().to_string(), files: s.files, conversations: s.conversations }),
+            Ok(s) => Ok(api::ExportedFiles { dir: out.display().to_string(), files: s.files, conversations: s.conversations }),
             Err(ExportError::Store(e)) => Err(e.into()),
             Err(ExportError::Input(m)) => Err(CommandError::BadArguments(m)),
             Err(ref e @ ExportError::Io { ref source, .. }) if source.kind() == std::io::ErrorKind::InvalidInput => {
@@ -25,8 +25,7 @@ impl Workbench {
     }
 
     /// The policy versions an external trainer made, per arm, seed and update (`trainer` records).
-    pub(in crate::workbench) fn policy_versions(&self, a: &Args) -> CommandResult {
-        let id = a.i64("id")?;
+    pub(in crate::workbench) fn policy_versions(&self, id: i64) -> Result<Vec<api::PolicyVersion>, CommandError> {
         let mut rows: Vec<api::PolicyVersion> = Vec::new();
         for (key, r) in self.store.records(id, "trainer")? {
             let num = |k: &str| r[k].as_u64().unwrap_or_default();
@@ -46,16 +45,16 @@ impl Workbench {
             });
         }
         rows.sort_by(|x, y| (&x.arm, x.seed_index, x.iteration).cmp(&(&y.arm, y.seed_index, y.iteration)));
-        api::reply(rows)
+        Ok(rows)
     }
 
     /// The report's files written into `out_dir`, a folder inside the workspace's `reports`.
-    pub(in crate::workbench) fn export_report(&self, a: &Args) -> CommandResult {
-        let b = self.bundle(a.i64("id")?, a.opt_i64("compare")?)?;
-        let out = crate::workbench::confined_path(&self.workspace, "reports", "export_report", "out_dir", a.str("out_dir")?)?;
+    pub(in crate::workbench) fn export_report(&self, a: commands::ExportReportArgs) -> Result<api::ReportPaths, CommandError> {
+        let b = self.bundle(a.id, a.compare)?;
+        let out = crate::workbench::confined_path(&self.workspace, "reports", "export_report", "out_dir", a.out_dir.as_str())?;
         let p = b.write(&out).map_err(report_error)?;
         let s = |p: &Path| p.display().to_string();
-        api::reply(api::ReportPaths {
+        Ok(api::ReportPaths {
             dir: s(&p.dir),
             html: s(&p.html),
             json: s(&p.json),
@@ -65,22 +64,18 @@ impl Workbench {
     }
 
     /// One report file's text, for a browser download.
-    pub(in crate::workbench) fn report_file(&self, a: &Args) -> CommandResult {
-        let id = a.i64("id")?;
-        let b = self.bundle(id, a.opt_i64("compare")?)?;
+    pub(in crate::workbench) fn report_file(&self, a: commands::ReportFileArgs) -> Result<api::ReportFile, CommandError> {
+        let id = a.id;
+        let b = self.bundle(id, a.compare)?;
         let stem = match &b.other {
             Some(o) => format!("report-{id}-vs-{}", o.id),
             None => format!("report-{id}"),
         };
-        match a.str("format")? {
-            "html" => api::reply(api::ReportFile {
-                file_name: format!("{stem}.html"),
-                mime: "text/html".into(),
-                text: b.html(),
-                tables: None,
-                encoding: None,
-            }),
-            "json" => api::reply(api::ReportFile {
+        match a.format.as_str() {
+            "html" => {
+                Ok(api::ReportFile { file_name: format!("{stem}.html"), mime: "text/html".into(), text: b.html(), tables: None, encoding: None })
+            }
+            "json" => Ok(api::ReportFile {
                 file_name: format!("{stem}.json"),
                 mime: "application/json".into(),
                 text: serde_json::to_string_pretty(&b.json(false)).unwrap_or_default(),
@@ -89,7 +84,7 @@ impl Workbench {
             }),
             "csv" => {
                 let tables = b.csv();
-                let wanted = a.opt_str("table")?;
+                let wanted = a.table.as_deref();
                 match wanted {
                     Some(t) => {
                         let c = tables.iter().find(|c| c.file == t).ok_or_else(|| {
@@ -98,18 +93,12 @@ impl Workbench {
                                 tables.iter().map(|c| c.file).collect::<Vec<_>>().join(", ")
                             ))
                         })?;
-                        api::reply(api::ReportFile {
-                            file_name: c.file.to_string(),
-                            mime: "text/csv".into(),
-                            text: c.render(),
-                            tables: None,
-                            encoding: None,
-                        })
+                        Ok(api::ReportFile { file_name: c.file.to_string(), mime: "text/csv".into(), text: c.render(), tables: None, encoding: None })
                     }
                     // All tables in one file, each under a `# file` line.
                     None => {
                         let text: String = tables.iter().map(|c| format!("# {}\n{}\n", c.file, c.render())).collect();
-                        api::reply(api::ReportFile {
+                        Ok(api::ReportFile {
                             file_name: format!("{stem}.csv"),
                             mime: "text/csv".into(),
                             text,
@@ -124,7 +113,7 @@ impl Workbench {
                 use base64::Engine;
                 let tables = b.csv();
                 let bytes = crate::report::csv::zip(&tables).map_err(|e| CommandError::Internal(format!("writing the CSV zip: {e}")))?;
-                api::reply(api::ReportFile {
+                Ok(api::ReportFile {
                     file_name: format!("{stem}-csv.zip"),
                     mime: "application/zip".into(),
                     text: base64::engine::general_purpose::STANDARD.encode(bytes),

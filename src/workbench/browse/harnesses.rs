@@ -91,25 +91,25 @@ fn default_source(sources: &[ProfileSource]) -> Option<&ProfileSource> {
 impl Workbench {
     /// The suite's harnesses, each sibling with its behaviour profile from one experiment run:
     /// `run` when given, else the run with the most probe evidence ([`Workbench::profile_sources`]).
-    pub(in crate::workbench) fn harnesses(&self, a: &Args) -> CommandResult {
-        let s = suite_named(a.str("suite")?)?;
+    pub(in crate::workbench) fn harnesses(&self, a: commands::HarnessesArgs) -> Result<Vec<api::Harness>, CommandError> {
+        let s = suite_named(a.suite.as_str())?;
         let lib = HarnessLibrary::builtin().map_err(|e| CommandError::Internal(e.to_string()))?;
         let sources = self.profile_sources(s.name())?;
         let chosen =
-            match a.opt_i64("run")? {
+            match a.run {
                 Some(id) => Some(sources.iter().find(|src| src.run.id == id).ok_or_else(|| {
                     CommandError::NotFound(format!("run {id} measured no behaviour profiles for {} (see `profile_runs`)", s.name()))
                 })?),
                 None => default_source(&sources),
             };
         let profiles = chosen.map(ProfileSource::api_profiles).unwrap_or_default();
-        api::reply(harness_rows(&lib, s.name(), &profiles))
+        Ok(harness_rows(&lib, s.name(), &profiles))
     }
 
     /// Every experiment run that measured profiles of `suite`'s siblings, with how much probe
     /// evidence each holds; `default` marks the one `harnesses` shows when no run is named.
-    pub(in crate::workbench) fn profile_runs(&self, a: &Args) -> CommandResult {
-        let s = suite_named(a.str("suite")?)?;
+    pub(in crate::workbench) fn profile_runs(&self, a: commands::SuiteArgs) -> Result<Vec<api::ProfileRun>, CommandError> {
+        let s = suite_named(a.suite.as_str())?;
         let sources = self.profile_sources(s.name())?;
         let default_id = default_source(&sources).map(|src| src.run.id);
         let rows: Vec<api::ProfileRun> = sources
@@ -125,7 +125,7 @@ impl Workbench {
                 default: Some(src.run.id) == default_id,
             })
             .collect();
-        api::reply(rows)
+        Ok(rows)
     }
 
     /// Every experiment run, newest first, that measured profiles of `suite`'s siblings: from

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::reports::report_error;
-use super::{api, line_diff, Args, CommandError, CommandResult, Workbench};
+use super::{api, commands, line_diff, CommandError, Workbench};
 use crate::analysis::{Headlines, ProfileRecord};
 use crate::harness::HarnessLibrary;
 use crate::report::ReportBundle;

@@ -18,14 +18,14 @@ fn experiment_row(r: &RunRow, headlines: Headlines) -> api::ExperimentRow {
 }
 
 impl Workbench {
-    pub(in crate::workbench) fn experiments(&self) -> CommandResult {
+    pub(in crate::workbench) fn experiments(&self) -> Result<Vec<api::ExperimentRow>, CommandError> {
         let mut runs: Vec<RunRow> = self.store.runs()?.into_iter().filter(|r| r.kind == KIND_EXPERIMENT).collect();
         runs.sort_by_key(|r| std::cmp::Reverse(r.id));
         // the newest finished run's results page is the likeliest next: its report is made meanwhile
         if let Some(r) = runs.iter().find(|r| r.status == RunStatus::Finished) {
             self.reports.warm(r.id);
         }
-        api::reply(runs.iter().map(|r| experiment_row(r, self.run_headlines(r))).collect::<Vec<_>>())
+        Ok(runs.iter().map(|r| experiment_row(r, self.run_headlines(r))).collect::<Vec<_>>())
     }
 
     /// A run's headline numbers from the analysis ([`crate::analysis::headlines`]); a finished
@@ -57,10 +57,10 @@ impl Workbench {
         }
     }
 
-    pub(in crate::workbench) fn experiment(&self, a: &Args) -> CommandResult {
-        let r = self.experiment_run(a.i64("id")?)?;
+    pub(in crate::workbench) fn experiment(&self, id: i64) -> Result<api::ExperimentDetail, CommandError> {
+        let r = self.experiment_run(id)?;
         let toml = crate::workbench::jobs::render_toml(&r.config).unwrap_or_default();
-        api::reply(api::ExperimentDetail { run: experiment_row(&r, self.run_headlines(&r)), config: r.config.clone(), config_toml: toml })
+        Ok(api::ExperimentDetail { run: experiment_row(&r, self.run_headlines(&r)), config: r.config.clone(), config_toml: toml })
     }
 
     pub(super) fn bundle(&self, id: i64, other: Option<i64>) -> Result<ReportBundle, CommandError> {
@@ -68,7 +68,7 @@ impl Workbench {
         ReportBundle::build(&self.store, &id.to_string(), other_s.as_deref()).map_err(report_error)
     }
 
-    pub(in crate::workbench) fn results(&self, id: i64, other: Option<i64>) -> CommandResult {
+    pub(in crate::workbench) fn results(&self, id: i64, other: Option<i64>) -> Result<api::Report, CommandError> {
         self.reports.get(id, other)
     }
 }

@@ -6,7 +6,7 @@ import { useContext, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiError, call } from "../client";
 import { TransferChart } from "../charts";
 import { navigate, refreshJobs, runBar, runs, showError, Store, useLoad, useStore, type RunProgress } from "../store";
-import type { ConfigCheck, ExperimentConfig, ExperimentDetail, ExperimentRow, RolloutEstimate, SavedFile, ServingConfig, Suite, TrainerCheck, TrainerConfig, Unit, WorkerRow, Workers } from "../types";
+import type { ExperimentConfig, RolloutEstimate, ServingConfig, TrainerCheck, TrainerConfig, Unit, WorkerRow, Workers } from "../types";
 import { ArmName, arms, ConfirmDialog, DeleteRunButton, duration, Loading, names, pct, Progress, StatusTag, when } from "../ui";
 
 /** A problem the server found: in the TOML the user typed (`toml`, with its line) or in the form's
@@ -30,9 +30,9 @@ const asTomlError = (e: unknown): TomlError =>
  */
 async function render(config: ExperimentConfig, original?: string): Promise<string> {
   try {
-    return (await call<{ toml: string }>("config_render", { config, original })).toml;
+    return (await call("config_render", { config, original })).toml;
   } catch (e) {
-    const c = await call<ConfigCheck>("config_check", { config });
+    const c = await call("config_check", { config });
     if (!c.ok) throw new ConfigError({ ...c, origin: "form" });
     throw e;
   }
@@ -55,7 +55,7 @@ let draft: { toml: string; copy: string | null } | null = null;
 
 async function editCopy(runId: number) {
   try {
-    const e = await call<ExperimentDetail>("experiment", { id: runId });
+    const e = await call("experiment", { id: runId });
     builderSource.set(e.config_toml?.trim() ? e.config_toml : await render(e.config));
     document.querySelector(".builder")?.scrollIntoView({ block: "start" });
   } catch (err) {
@@ -209,7 +209,7 @@ function Estimate({ config, e, stale, updating }: { config: ExperimentConfig; e:
 }
 
 function Builder() {
-  const suites = useLoad(() => call<Suite[]>("suites"), []);
+  const suites = useLoad(() => call("suites"), []);
   const [config, setConfig] = useState<ExperimentConfig | null>(null);
   const [toml, setToml] = useState("");
   const [tomlError, setTomlError] = useState<TomlError | null>(null);
@@ -233,8 +233,8 @@ function Builder() {
     (async () => {
       try {
         // Coming back to the view keeps the file being edited.
-        const t = draft && draft.copy === copy ? draft.toml : (copy ?? (await call<{ toml: string }>("config_template")).toml);
-        const c = await call<ConfigCheck>("config_check", { toml: t });
+        const t = draft && draft.copy === copy ? draft.toml : (copy ?? (await call("config_template")).toml);
+        const c = await call("config_check", { toml: t });
         source.current = "init";
         setToml(t);
         setSaved(null);
@@ -276,7 +276,7 @@ function Builder() {
   useEffect(() => {
     if (!debouncedToml || source.current === "init") return;
     const typed = source.current === "toml";
-    call<ConfigCheck>("config_check", { toml: debouncedToml }).then(
+    call("config_check", { toml: debouncedToml }).then(
       (c) => {
         if (c.ok) {
           setEstimate({ toml: debouncedToml, e: c.estimate });
@@ -335,7 +335,7 @@ function Builder() {
       setToml(t);
       return t;
     }
-    const c = await call<ConfigCheck>("config_check", { toml });
+    const c = await call("config_check", { toml });
     if (!c.ok) {
       setTomlError({ ...c, origin: "toml" });
       return null;
@@ -350,7 +350,7 @@ function Builder() {
     try {
       const t = await settled();
       if (t === null) return;
-      const r = await call<SavedFile>("config_save", { path: savePath, toml: t, overwrite: overwrite || undefined });
+      const r = await call("config_save", { path: savePath, toml: t, overwrite: overwrite || undefined });
       setConfirmPath(null);
       setSaved(r.path);
     } catch (e) {
@@ -365,7 +365,7 @@ function Builder() {
     try {
       const t = await settled();
       if (t === null) return;
-      const r = await call<{ run_id: number }>("experiment_start", { toml: t });
+      const r = await call("experiment_start", { toml: t });
       await refreshJobs();
       navigate("experiments", { run: r.run_id });
     } catch (e) {
@@ -703,7 +703,8 @@ function TrainerServing({ config, edit }: { config: ExperimentConfig; edit: (f: 
     setBusy(true);
     setCheck(null);
     try {
-      setCheck(await call("test_trainer", { trainer: config.trainer, base_model: config.policy.model ?? "" }));
+      // the button is enabled only once the trainer has a command
+      if (config.trainer) setCheck(await call("test_trainer", { trainer: config.trainer, base_model: config.policy.model ?? "" }));
     } catch (e) {
       showError(e);
     } finally {
@@ -830,7 +831,7 @@ function runMatches(f: string, id: number, name: string, status: string, suites:
 function RunsPanel({ focus, running, active }: { focus: number | null; running: string; active: Set<number> }) {
   const all = useStore(runs);
   // reloaded when a run starts or ends here, or the store's running runs change (started elsewhere)
-  const exps = useLoad(() => call<ExperimentRow[]>("experiments"), [all.size, [...all.values()].filter((r) => r.status !== "running").length, running]);
+  const exps = useLoad(() => call("experiments"), [all.size, [...all.values()].filter((r) => r.status !== "running").length, running]);
   const [filter, setFilter] = useState("");
   const byId = new Map((exps.data ?? []).map((e) => [e.id, e]));
   const list = [...all.values()].sort((a, b) => b.run_id - a.run_id).filter((r) => runMatches(filter, r.run_id, r.name, r.status, names(byId.get(r.run_id)?.suites)));
@@ -916,7 +917,7 @@ function useWorkers(): { status: Workers | null; active: Set<number> } {
     let live = true;
     let seen = new Map<number, number>();
     const poll = () =>
-      call<Workers>("workers").then(
+      call("workers").then(
         (w) => {
           if (!live) return;
           const now = new Map(w.running.map((r) => [r.run_id, r.episodes]));
@@ -994,7 +995,7 @@ function ResumeButton({ id }: { id: number }) {
       onClick={async (e) => {
         e.preventDefault();
         try {
-          const r = await call<{ run_id: number }>("experiment_resume", { run_id: id });
+          const r = await call("experiment_resume", { run_id: id });
           await refreshJobs();
           navigate("experiments", { run: r.run_id });
         } catch (e) {

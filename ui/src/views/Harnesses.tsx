@@ -4,7 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { call } from "../client";
 import { navigate, useLoad } from "../store";
-import type { Counts, Harness, ProfileRun, Suite } from "../types";
+import type { Counts, Harness } from "../types";
 import { Empty, Loading } from "../ui";
 import "./review.css";
 
@@ -75,15 +75,15 @@ export function CountsBar({ c }: { c: Counts }) {
 }
 
 export function Harnesses({ params }: { params: URLSearchParams }) {
-  const suites = useLoad(() => call<Suite[]>("suites"), []);
+  const suites = useLoad(() => call("suites"), []);
   const suite = params.get("suite") ?? suites.data?.[0]?.name ?? "";
   // Whose evidence: profiles come from one experiment run, by default the one with the most
   // paired probe outcomes (a small or cancelled run does not replace a large one).
-  const runs = useLoad(() => (suite ? call<ProfileRun[]>("profile_runs", { suite }) : Promise.resolve([])), [suite]);
+  const runs = useLoad(() => (suite ? call("profile_runs", { suite }) : Promise.resolve([])), [suite]);
   const runParam = params.get("run");
   const run = runParam ? Number(runParam) : undefined;
   const list = useLoad(
-    () => (suite ? call<Harness[]>("harnesses", run === undefined ? { suite } : { suite, run }) : Promise.resolve([])),
+    () => (suite ? call("harnesses", run === undefined ? { suite } : { suite, run }) : Promise.resolve([])),
     [suite, run],
   );
   const [filter, setFilter] = useState("");

@@ -5,7 +5,7 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { call } from "../client";
 import { navigate, showError, useLoad } from "../store";
-import type { EpisodeRecord, EpisodeRow, ExperimentDetail, ExperimentRow, Harness, Rescue, RouteDecision, Suite } from "../types";
+import type { EpisodeRecord, EpisodeRow, EpisodesArgs, Rescue, RouteDecision } from "../types";
 import { ArmName, Empty, Loading, ms, Outcome, VirtualList } from "../ui";
 import { AlignedTimelines, ExampleView, Timeline } from "./Timeline";
 
@@ -18,7 +18,7 @@ const episodeCache = new Map<number, Promise<EpisodeRecord>>();
 function loadEpisode(id: number): Promise<EpisodeRecord> {
   let p = episodeCache.get(id);
   if (!p) {
-    p = call<EpisodeRecord>("episode", { id });
+    p = call("episode", { id });
     p.catch(() => episodeCache.delete(id));
     episodeCache.set(id, p);
     if (episodeCache.size > 60) episodeCache.delete(episodeCache.keys().next().value!);
@@ -32,7 +32,7 @@ const rescueCache = new Map<number, Promise<Rescue>>();
 function loadRescue(episodeId: number): Promise<Rescue> {
   let p = rescueCache.get(episodeId);
   if (!p) {
-    p = call<Rescue>("rescue", { episode_id: episodeId });
+    p = call("rescue", { episode_id: episodeId });
     p.then(
       (d) => {
         if (d.base_failures.length) void loadEpisode(d.base_failures[0]).catch(() => {});
@@ -70,28 +70,34 @@ function typing(e: KeyboardEvent) {
 }
 
 export function Inspector({ params }: { params: URLSearchParams }) {
-  const exps = useLoad(() => call<ExperimentRow[]>("experiments"), []);
+  const exps = useLoad(() => call("experiments"), []);
   const runParam = Number(params.get("run") ?? NaN);
   const runId = Number.isInteger(runParam) ? runParam : exps.data?.find((e) => e.status === "finished")?.id ?? exps.data?.[0]?.id ?? null;
   const filters: Record<FilterKey, string> = Object.fromEntries(FILTERS.map((k) => [k, params.get(k) ?? ""])) as Record<FilterKey, string>;
   const text = params.get("text") ?? "";
   const setParam = (p: Record<string, string | number | undefined>) => navigate("inspector", { run: runId ?? undefined, ...filters, text, ...p });
 
-  const exp = useLoad(() => (runId != null ? call<ExperimentDetail>("experiment", { id: runId }) : Promise.resolve(null)), [runId]);
-  const suites = useLoad(() => call<Suite[]>("suites"), []);
+  const exp = useLoad(() => (runId != null ? call("experiment", { id: runId }) : Promise.resolve(null)), [runId]);
+  const suites = useLoad(() => call("suites"), []);
   const suiteNames = exp.data?.config?.suites ?? suites.data?.map((s) => s.name) ?? [];
   const harnessSuite = filters.suite || suiteNames[0] || "";
-  const harnesses = useLoad(() => (harnessSuite ? call<Harness[]>("harnesses", { suite: harnessSuite }) : Promise.resolve([])), [harnessSuite]);
+  const harnesses = useLoad(() => (harnessSuite ? call("harnesses", { suite: harnessSuite }) : Promise.resolve([])), [harnessSuite]);
   const families = (suites.data ?? []).filter((s) => suiteNames.includes(s.name) && (!filters.suite || s.name === filters.suite)).flatMap((s) => s.families.map((f) => f.family));
 
   // ---- the paged list ----
+  // the list's filters (fetchPage asks only once the run is known)
   const query = useMemo(() => {
-    const q: Record<string, unknown> = { run_id: runId };
-    for (const k of FILTERS) if (filters[k]) q[k] = k === "success" || k === "rescued" ? filters[k] === "true" : filters[k];
+    const q: Omit<EpisodesArgs, "run_id"> = {};
+    for (const k of FILTERS) {
+      const v = filters[k];
+      if (!v) continue;
+      if (k === "success" || k === "rescued") q[k] = v === "true";
+      else q[k] = v;
+    }
     if (text) q.text = text;
     return q;
   }, [runId, text, ...FILTERS.map((k) => filters[k])]);
-  const qkey = JSON.stringify(query);
+  const qkey = JSON.stringify({ run_id: runId, ...query });
   const [total, setTotal] = useState<number | null>(null);
   const pages = useRef(new Map<number, EpisodeRow[]>());
   const pending = useRef(new Set<number>());
@@ -102,7 +108,7 @@ export function Inspector({ params }: { params: URLSearchParams }) {
   function fetchPage(p: number, key: string) {
     if (pages.current.has(p) || pending.current.has(p) || runId == null) return;
     pending.current.add(p);
-    call<{ total: number; rows: EpisodeRow[] }>("episodes", { ...query, limit: PAGE, offset: p * PAGE }).then(
+    call("episodes", { run_id: runId, ...query, limit: PAGE, offset: p * PAGE }).then(
       (r) => {
         if (key !== qkeyRef.current) return;
         pending.current.delete(p);

@@ -6,19 +6,19 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { FinalSuccessChart, ONE_SEED, ONE_SEED_WHY, SeedCi, TransferChart, type FinalPoint } from "../charts";
 import { call, canOpenFiles, inTauri, openPath, saveReport, type ReportFormat, type SavedReport } from "../client";
 import { finished, navigate, showError, useLoad, useStore } from "../store";
-import type { ExperimentRow, ExportedFiles, FinalRow, PairedDelta, PolicyVersion, Report, RoutedDelta, TransferCurve } from "../types";
+import type { ExportedFiles, FinalRow, PairedDelta, Report, RoutedDelta, TransferCurve } from "../types";
 import { ArmName, ci, Empty, Loading, pct, signedPts, StatusTag, when } from "../ui";
 
 const SPLIT_LABEL: Record<string, string> = { train: "training families", heldout: "held-out families" };
 
 export function Results({ params }: { params: URLSearchParams }) {
-  const exps = useLoad(() => call<ExperimentRow[]>("experiments"), []);
+  const exps = useLoad(() => call("experiments"), []);
   const list = exps.data ?? [];
   const idParam = Number(params.get("id") ?? NaN);
   const id = Number.isInteger(idParam) ? idParam : (list.find((e) => e.status === "finished") ?? list[0])?.id;
   const otherParam = Number(params.get("other") ?? NaN);
   const other = Number.isInteger(otherParam) ? otherParam : null;
-  const report = useLoad(() => (id == null ? Promise.resolve(null) : other != null ? call<Report>("compare", { id, other }) : call<Report>("results", { id })), [id, other]);
+  const report = useLoad(() => (id == null ? Promise.resolve(null) : other != null ? call("compare", { id, other }) : call("results", { id })), [id, other]);
   // A run that finishes while its report is open is shown final.
   const done = useStore(finished);
   useEffect(() => {
@@ -207,14 +207,14 @@ const TRAINING_FORMATS: [string, string][] = [
 
 /** The policy versions an external trainer made, and the run's training data for training elsewhere. */
 function TrainingData({ id }: { id: number }) {
-  const versions = useLoad(() => call<PolicyVersion[]>("policy_versions", { id }), [id]);
+  const versions = useLoad(() => call("policy_versions", { id }), [id]);
   const [done, setDone] = useState<ExportedFiles | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   async function go(format: string) {
     setBusy(format);
     setDone(null);
     try {
-      setDone(await call<ExportedFiles>("export_training", { id, format }));
+      setDone(await call("export_training", { id, format }));
     } catch (e) {
       showError(e);
     } finally {

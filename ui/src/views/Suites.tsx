@@ -3,11 +3,11 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { call } from "../client";
 import { navigate, showError, useLoad } from "../store";
-import type { ImportResult, Suite, TaskDetail, TaskRow } from "../types";
+import type { ImportResult } from "../types";
 import { Empty, JsonBlock, Loading, VirtualList } from "../ui";
 
 export function Suites({ params }: { params: URLSearchParams }) {
-  const suites = useLoad(() => call<Suite[]>("suites"), []);
+  const suites = useLoad(() => call("suites"), []);
   const suiteName = params.get("suite") ?? suites.data?.[0]?.name ?? "";
   const family = params.get("family") ?? "";
   const dataset = params.get("dataset") ?? "";
@@ -15,7 +15,7 @@ export function Suites({ params }: { params: URLSearchParams }) {
   const suite = suites.data?.find((s) => s.name === suiteName);
   const go = (p: Record<string, string | undefined>) => navigate("suites", { suite: suiteName, family, dataset, task: taskId, ...p });
 
-  const tasks = useLoad(() => (suiteName ? call<TaskRow[]>("tasks", { suite: suiteName, family: family || undefined, dataset: dataset || undefined }) : Promise.resolve([])), [suiteName, family, dataset]);
+  const tasks = useLoad(() => (suiteName ? call("tasks", { suite: suiteName, family: family || undefined, dataset: dataset || undefined }) : Promise.resolve([])), [suiteName, family, dataset]);
   const [filter, setFilter] = useState("");
   const shown = useMemo(() => {
     const f = filter.trim().toLowerCase();
@@ -32,7 +32,7 @@ export function Suites({ params }: { params: URLSearchParams }) {
     return fams.filter((x) => x.family.toLowerCase().includes(f) || holding.has(x.family) || x.family === family);
   }, [suites.data, suiteName, shown, filter, family]);
 
-  const detail = useLoad(() => (taskId && suiteName ? call<TaskDetail>("task", { suite: suiteName, id: taskId, dataset: dataset || undefined }) : Promise.resolve(null)), [suiteName, taskId, dataset]);
+  const detail = useLoad(() => (taskId && suiteName ? call("task", { suite: suiteName, id: taskId, dataset: dataset || undefined }) : Promise.resolve(null)), [suiteName, taskId, dataset]);
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -163,7 +163,7 @@ function ImportDataset({ suite, format, onImported }: { suite: string; format: s
     setResult(null);
     try {
       const text = await file.text();
-      const r = await call<ImportResult>("import_dataset", { suite, name: file.name, text });
+      const r = await call("import_dataset", { suite, name: file.name, text });
       setResult(r);
       if (r.ok) onImported(r.name);
     } catch (err) {

@@ -4,7 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { SeedCi } from "../charts";
 import { call } from "../client";
 import { finished, navigate, runBar, runs, showError, useLoad, useStore } from "../store";
-import type { ExperimentRow, Suite, Workspace as WorkspaceInfo } from "../types";
+import type { ExperimentRow } from "../types";
 import { ci, DeleteRunButton, duration, Loading, names, pct, Progress, signedPts, StatusTag, when } from "../ui";
 
 /** The run's headline difference, from the same analysis as its results page: pooled over
@@ -28,11 +28,11 @@ function HeadlineDelta({ e }: { e: ExperimentRow }) {
 }
 
 export function Workspace() {
-  const ws = useLoad(() => call<WorkspaceInfo>("workspace"), []);
-  const suites = useLoad(() => call<Suite[]>("suites"), []);
+  const ws = useLoad(() => call("workspace"), []);
+  const suites = useLoad(() => call("suites"), []);
   const done = useStore(finished);
   const [demoRun, setDemoRun] = useState<number | null>(null);
-  const exps = useLoad(() => call<ExperimentRow[]>("experiments"), [done, demoRun]);
+  const exps = useLoad(() => call("experiments"), [done, demoRun]);
   const [starting, setStarting] = useState(false);
   const [filter, setFilter] = useState("");
   const all = useStore(runs);
@@ -59,7 +59,7 @@ export function Workspace() {
   async function runDemo() {
     setStarting(true);
     try {
-      const r = await call<{ run_id: number }>("run_demo");
+      const r = await call("run_demo");
       setDemoRun(r.run_id);
     } catch (e) {
       showError(e);
