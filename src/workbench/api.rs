@@ -18,13 +18,19 @@ pub struct SeriesLook {
     pub marker: String,
 }
 
+/// One known arm's look.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, TS)]
+pub struct ArmLook {
+    pub arm: String,
+    pub look: SeriesLook,
+}
+
 /// The charts' look, as the reports draw them (`src/chart/style.rs`), so an arm looks the same in
 /// the app and in every report: the known arms in display order with their looks, the look of
 /// any other arm, and the dash of a compared run's lines.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, TS)]
 pub struct ChartStyle {
-    pub arms: Vec<String>,
-    pub looks: Vec<SeriesLook>,
+    pub arms: Vec<ArmLook>,
     pub other_arm: SeriesLook,
     pub other_run_dash: String,
 }
@@ -35,8 +41,7 @@ impl ChartStyle {
         let look =
             |s: style::SeriesStyle| SeriesLook { color: style::hex(s.color), dash: s.dash.map(str::to_string), marker: s.marker.name().to_string() };
         ChartStyle {
-            arms: style::ARM_ORDER.iter().map(|a| a.to_string()).collect(),
-            looks: style::ARM_ORDER.iter().map(|a| look(style::arm(a, 0))).collect(),
+            arms: style::ARM_ORDER.iter().map(|a| ArmLook { arm: a.to_string(), look: look(style::arm(a, 0)) }).collect(),
             other_arm: look(style::nth(style::ARM_ORDER.len())),
             other_run_dash: crate::chart::OTHER_RUN_DASH.to_string(),
         }
@@ -612,6 +617,7 @@ pub fn response_decls(cfg: &ts_rs::Config) -> Vec<String> {
         EpisodeCount::decl(cfg),
         LiveEvaluation::decl(cfg),
         SeriesLook::decl(cfg),
+        ArmLook::decl(cfg),
         ArmInfo::decl(cfg),
         ChartStyle::decl(cfg),
         Job::decl(cfg),

@@ -666,6 +666,8 @@ export type LiveEvaluation = { suite: string, arm: string, seed: number, iterati
 
 export type SeriesLook = { color: string, dash: string | null, marker: string, };
 
+export type ArmLook = { arm: string, look: SeriesLook, };
+
 export type ArmInfo = { arm: string, 
 /**
  * What it does with a task on which every base try failed.
@@ -680,7 +682,7 @@ routed: boolean,
  */
 uses_siblings: boolean, };
 
-export type ChartStyle = { arms: Array<string>, looks: Array<SeriesLook>, other_arm: SeriesLook, other_run_dash: string, };
+export type ChartStyle = { arms: Array<ArmLook>, other_arm: SeriesLook, other_run_dash: string, };
 
 export type Job = { run_id: number, name: string, status: string, error: string | null, done: number, total: number, eta_s: number | null, success_rate: number, 
 /**

@@ -37,8 +37,7 @@ const UNSTYLED: SeriesLook = { color: "#777777", dash: null, marker: "circle" };
 /** How an arm's series is drawn. */
 export function armLook(arm: string): SeriesLook {
   if (!chartStyle) return UNSTYLED;
-  const i = chartStyle.arms.indexOf(arm);
-  return i >= 0 ? chartStyle.looks[i] : chartStyle.other_arm;
+  return chartStyle.arms.find((a) => a.arm === arm)?.look ?? chartStyle.other_arm;
 }
 
 export function armColor(arm: string): string {
@@ -48,7 +47,7 @@ export function armColor(arm: string): string {
 /** An arm's place in the display order (unknown arms after the known ones). */
 export function armRank(arm: string): number {
   const order = chartStyle?.arms ?? [];
-  const i = order.indexOf(arm);
+  const i = order.findIndex((a) => a.arm === arm);
   return i >= 0 ? i : order.length;
 }
 
