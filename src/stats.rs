@@ -4,6 +4,8 @@
 //!
 //! Architecture invariant: this module imports nothing of the crate but [`crate::seed`].
 
+use std::collections::BTreeMap;
+
 use crate::seed::SplitMix;
 
 /// Bootstrap resamples behind every interval over tasks.
@@ -82,6 +84,44 @@ pub fn bootstrap(xs: &[f64]) -> (f64, [f64; 2]) {
     }
     let (lo, hi) = bootstrap_ci(xs, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
     (mean(xs), [lo, hi])
+}
+
+/// A paired difference of two arms over tasks: its mean, percentile-bootstrap 95% interval, and
+/// the tasks and seeds it pairs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Paired {
+    pub mean: f64,
+    pub ci95: [f64; 2],
+    pub tasks: usize,
+    pub seeds: usize,
+}
+
+/// Two arms' outcomes paired on the tasks and seeds both have: per task, the mean over shared
+/// seeds of (a − b); then the mean over tasks with a [`bootstrap`] interval. Tasks are keyed by
+/// whatever names them (a task id, or (suite, task) when suites are pooled). The one statement
+/// of the paired delta, for the analyses and the run summary alike; `None` when nothing pairs.
+pub fn paired<K: Ord>(a: &BTreeMap<K, BTreeMap<u32, f64>>, b: &BTreeMap<K, BTreeMap<u32, f64>>) -> Option<Paired> {
+    let mut diffs = Vec::new();
+    let mut seeds = std::collections::BTreeSet::new();
+    for (task, sa) in a {
+        let Some(sb) = b.get(task) else { continue };
+        let d: Vec<f64> = sa
+            .iter()
+            .filter_map(|(seed, x)| sb.get(seed).map(|y| (seed, x - y)))
+            .map(|(s, d)| {
+                seeds.insert(*s);
+                d
+            })
+            .collect();
+        if !d.is_empty() {
+            diffs.push(mean(&d));
+        }
+    }
+    if diffs.is_empty() {
+        return None;
+    }
+    let (m, ci95) = bootstrap(&diffs);
+    Some(Paired { mean: m, ci95, tasks: diffs.len(), seeds: seeds.len() })
 }
 
 /// Wilson score 95% interval of a share `k / n`.
@@ -201,6 +241,21 @@ mod tests {
         let [lo, hi] = wilson(3, 10);
         assert!(lo < 0.3 && 0.3 < hi && lo > 0.0 && hi < 1.0);
         assert_eq!(wilson(0, 0), [0.0, 0.0]);
+    }
+
+    #[test]
+    fn paired_differences_use_only_shared_tasks_and_seeds() {
+        let m = |rows: &[(&str, &[(u32, f64)])]| -> BTreeMap<String, BTreeMap<u32, f64>> {
+            rows.iter().map(|(t, s)| (t.to_string(), s.iter().copied().collect())).collect()
+        };
+        // t1: seeds 1 and 2 pair (diffs 1, 0 -> 0.5); t2: only seed 1 pairs (diff -1); t3: the baseline never ran it
+        let a = m(&[("t1", &[(1, 1.0), (2, 1.0)]), ("t2", &[(1, 0.0), (3, 1.0)]), ("t3", &[(1, 1.0)])]);
+        let b = m(&[("t1", &[(1, 0.0), (2, 1.0)]), ("t2", &[(1, 1.0)])]);
+        let p = paired(&a, &b).unwrap();
+        assert_eq!((p.tasks, p.seeds), (2, 2));
+        assert!((p.mean - (-0.25)).abs() < 1e-12, "{p:?}");
+        assert!(p.ci95[0] <= p.mean && p.mean <= p.ci95[1]);
+        assert_eq!(paired(&a, &m(&[("t9", &[(1, 1.0)])])), None, "nothing pairs");
     }
 
     #[test]

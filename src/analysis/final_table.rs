@@ -180,29 +180,17 @@ fn mean_of<'a>(xs: impl Iterator<Item = &'a f64>) -> f64 {
     crate::stats::mean(&v)
 }
 
-/// The paired difference of two arms on the tasks (and seeds) both evaluated.
+/// The paired difference of two arms on the tasks (and seeds) both evaluated
+/// ([`crate::stats::paired`]).
 fn paired(arm: &str, baseline: &str, a: &Outcomes, b: &Outcomes) -> Option<PairedDelta> {
-    let mut diffs = Vec::new();
-    let mut seeds = BTreeSet::new();
-    for (task, sa) in a {
-        let Some(sb) = b.get(task) else { continue };
-        let d: Vec<f64> = sa
-            .iter()
-            .filter_map(|(seed, x)| sb.get(seed).map(|y| (seed, x - y)))
-            .map(|(s, d)| {
-                seeds.insert(*s);
-                d
-            })
-            .collect();
-        if !d.is_empty() {
-            diffs.push(crate::stats::mean(&d));
-        }
-    }
-    if diffs.is_empty() {
-        return None;
-    }
-    let (mean, ci95) = bootstrap(&diffs);
-    Some(PairedDelta { arm: arm.into(), baseline: baseline.into(), mean, ci95, tasks: diffs.len(), seeds: seeds.len() })
+    crate::stats::paired(a, b).map(|p| PairedDelta {
+        arm: arm.into(),
+        baseline: baseline.into(),
+        mean: p.mean,
+        ci95: p.ci95,
+        tasks: p.tasks,
+        seeds: p.seeds,
+    })
 }
 
 /// The paired difference of two per-task success maps (e.g. the same arm in two experiments),

@@ -44,7 +44,7 @@ pub use crate::records::{EvalPoint, JobState, RankOne, Rollouts};
 use crate::route::{failure_signature, failure_summary, BehaviorProfile, RouteQuery, Router, RoutingDecision};
 use crate::seed::SplitMix;
 use crate::seed::{hash_str, shuffle};
-use crate::stats::{bootstrap_ci, mean};
+use crate::stats::mean;
 use crate::store::{BlockingStore, EpisodeContext, EpisodeFilter, NewRun, RunStatus, StoreError};
 use crate::suite::Suite;
 use crate::task::Task;

@@ -62,19 +62,23 @@ pub(super) fn summarise(cfg: &ExperimentConfig, run_id: i64, resumed: bool, fini
         if xa.is_empty() || xb.is_empty() {
             return None;
         }
-        // per task: mean over seeds of the paired difference
-        let mut diffs: BTreeMap<(&str, &str), Vec<f64>> = BTreeMap::new();
-        for (k, pa) in &xa {
-            let Some(pb) = xb.get(k) else { continue };
-            for (t, sa) in &pa.per_task {
-                if let Some(sb) = pb.per_task.get(t) {
-                    diffs.entry((k.0, t.as_str())).or_default().push(*sa as i32 as f64 - *sb as i32 as f64);
+        // per (suite, task) and seed: a run of several suites pools their tasks
+        let outcomes = |x: &BTreeMap<(&str, usize), &EvalPoint>| -> BTreeMap<(String, String), BTreeMap<u32, f64>> {
+            let mut m: BTreeMap<(String, String), BTreeMap<u32, f64>> = BTreeMap::new();
+            for ((suite, seed), p) in x {
+                for (t, ok) in &p.per_task {
+                    m.entry((suite.to_string(), t.clone())).or_default().insert(*seed as u32, f64::from(u8::from(*ok)));
                 }
             }
-        }
-        let d: Vec<f64> = diffs.values().map(|v| mean(v)).collect();
-        let (lo, hi) = bootstrap_ci(&d, 2000, 0xb007);
-        Some(Delta { arm: arm.into(), baseline: baseline.into(), mean: mean(&d), ci95: [lo, hi], tasks: d.len() })
+            m
+        };
+        crate::stats::paired(&outcomes(&xa), &outcomes(&xb)).map(|d| Delta {
+            arm: arm.into(),
+            baseline: baseline.into(),
+            mean: d.mean,
+            ci95: d.ci95,
+            tasks: d.tasks,
+        })
     };
     let routed = Arm::HarnessS.as_str();
     let heldout_delta = delta(routed, Arm::PolicyOnly.as_str());
