@@ -14,8 +14,9 @@ What makes it fast enough for the recipe on two cores (see docs/performance.md f
   reuses its longest common prefix with one of them, so an episode's next turn, and any request
   with the same system prompt and tools, only computes what is new;
 - `--bf16 auto`: the weights in bfloat16 where the CPU computes it natively (AVX-512 BF16 or
-  AMX), the precision train_step.py trains in; replies are the float32 server's and do not depend
-  on what else shares a batch;
+  AMX), the precision train_step.py trains in; a trained adapter answers as under float32. Like
+  any batched float server it is not bit-for-bit batch-invariant: a greedy reply can still
+  change with what shares its batch, rarely (docs/performance.md);
 - `--quantize int8`: the base model's linear layers in int8 (dynamic quantization, the
   adapters stay float32). Faster for the base model alone, but not for serving trained
   adapters: its activation scales are computed over the whole batch, so a reply depends on the
