@@ -463,11 +463,11 @@ pub struct Rescue {
     pub arm: String,
     pub seed_index: u32,
     pub iteration: u32,
-    #[ts(type = "string")]
-    pub sibling: Value,
+    /// The sibling harness whose try rescued the task.
+    pub sibling: String,
     pub base_failures: Vec<i64>,
-    #[ts(type = "number")]
-    pub rescue: Value,
+    /// The rescuing episode (`null` in a record that does not name it).
+    pub rescue: Option<i64>,
     pub attempts: Vec<Attempt>,
     /// The distilled examples; the built-in policy's carry `producible`: can its grammar produce
     /// the target from this context (false: training skips the example).

@@ -764,7 +764,15 @@ episode: StoredEpisode, };
 
 export type Attempt = { id: number, harness: string, success: boolean, };
 
-export type Rescue = { task_id: string, suite: string, family: string, arm: string, seed_index: number, iteration: number, sibling: string, base_failures: Array<number>, rescue: number, attempts: Array<Attempt>, 
+export type Rescue = { task_id: string, suite: string, family: string, arm: string, seed_index: number, iteration: number, 
+/**
+ * The sibling harness whose try rescued the task.
+ */
+sibling: string, base_failures: Array<number>, 
+/**
+ * The rescuing episode (`null` in a record that does not name it).
+ */
+rescue: number | null, attempts: Array<Attempt>, 
 /**
  * The distilled examples; the built-in policy's carry `producible`: can its grammar produce
  * the target from this context (false: training skips the example).
