@@ -83,8 +83,13 @@ fn suites_tasks_and_dataset_import() {
     assert_eq!(r["tasks"], 2);
     let mine = wb.call("tasks", json!({"suite": "dbbench", "dataset": "mine.jsonl"})).unwrap();
     assert_eq!(mine.as_array().unwrap().len(), 2);
+    // other files in the folder (a README beside a bundled set, a scratch file) are not datasets
+    let folder = dir.path().join("datasets/dbbench");
+    std::fs::write(folder.join("README.md"), "# notes\n").unwrap();
+    std::fs::write(folder.join(".other.jsonl.importing"), format!("{good}\n")).unwrap();
     let suites = wb.call("suites", Value::Null).unwrap();
-    assert_eq!(suites[0]["datasets"][0]["name"], "mine.jsonl");
+    let listed: Vec<&str> = suites[0]["datasets"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(listed, ["mine.jsonl"], "{}", suites[0]["datasets"]);
 
     let e = wb.call("import_dataset", json!({"suite": "dbbench", "name": "../escape.jsonl", "text": good})).unwrap_err();
     assert!(matches!(e, CommandError::BadArguments(_)), "{e}");

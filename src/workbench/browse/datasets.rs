@@ -69,8 +69,15 @@ impl Workbench {
         names.sort();
         let s = suite::by_name(suite);
         for name in names {
-            let tasks = s.as_ref().and_then(|s| s.load_file(&dir.join(&name)).ok()).map(|t| t.len());
-            out.push(api::Dataset { path: dir.join(&name).display().to_string(), name, tasks });
+            let path = dir.join(&name);
+            // what import_dataset could have saved: a file under a dataset name that the suite's
+            // loader reads (not a scratch file of an import under way, nor another file that
+            // shares the folder, such as a README beside the bundled set)
+            if dataset_name(&name).is_err() || !path.is_file() {
+                continue;
+            }
+            let Some(tasks) = s.as_ref().and_then(|s| s.load_file(&path).ok()).map(|t| t.len()) else { continue };
+            out.push(api::Dataset { path: path.display().to_string(), name, tasks: Some(tasks) });
         }
         out
     }
