@@ -375,7 +375,8 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Store { command: StoreCommand::Compact { db } } => cmd_store_compact(&db),
         Command::Store { command: StoreCommand::DeleteRun { id, db, yes, force } } => cmd_store_delete_run(&db, id, yes, force),
         Command::Store { command: StoreCommand::Episode { id, db } } => cmd_store_episode(&db, id),
-        Command::Serve { port, db, ui } => serve::serve(port, &db, ui.as_deref(), cancel_on_ctrl_c()),
+        // serve says itself what stopping means (whether experiments were running)
+        Command::Serve { port, db, ui } => serve::serve(port, &db, ui.as_deref(), cancel_on_ctrl_c_quietly()),
     }
 }
 
@@ -709,6 +710,8 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
 static CANCEL: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
 /// A command that stops gracefully on the first signal is running.
 static GRACEFUL: AtomicBool = AtomicBool::new(false);
+/// That command reports its own stopping (the handler prints nothing on the first signal).
+static QUIET: AtomicBool = AtomicBool::new(false);
 
 /// Ctrl-C and SIGTERM, for every command: where the command stops gracefully
 /// ([`cancel_on_ctrl_c`]) the first signal asks it to; otherwise, or on a second signal, the
@@ -717,11 +720,18 @@ fn install_signal_handler() {
     let cancel = CANCEL.get_or_init(|| Arc::new(AtomicBool::new(false))).clone();
     let _ = ctrlc::set_handler(move || {
         if GRACEFUL.load(Ordering::SeqCst) && !cancel.swap(true, Ordering::SeqCst) {
-            eprintln!("\nstopping after the work in flight; run the same command again to resume (Ctrl-C again quits at once)");
+            if !QUIET.load(Ordering::SeqCst) {
+                eprintln!("\nstopping after the work in flight; run the same command again to resume (Ctrl-C again quits at once)");
+            }
             return;
         }
         quit(130);
     });
+}
+
+fn cancel_on_ctrl_c_quietly() -> Arc<AtomicBool> {
+    QUIET.store(true, Ordering::SeqCst);
+    cancel_on_ctrl_c()
 }
 
 fn cancel_on_ctrl_c() -> Arc<AtomicBool> {

@@ -272,7 +272,14 @@ pub fn serve(port: u16, db: &str, ui: Option<&Path>, stop: Arc<std::sync::atomic
                 while !stop.load(std::sync::atomic::Ordering::SeqCst) {
                     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 }
-            } => eprintln!("stopping: running experiments stop after the work in flight and can be resumed"),
+            } => match workbench.running().as_slice() {
+                [] => eprintln!("stopping"),
+                [run] => eprintln!("stopping: experiment run {run} stops after the work in flight and can be resumed"),
+                runs => {
+                    let ids: Vec<String> = runs.iter().map(i64::to_string).collect();
+                    eprintln!("stopping: experiment runs {} stop after the work in flight and can be resumed", ids.join(", "))
+                }
+            },
         }
         Ok::<_, anyhow::Error>(())
     })?;

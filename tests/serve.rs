@@ -165,3 +165,34 @@ async fn a_foreign_host_is_refused_and_every_answer_forbids_framing() {
     let r = http.get(format!("{}/", s.base)).send().await.unwrap();
     assert!(r.headers()["content-security-policy"].to_str().unwrap().contains("frame-ancestors 'none'"));
 }
+
+#[test]
+fn ctrl_c_on_an_idle_server_stops_it_without_promising_work_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harness-s"))
+        .args(["serve", "--port", "0", "--db"])
+        .arg(dir.path().join("wb.db"))
+        .env_remove("HARNESS_S_SERVE_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert!(line.starts_with("serving "), "{line}");
+    // SAFETY: kill(2) on the child this test started and still owns
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "serve did not stop on Ctrl-C");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{status}: {err}");
+    assert!(err.lines().any(|l| l == "stopping"), "{err}");
+    assert!(!err.contains("work in flight"), "nothing was running: {err}");
+}

@@ -220,6 +220,11 @@ impl Workbench {
         commands::dispatch(self, command, args)
     }
 
+    /// The experiment runs this workbench is running now.
+    pub fn running(&self) -> Vec<i64> {
+        self.jobs.running()
+    }
+
     /// Stop every running experiment cleanly (the window closes, the server shuts down) and wait
     /// for them, so each is left resumable; then close the store, merging an SQLite store's
     /// write-ahead log. The workbench answers no further commands that need the store.
