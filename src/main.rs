@@ -18,7 +18,8 @@ macro_rules! out {
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use clap::{Parser, Subcommand};
@@ -559,15 +560,35 @@ impl std::io::Write for LogWriter {
 
 /// Prints a one-line progress bar to stderr (redrawn in place on a terminal, a line per update
 /// otherwise, so logs and CI output stay readable).
+/// Progress on stderr: one line redrawn in place on a terminal; elsewhere (a log file, CI) a line
+/// at most every [`ProgressPrinter::LOG_EVERY`], and the last one, so a long run does not print
+/// one line per episode.
 struct ProgressPrinter {
-    quiet: bool,
+    terminal: bool,
+    /// When a line was last written off a terminal.
+    last_logged: Mutex<Option<Instant>>,
+}
+
+impl ProgressPrinter {
+    const LOG_EVERY: Duration = Duration::from_secs(10);
+
+    fn new() -> ProgressPrinter {
+        ProgressPrinter { terminal: std::io::IsTerminal::is_terminal(&std::io::stderr()), last_logged: Mutex::new(None) }
+    }
+
+    /// Whether a line is due off a terminal (`last` lines always are).
+    fn log_due(&self, last: bool) -> bool {
+        let mut at = self.last_logged.lock().unwrap_or_else(|p| p.into_inner());
+        let due = last || at.is_none_or(|t| t.elapsed() >= Self::LOG_EVERY);
+        if due {
+            *at = Some(Instant::now());
+        }
+        due
+    }
 }
 
 impl EventSink for ProgressPrinter {
     fn emit(&self, event: Event) {
-        if self.quiet {
-            return;
-        }
         match event {
             Event::Progress { label, done, total, success_rate, eta_s, .. } => {
                 let width = 30;
@@ -575,26 +596,32 @@ impl EventSink for ProgressPrinter {
                 let eta = eta_s.map(|s| format!("eta {:.0}s", s)).unwrap_or_default();
                 let bar =
                     format!("{label:<14} [{}{}] {done}/{total}  success {:.3}  {eta}", "#".repeat(filled), ".".repeat(width - filled), success_rate);
-                if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                if self.terminal {
                     eprint!("\r\x1b[K{bar}");
                     let _ = std::io::stderr().flush();
                     if done == total {
                         eprintln!();
                     }
-                } else {
+                } else if self.log_due(done == total) {
                     eprintln!("{bar}");
                 }
             }
-            // on a terminal, what a job is doing now and the episodes so far, on the same line
-            Event::Phase { arm, seed, label, episodes, eta_s, .. } if std::io::IsTerminal::is_terminal(&std::io::stderr()) => {
+            // what a job is doing now and the episodes so far: on a terminal on the same line,
+            // elsewhere within the same rate as the progress lines
+            Event::Phase { arm, seed, label, episodes, eta_s, .. } => {
                 let planned = match episodes.expected {
                     Some(e) => format!("~{e}"),
                     None if episodes.min == episodes.max => episodes.max.to_string(),
                     None => format!("{}-{}", episodes.min, episodes.max),
                 };
                 let eta = eta_s.map(|s| format!("  eta {:.0}s", s)).unwrap_or_default();
-                eprint!("\r\x1b[K{arm} seed {seed}: {label}  episodes {}/{planned}{eta}", episodes.done);
-                let _ = std::io::stderr().flush();
+                let line = format!("{arm} seed {seed}: {label}  episodes {}/{planned}{eta}", episodes.done);
+                if self.terminal {
+                    eprint!("\r\x1b[K{line}");
+                    let _ = std::io::stderr().flush();
+                } else if self.log_due(false) {
+                    eprintln!("{line}");
+                }
             }
             Event::Message { text, .. } => eprintln!("{text}"),
             _ => {}
@@ -689,7 +716,7 @@ fn cmd_eval(a: EvalArgs) -> Result<()> {
         policy_config,
     };
     let cancel = cancel_on_ctrl_c();
-    let sink = ProgressPrinter { quiet: false };
+    let sink = ProgressPrinter::new();
     let summary = run_eval(&cfg, s.as_ref(), &entry.spec, &tasks, policy.as_ref(), &store, &sink, &cancel)?;
     if a.json {
         out!("{}", serde_json::to_string(&summary)?);
@@ -743,7 +770,7 @@ fn cmd_experiment_run(config: &std::path::Path, db: &str, json: bool, distribute
     let cfg = harness_s::experiment::ExperimentConfig::load(config)?;
     let store = BlockingStore::open(db).with_context(|| format!("opening the store {db}"))?;
     let cancel = cancel_on_ctrl_c();
-    let sink = ProgressPrinter { quiet: false };
+    let sink = ProgressPrinter::new();
     let execution = if distributed { harness_s::experiment::Execution::Distributed } else { harness_s::experiment::Execution::Local };
     let out = harness_s::experiment::run_experiment_with(&cfg, &store, &sink, &cancel, execution)?;
     eprintln!();
@@ -755,8 +782,10 @@ fn cmd_experiment_run(config: &std::path::Path, db: &str, json: bool, distribute
         let g = |k: &str| splits.get(k).map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into());
         eprintln!("{:<16} {:>8} {:>8} {:>10}", arm, g("train"), g("heldout"), out.executor_rollouts.get(arm).copied().unwrap_or(0));
     }
+    // the deltas are on held-out tasks when the run holds families out, else on training tasks
+    let split = if cfg.heldout_families.is_empty() { "training" } else { "held-out" };
     for d in out.heldout_delta.iter().chain(out.deltas.iter().filter(|d| d.baseline != "policy-only")) {
-        eprintln!("{} - {}: {:+.3} (95% CI {:+.3} .. {:+.3}, {} tasks)", d.arm, d.baseline, d.mean, d.ci95[0], d.ci95[1], d.tasks);
+        eprintln!("{} - {} on {split} tasks: {:+.3} (95% CI {:+.3} .. {:+.3}, {} tasks)", d.arm, d.baseline, d.mean, d.ci95[0], d.ci95[1], d.tasks);
     }
     eprintln!("run {} in {} ({:.1}s)", out.run_id, db, out.wall_s);
     if json {

@@ -75,7 +75,17 @@ fn a_small_demo_run_gives_the_same_summary_report_json_and_csvs() {
     std::fs::write(&config, small_demo()).unwrap();
     let db = dir.path().join("runs.db");
     let (config, db) = (config.to_str().unwrap(), db.to_str().unwrap());
-    assert_snapshot("cli/experiment-run-demo-small.json", &harness_s(&["experiment", "run", config, "--db", db, "--json"]));
+    let t = std::time::Instant::now();
+    let run = Command::new(env!("CARGO_BIN_EXE_harness-s")).args(["experiment", "run", config, "--db", db, "--json"]).output().unwrap();
+    let secs = t.elapsed().as_secs();
+    let (stdout, stderr) = (String::from_utf8(run.stdout).unwrap(), String::from_utf8(run.stderr).unwrap());
+    assert!(run.status.success(), "{stderr}");
+    assert_snapshot("cli/experiment-run-demo-small.json", &stdout);
+    // off a terminal, progress is a line at most every 10 s and the last one, not one per unit
+    let progress: Vec<&str> = stderr.lines().filter(|l| l.contains("] ") || l.contains("  episodes ")).collect();
+    assert!(progress.len() as u64 <= 2 + secs / 10, "{} progress lines in {secs} s:\n{stderr}", progress.len());
+    assert!(progress.last().is_some_and(|l| l.contains("[##############################]")), "the last progress line is printed:\n{stderr}");
+    assert!(stderr.contains("harness-s - policy-only on held-out tasks: "), "the headline names its split:\n{stderr}");
     assert_snapshot("cli/experiment-status.json", &harness_s(&["experiment", "status", "--db", db, "--json"]));
 
     let out = dir.path().join("report");
