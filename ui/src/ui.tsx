@@ -70,15 +70,25 @@ export function pct(x: number | null | undefined, digits = 1): string {
   return `${(x * 100).toFixed(digits)}%`;
 }
 
+/** `x` with one decimal, signed by its rounded value: a value that rounds to zero is "0.0", never "−0.0". */
+function oneDecimal(x: number): { sign: number; text: string } {
+  const r = Math.round(x * 10) / 10;
+  return { sign: Math.sign(r), text: Math.abs(r).toFixed(1) };
+}
+
 export function signedPts(x: number | null | undefined): string {
   if (x === null || x === undefined || Number.isNaN(x)) return "–";
-  const v = x * 100;
-  return `${v > 0 ? "+" : v < 0 ? "−" : "±"}${Math.abs(v).toFixed(1)} pts`;
+  const { sign, text } = oneDecimal(x * 100);
+  return `${sign > 0 ? "+" : sign < 0 ? "−" : "±"}${text} pts`;
 }
 
 export function ci(c: [number, number] | null | undefined): string {
   if (!c) return "";
-  return `[${(c[0] * 100).toFixed(1)}, ${(c[1] * 100).toFixed(1)}]`;
+  const bound = (x: number) => {
+    const { sign, text } = oneDecimal(x * 100);
+    return `${sign < 0 ? "-" : ""}${text}`;
+  };
+  return `[${bound(c[0])}, ${bound(c[1])}]`;
 }
 
 export function duration(s: number | null | undefined): string {
