@@ -558,8 +558,6 @@ impl std::io::Write for LogWriter {
     }
 }
 
-/// Prints a one-line progress bar to stderr (redrawn in place on a terminal, a line per update
-/// otherwise, so logs and CI output stay readable).
 /// Progress on stderr: one line redrawn in place on a terminal; elsewhere (a log file, CI) a line
 /// at most every [`ProgressPrinter::LOG_EVERY`], and the last one, so a long run does not print
 /// one line per episode.

@@ -27,15 +27,15 @@ fn mark_producible(policy: &str, suite: &str, mut distilled: Value) -> Value {
 impl Workbench {
     pub(in crate::workbench) fn episodes(&self, a: commands::EpisodesArgs) -> Result<api::EpisodePage, CommandError> {
         let mut f = EpisodeFilter::run(a.run_id);
-        f.suite = a.suite.as_deref().map(String::from);
-        f.arm = a.arm.as_deref().map(String::from);
-        f.family = a.family.as_deref().map(String::from);
-        f.harness = a.harness.as_deref().map(String::from);
-        f.phase = a.phase.as_deref().map(String::from);
-        f.split = a.split.as_deref().map(String::from);
-        f.task_id = a.task_id.as_deref().map(String::from);
+        f.suite = a.suite;
+        f.arm = a.arm;
+        f.family = a.family;
+        f.harness = a.harness;
+        f.phase = a.phase;
+        f.split = a.split;
+        f.task_id = a.task_id;
         f.success = a.success;
-        f.text = a.text.as_deref().map(String::from);
+        f.text = a.text;
         // Rescued: a successful sibling rollout; not rescued: a sibling rollout that failed.
         if let Some(rescued) = a.rescued {
             if f.phase.as_deref().is_some_and(|p| p != "rescue") {
@@ -74,8 +74,7 @@ impl Workbench {
 
     /// The three sides of a rescue: the base failures, the sibling's success, the distilled
     /// base-context example.
-    pub(in crate::workbench) fn rescue(&self, episode_id: i64) -> Result<api::Rescue, CommandError> {
-        let id = episode_id;
+    pub(in crate::workbench) fn rescue(&self, id: i64) -> Result<api::Rescue, CommandError> {
         let row = self.store.episode_row(id)?.ok_or_else(|| CommandError::NotFound(format!("no episode {id}")))?;
         let c = &row.context;
         let (Some(arm), Some(seed), Some(it)) = (c.arm.as_deref(), c.seed_index, c.iteration) else {
