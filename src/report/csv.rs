@@ -49,445 +49,117 @@ fn push_row(s: &mut String, fields: impl Iterator<Item = String>) {
     s.push_str("\r\n");
 }
 
-fn f(x: f64) -> String {
-    format!("{x}")
+/// A value written into one CSV field: numbers in full precision (Rust's shortest round-trip
+/// spelling), nothing for a missing value.
+pub trait Cell {
+    fn cell(&self) -> String;
 }
 
-fn of(x: Option<f64>) -> String {
-    x.map(f).unwrap_or_default()
+impl Cell for String {
+    fn cell(&self) -> String {
+        self.clone()
+    }
 }
 
-fn ou<T: ToString>(x: Option<T>) -> String {
-    x.map(|v| v.to_string()).unwrap_or_default()
+impl Cell for f64 {
+    fn cell(&self) -> String {
+        format!("{self}")
+    }
 }
 
+macro_rules! integer_cells {
+    ($($t:ty),*) => {$(
+        impl Cell for $t {
+            fn cell(&self) -> String {
+                self.to_string()
+            }
+        }
+    )*};
+}
+integer_cells!(u32, u64, usize, i64);
+
+impl<T: Cell> Cell for Option<T> {
+    fn cell(&self) -> String {
+        self.as_ref().map(Cell::cell).unwrap_or_default()
+    }
+}
+
+/// One row of a CSV table: a struct whose field names are the table's header, declared with
+/// [`csv_row!`], so a column is named once, where its value is.
+pub trait Row {
+    const HEADER: &'static [&'static str];
+    fn cells(&self) -> Vec<String>;
+}
+
+/// Declares a CSV row struct, `csv_row! { Name { column: Type, ... } }` (doc comments allowed):
+/// the field names, in order, are the header; each field is written through [`Cell`].
+macro_rules! csv_row {
+    ($(#[$meta:meta])* $name:ident { $($(#[$fmeta:meta])* $field:ident : $ty:ty),* $(,)? }) => {
+        $(#[$meta])*
+        pub struct $name { $($(#[$fmeta])* pub $field: $ty),* }
+        impl $crate::report::csv::Row for $name {
+            const HEADER: &'static [&'static str] = &[$(stringify!($field)),*];
+            fn cells(&self) -> Vec<String> {
+                vec![$($crate::report::csv::Cell::cell(&self.$field)),*]
+            }
+        }
+    };
+}
+pub(crate) use csv_row;
+
+impl Csv {
+    /// The table `file` of `rows`, its header their field names.
+    pub fn of<R: Row>(file: &'static str, rows: impl IntoIterator<Item = R>) -> Csv {
+        Csv { file, header: R::HEADER.to_vec(), rows: rows.into_iter().map(|r| r.cells()).collect() }
+    }
+}
+
+/// Every table of the report: each section's (`super::section::SECTIONS`), in report order,
+/// then the comparison's when there is one.
 pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
-    let mut out = vec![
-        routed_vs_arms(a),
-        final_table(a),
-        transfer_curves(a),
-        transfer_per_seed(a),
-        locality(a),
-        complementarity(a),
-        router_quality(a),
-        nonstationarity(a),
-        sibling_utility(a),
-        behaviour(a),
-        rank_one(a),
-    ];
+    let mut out = super::section::tables(a);
     if let Some(c) = cmp {
-        out.push(Csv {
-            file: "compare.csv",
-            header: vec![
-                "suite",
-                "arm",
-                "split",
-                "this_run",
-                "this_success",
-                "other_run",
-                "other_success",
-                "difference",
-                "paired_tasks",
-                "paired_difference",
-                "paired_ci_low",
-                "paired_ci_high",
-                "this_seeds",
-                "other_seeds",
-            ],
-            rows: c
-                .rows
-                .iter()
-                .map(|r| {
-                    vec![
-                        r.suite.clone(),
-                        r.arm.clone(),
-                        r.split.clone(),
-                        c.this_run.to_string(),
-                        of(r.this),
-                        c.other_run.id.to_string(),
-                        of(r.other),
-                        of(r.difference),
-                        ou(r.paired.as_ref().map(|d| d.tasks)),
-                        of(r.paired.as_ref().map(|d| d.mean)),
-                        // no interval from a single seed
-                        of(r.paired.as_ref().filter(|d| d.seeds > 1).map(|d| d.ci95[0])),
-                        of(r.paired.as_ref().filter(|d| d.seeds > 1).map(|d| d.ci95[1])),
-                        r.this_seeds.to_string(),
-                        r.other_seeds.to_string(),
-                    ]
-                })
-                .collect(),
-        });
+        out.push(Csv::of(
+            "compare.csv",
+            c.rows.iter().map(|r| CompareRow {
+                suite: r.suite.clone(),
+                arm: r.arm.clone(),
+                split: r.split.clone(),
+                this_run: c.this_run,
+                this_success: r.this,
+                other_run: c.other_run.id,
+                other_success: r.other,
+                difference: r.difference,
+                paired_tasks: r.paired.as_ref().map(|d| d.tasks),
+                paired_difference: r.paired.as_ref().map(|d| d.mean),
+                // no interval from a single seed
+                paired_ci_low: r.paired.as_ref().filter(|d| d.seeds > 1).map(|d| d.ci95[0]),
+                paired_ci_high: r.paired.as_ref().filter(|d| d.seeds > 1).map(|d| d.ci95[1]),
+                this_seeds: r.this_seeds,
+                other_seeds: r.other_seeds,
+            }),
+        ));
     }
     out
 }
 
-/// `routed_vs_arms.csv`.
-fn routed_vs_arms(a: &Analysis) -> Csv {
-    Csv {
-        file: "routed_vs_arms.csv",
-        header: vec!["suite", "split", "arm", "against", "delta", "delta_ci_low", "delta_ci_high", "tasks", "seeds"],
-        rows: a
-            .final_table
-            .routed_vs
-            .iter()
-            .map(|r| {
-                let d = &r.delta;
-                vec![
-                    r.suite.clone(),
-                    r.split.clone(),
-                    d.arm.clone(),
-                    d.baseline.clone(),
-                    f(d.mean),
-                    f(d.ci95[0]),
-                    f(d.ci95[1]),
-                    d.tasks.to_string(),
-                    d.seeds.to_string(),
-                ]
-            })
-            .collect(),
-    }
-}
-/// `final_table.csv`.
-fn final_table(a: &Analysis) -> Csv {
-    Csv {
-        file: "final_table.csv",
-        header: vec![
-            "suite",
-            "arm",
-            "split",
-            "iteration",
-            "seeds",
-            "tasks",
-            "success",
-            "ci_low",
-            "ci_high",
-            "baseline",
-            "delta",
-            "delta_ci_low",
-            "delta_ci_high",
-            "delta_tasks",
-        ],
-        rows: a
-            .final_table
-            .rows
-            .iter()
-            .map(|r| {
-                let d = r.delta.as_ref();
-                vec![
-                    r.suite.clone(),
-                    r.arm.clone(),
-                    r.split.clone(),
-                    r.iteration.to_string(),
-                    r.seeds.len().to_string(),
-                    r.tasks.to_string(),
-                    f(r.success),
-                    f(r.ci95[0]),
-                    f(r.ci95[1]),
-                    d.map(|d| d.baseline.clone()).unwrap_or_default(),
-                    of(d.map(|d| d.mean)),
-                    of(d.map(|d| d.ci95[0])),
-                    of(d.map(|d| d.ci95[1])),
-                    ou(d.map(|d| d.tasks)),
-                ]
-            })
-            .collect(),
-    }
-}
-/// `transfer_curves.csv`.
-fn transfer_curves(a: &Analysis) -> Csv {
-    Csv {
-        file: "transfer_curves.csv",
-        header: vec!["suite", "arm", "split", "iteration", "seeds", "mean", "ci_low", "ci_high"],
-        rows: a
-            .transfer
-            .iter()
-            .flat_map(|c| {
-                c.points.iter().map(move |p| {
-                    vec![
-                        c.suite.clone(),
-                        c.arm.clone(),
-                        c.split.clone(),
-                        p.iteration.to_string(),
-                        p.seeds.to_string(),
-                        f(p.mean),
-                        f(p.ci95[0]),
-                        f(p.ci95[1]),
-                    ]
-                })
-            })
-            .collect(),
-    }
-}
-/// `transfer_per_seed.csv`.
-fn transfer_per_seed(a: &Analysis) -> Csv {
-    Csv {
-        file: "transfer_per_seed.csv",
-        header: vec!["suite", "arm", "split", "iteration", "seed_index", "success", "tasks"],
-        rows: a
-            .transfer
-            .iter()
-            .flat_map(|c| {
-                c.points.iter().flat_map(move |p| {
-                    p.per_seed.iter().map(move |s| {
-                        vec![
-                            c.suite.clone(),
-                            c.arm.clone(),
-                            c.split.clone(),
-                            p.iteration.to_string(),
-                            s.seed_index.to_string(),
-                            f(s.success),
-                            s.tasks.to_string(),
-                        ]
-                    })
-                })
-            })
-            .collect(),
-    }
-}
-/// `locality.csv`.
-fn locality(a: &Analysis) -> Csv {
-    Csv {
-        file: "locality.csv",
-        header: vec!["suite", "arm", "anchor", "sibling", "family", "fix", "regress", "both_pass", "both_fail", "profiles"],
-        rows: a
-            .locality
-            .total
-            .iter()
-            .chain(a.locality.by_anchor.iter())
-            .map(|c| {
-                vec![
-                    c.suite.clone(),
-                    c.arm.clone().unwrap_or_else(|| "all".into()),
-                    c.anchor.map(|x| x.to_string()).unwrap_or_else(|| "all".into()),
-                    c.sibling.clone(),
-                    c.family.clone(),
-                    c.fix.to_string(),
-                    c.regress.to_string(),
-                    c.both_pass.to_string(),
-                    c.both_fail.to_string(),
-                    c.profiles.to_string(),
-                ]
-            })
-            .collect(),
-    }
-}
-/// `complementarity.csv`.
-fn complementarity(a: &Analysis) -> Csv {
-    Csv {
-        file: "complementarity.csv",
-        header: vec!["suite", "strategy", "population", "units", "budget", "covered", "share", "ci_low", "ci_high", "not_measured"],
-        rows: a
-            .complementarity
-            .iter()
-            .flat_map(|c| {
-                c.curves.iter().flat_map(move |s| {
-                    if let Some(why) = &s.not_measured {
-                        vec![vec![
-                            c.suite.clone(),
-                            s.strategy.clone(),
-                            String::new(),
-                            "0".into(),
-                            String::new(),
-                            String::new(),
-                            String::new(),
-                            String::new(),
-                            String::new(),
-                            why.clone(),
-                        ]]
-                    } else {
-                        s.points
-                            .iter()
-                            .map(|p| {
-                                vec![
-                                    c.suite.clone(),
-                                    s.strategy.clone(),
-                                    s.population.clone(),
-                                    s.units.to_string(),
-                                    p.budget.to_string(),
-                                    p.covered.to_string(),
-                                    f(p.share),
-                                    f(p.ci95[0]),
-                                    f(p.ci95[1]),
-                                    String::new(),
-                                ]
-                            })
-                            .collect()
-                    }
-                })
-            })
-            .collect(),
-    }
-}
-/// `router_quality.csv`.
-fn router_quality(a: &Analysis) -> Csv {
-    Csv {
-        file: "router_quality.csv",
-        header: vec![
-            "suite",
-            "arm",
-            "anchor",
-            "tasks",
-            "probe_verified",
-            "record_only",
-            "k",
-            "routed",
-            "routed_ci_low",
-            "routed_ci_high",
-            "random",
-            "oracle",
-        ],
-        rows: a
-            .router
-            .iter()
-            .flat_map(|q| {
-                (0..q.pool).map(move |k| {
-                    vec![
-                        q.suite.clone(),
-                        q.arm.clone(),
-                        q.anchor.map(|x| x.to_string()).unwrap_or_else(|| "all".into()),
-                        q.tasks.to_string(),
-                        q.source.probe.to_string(),
-                        q.source.record.to_string(),
-                        (k + 1).to_string(),
-                        f(q.routed[k]),
-                        f(q.routed_ci95[k][0]),
-                        f(q.routed_ci95[k][1]),
-                        f(q.random[k]),
-                        f(q.oracle[k]),
-                    ]
-                })
-            })
-            .collect(),
-    }
-}
-/// `nonstationarity.csv`.
-fn nonstationarity(a: &Analysis) -> Csv {
-    let ns = &a.nonstationarity;
-    Csv {
-        file: "nonstationarity.csv",
-        header: vec!["suite", "arm", "seed_index", "from_anchor", "to_anchor", "rho", "ci_low", "ci_high", "n"],
-        rows: ns
-            .per_seed
-            .iter()
-            .chain(ns.mean.iter())
-            .map(|r| {
-                vec![
-                    r.suite.clone(),
-                    r.arm.clone(),
-                    r.seed_index.map(|s| s.to_string()).unwrap_or_else(|| "mean".into()),
-                    r.from_anchor.to_string(),
-                    r.to_anchor.to_string(),
-                    of(r.rho),
-                    of(r.ci95.map(|c| c[0])),
-                    of(r.ci95.map(|c| c[1])),
-                    r.n.to_string(),
-                ]
-            })
-            .collect(),
-    }
-}
-/// `sibling_utility.csv`.
-fn sibling_utility(a: &Analysis) -> Csv {
-    let ns = &a.nonstationarity;
-    Csv {
-        file: "sibling_utility.csv",
-        header: vec!["suite", "arm", "seed_index", "anchor", "iteration", "sibling", "utility", "base_failures", "policy_version"],
-        rows: ns
-            .utilities
-            .iter()
-            .map(|u| {
-                vec![
-                    u.suite.clone(),
-                    u.arm.clone(),
-                    u.seed_index.to_string(),
-                    u.anchor.to_string(),
-                    u.iteration.to_string(),
-                    u.sibling.clone(),
-                    of(u.utility),
-                    u.base_failures.to_string(),
-                    u.policy_version.to_string(),
-                ]
-            })
-            .collect(),
-    }
-}
-/// `behaviour.csv`.
-fn behaviour(a: &Analysis) -> Csv {
-    Csv {
-        file: "behaviour.csv",
-        header: vec!["suite", "phase", "arm", "iteration", "tag", "episodes", "with_tag", "share", "ci_low", "ci_high"],
-        rows: a
-            .behaviour
-            .iter()
-            .flat_map(|b| {
-                b.rows.iter().map(move |r| {
-                    vec![
-                        r.suite.clone(),
-                        b.phase.clone(),
-                        r.arm.clone(),
-                        r.iteration.to_string(),
-                        r.tag.clone(),
-                        r.episodes.to_string(),
-                        r.with_tag.to_string(),
-                        f(r.share),
-                        f(r.ci95[0]),
-                        f(r.ci95[1]),
-                    ]
-                })
-            })
-            .collect(),
-    }
-}
-/// `rank_one.csv`.
-fn rank_one(a: &Analysis) -> Csv {
-    Csv {
-        file: "rank_one.csv",
-        header: vec![
-            "suite",
-            "arm",
-            "split",
-            "seeds",
-            "routed",
-            "routed_ci_low",
-            "routed_ci_high",
-            "base_only",
-            "base_only_ci_low",
-            "base_only_ci_high",
-            "gain",
-            "gain_ci_low",
-            "gain_ci_high",
-            "rollouts_routed",
-            "rollouts_base_only",
-            "sibling_tries",
-            "sibling_rescues",
-        ],
-        rows: a
-            .rank_one
-            .rows
-            .iter()
-            .map(|r| {
-                vec![
-                    r.suite.clone(),
-                    r.arm.clone(),
-                    r.split.clone(),
-                    r.seeds.to_string(),
-                    f(r.routed),
-                    f(r.routed_ci95[0]),
-                    f(r.routed_ci95[1]),
-                    f(r.base_only),
-                    f(r.base_only_ci95[0]),
-                    f(r.base_only_ci95[1]),
-                    f(r.gain),
-                    f(r.gain_ci95[0]),
-                    f(r.gain_ci95[1]),
-                    r.rollouts_routed.to_string(),
-                    r.rollouts_base_only.to_string(),
-                    r.sibling_tries.to_string(),
-                    r.sibling_rescues.to_string(),
-                ]
-            })
-            .collect(),
+csv_row! {
+    /// `compare.csv`: one arm and split of this run beside the other run.
+    CompareRow {
+        suite: String,
+        arm: String,
+        split: String,
+        this_run: i64,
+        this_success: Option<f64>,
+        other_run: i64,
+        other_success: Option<f64>,
+        difference: Option<f64>,
+        paired_tasks: Option<usize>,
+        paired_difference: Option<f64>,
+        paired_ci_low: Option<f64>,
+        paired_ci_high: Option<f64>,
+        this_seeds: usize,
+        other_seeds: usize,
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::{Analysis, FinalRow, RoutedDelta, BASELINE_ARM, ROUTED_ARM};
+use crate::analysis::{Analysis, FinalRow, BASELINE_ARM, ROUTED_ARM};
 use crate::chart::{split_label, Chart};
 
 use super::compare::Comparison;
@@ -12,19 +12,19 @@ pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-fn pct(x: f64) -> String {
+pub(crate) fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
 
-fn pts(x: f64) -> String {
+pub(crate) fn pts(x: f64) -> String {
     format!("{:+.1}", 100.0 * x)
 }
 
-fn ci(c: [f64; 2]) -> String {
+pub(crate) fn ci(c: [f64; 2]) -> String {
     format!("{:.1}–{:.1}", 100.0 * c[0], 100.0 * c[1])
 }
 
-fn ci_pts(c: [f64; 2]) -> String {
+pub(crate) fn ci_pts(c: [f64; 2]) -> String {
     format!("{:+.1} to {:+.1}", 100.0 * c[0], 100.0 * c[1])
 }
 
@@ -34,7 +34,7 @@ const ONE_SEED_TITLE: &str = "one seed cannot give a seed interval";
 
 /// An interval from `seeds` seeds, written by `f`; with fewer than two, no interval but a note
 /// that says why.
-fn seed_ci(c: [f64; 2], seeds: usize, f: fn([f64; 2]) -> String) -> String {
+pub(crate) fn seed_ci(c: [f64; 2], seeds: usize, f: fn([f64; 2]) -> String) -> String {
     if seeds < 2 {
         format!("<span class=\"note\" title=\"{ONE_SEED_TITLE}\">{ONE_SEED}</span>")
     } else {
@@ -84,30 +84,13 @@ pre { background: #f6f6f6; padding: 10px 12px; overflow-x: auto; font-size: 12.5
 @media print { body { max-width: none; padding: 0; } h2 { page-break-after: avoid; } }
 "#;
 
-/// Caption of each chart, by id prefix.
-fn caption(id: &str) -> &'static str {
-    match id {
-        "transfer" => "Base-harness success at each evaluation, per arm, on the training families and on held-out families never trained on. Evaluation is always under the base harness.",
-        "final-table" => "Success at the final table's iteration; each task's success is averaged over seeds, the interval resamples tasks.",
-        "final-deltas" => "Each arm minus policy-only on the same tasks (paired); an interval crossing zero means this run cannot tell the arm from policy-only.",
-        "complementarity" => "Among tasks the base harness failed, the share some rollout solved within a budget of x executor rollouts: more base samples, every sibling in turn, or the router's order.",
-        "router" => "hit@k: the share of routed tasks that one of the first k siblings rescues — for the router's order, a uniformly random order (exact expectation) and an oracle.",
-        "sibling-utility" => "Each sibling's fix rate among base failures on the probe set, re-measured at every anchor with the current policy.",
-        "rank-correlation" => "Spearman correlation of the siblings' utilities between consecutive anchors: below 1, the ranking of siblings drifted as the policy learned.",
-        "rank-one" => "At inference: a base try, then the router's rank-one sibling on failure, against two base tries — the same executor rollouts.",
-        id if id.starts_with("locality") => "Fixes (base failed, sibling passed) and regressions (base passed, sibling failed) on paired probe rollouts: a sibling helps on some families and hurts on others.",
-        id if id.starts_with("behaviour") => "How often behaviours the siblings scaffold appear in base-harness episodes as training goes on, per arm: the attribution question.",
-        _ => "",
-    }
-}
-
 /// An SVG for inline use in HTML: the namespace attribute is implied there and dropped, so the
 /// page holds no URL at all.
 fn inline_svg(svg: &str) -> String {
     svg.replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1)
 }
 
-fn final_table_html(rows: &[&FinalRow], out: &mut String) {
+pub(crate) fn final_table_html(rows: &[&FinalRow], out: &mut String) {
     out.push_str("<table><thead><tr><th class=\"l\">arm</th><th class=\"l\">split</th><th>success</th><th>95% CI</th>");
     let _ = write!(out, "<th>Δ vs {BASELINE_ARM} (pts)</th><th>95% CI (pts)</th><th>tasks</th><th>seeds</th></tr></thead><tbody>");
     for r in rows {
@@ -129,36 +112,6 @@ fn final_table_html(rows: &[&FinalRow], out: &mut String) {
         );
     }
     out.push_str("</tbody></table>");
-}
-
-/// The routed arm minus each other arm, paired: the same budget spent on routed siblings against
-/// random siblings, more base tries, or nothing.
-fn routed_vs_html(rows: &[&RoutedDelta], out: &mut String) {
-    out.push_str("<table><thead><tr><th class=\"l\">split</th><th class=\"l\">against</th><th>Δ (pts)</th><th>95% CI (pts)</th><th>tasks</th><th>seeds</th><th class=\"l\">reading</th></tr></thead><tbody>");
-    for r in rows {
-        let d = &r.delta;
-        let reading = if d.seeds < 2 {
-            "one seed: cannot tell".to_string()
-        } else if d.ci95[0] > 0.0 {
-            format!("{} ahead", d.arm)
-        } else if d.ci95[1] < 0.0 {
-            format!("{} behind", d.arm)
-        } else {
-            "cannot tell apart".to_string()
-        };
-        let _ = write!(
-            out,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
-            esc(split_label(&r.split)),
-            esc(&d.baseline),
-            pts(d.mean),
-            seed_ci(d.ci95, d.seeds, ci_pts),
-            d.tasks,
-            d.seeds,
-            esc(&reading)
-        );
-    }
-    out.push_str("</tbody></table><p class=\"note\">Paired on the same tasks and seeds at the final table's iteration; the interval is a paired bootstrap over tasks.</p>");
 }
 
 pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> String {
@@ -185,14 +138,9 @@ pub fn render(a: &Analysis, charts: &[Chart], cmp: Option<&Comparison>) -> Strin
     );
     summary(&mut h, a, charts, cmp, unfinished);
     charts_section(&mut h, charts);
-    final_tables(&mut h, a);
-    transfer_table(&mut h, a);
-    rank_one_table(&mut h, a);
-    complementarity_table(&mut h, a);
-    router_table(&mut h, a);
-    locality_table(&mut h, a);
-    nonstationarity_table(&mut h, a);
-    behaviour_table(&mut h, a);
+    h.push_str("<section id=\"tables\"><h2>Tables</h2>\n");
+    super::section::html(&mut h, a);
+    h.push_str("</section>\n");
     provenance(&mut h, a);
     h
 }
@@ -322,258 +270,13 @@ fn summary(h: &mut String, a: &Analysis, charts: &[Chart], cmp: Option<&Comparis
 fn charts_section(h: &mut String, charts: &[Chart]) {
     h.push_str("<section id=\"charts\"><h2>Charts</h2>\n");
     for c in charts {
-        let _ = writeln!(h, "<figure id=\"chart-{}\">\n{}<figcaption>{}</figcaption></figure>", esc(&c.id), inline_svg(&c.svg), esc(caption(&c.id)));
-    }
-    h.push_str("</section>\n");
-}
-/// The final tables and the routed arm against every other arm.
-fn final_tables(h: &mut String, a: &Analysis) {
-    h.push_str("<section id=\"tables\"><h2>Tables</h2>\n");
-    for suite in &a.suites {
-        let rows: Vec<&FinalRow> = a.final_table.rows.iter().filter(|r| &r.suite == suite).collect();
-        let it = a.final_table.iterations.get(suite).map(|i| format!(" at iteration {i}")).unwrap_or_default();
-        let _ = write!(h, "<h3 id=\"final-table-{}\">Final table — {}{it}</h3>", esc(suite), esc(suite));
-        if rows.is_empty() {
-            h.push_str("<p class=\"note\">No evaluation yet.</p>");
-        } else {
-            final_table_html(&rows, h);
-        }
-        let routed: Vec<&RoutedDelta> = a.final_table.routed_vs.iter().filter(|r| &r.suite == suite).collect();
-        if !routed.is_empty() {
-            let _ = write!(h, "<h3 id=\"routed-vs-{}\">{ROUTED_ARM} against every other arm — {}</h3>", esc(suite), esc(suite));
-            routed_vs_html(&routed, h);
-        }
-    }
-}
-/// Transfer curves as a table.
-fn transfer_table(h: &mut String, a: &Analysis) {
-    h.push_str("<h3>Transfer curves (success %, 95% band over seeds)</h3>");
-    let mut its: Vec<u32> = a.transfer.iter().flat_map(|c| c.points.iter().map(|p| p.iteration)).collect();
-    its.sort();
-    its.dedup();
-    if a.transfer.is_empty() {
-        h.push_str("<p class=\"note\">No evaluation yet.</p>");
-    } else {
-        h.push_str("<table><thead><tr><th class=\"l\">suite</th><th class=\"l\">arm</th><th class=\"l\">split</th>");
-        for i in &its {
-            let _ = write!(h, "<th>it {i}</th>");
-        }
-        h.push_str("</tr></thead><tbody>");
-        for c in &a.transfer {
-            let _ = write!(
-                h,
-                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>",
-                esc(&c.suite),
-                esc(&c.arm),
-                esc(split_label(&c.split))
-            );
-            for i in &its {
-                match c.points.iter().find(|p| p.iteration == *i) {
-                    Some(p) if p.seeds > 1 => {
-                        let _ = write!(h, "<td>{:.1} <span class=\"note\">({})</span></td>", 100.0 * p.mean, ci(p.ci95));
-                    }
-                    Some(p) => {
-                        let _ = write!(h, "<td>{:.1}</td>", 100.0 * p.mean);
-                    }
-                    None => h.push_str("<td>—</td>"),
-                }
-            }
-            h.push_str("</tr>");
-        }
-        h.push_str("</tbody></table>");
-    }
-}
-/// Rank-one inference.
-fn rank_one_table(h: &mut String, a: &Analysis) {
-    h.push_str("<h3>Rank-one inference at a matched rollout count</h3>");
-    if a.rank_one.rows.is_empty() {
-        let _ = write!(
+        let _ = writeln!(
             h,
-            "<p class=\"note\">Not measured yet: rank-one inference runs after a job's last iteration ({} job(s) still pending).</p>",
-            a.rank_one.jobs_pending
+            "<figure id=\"chart-{}\">\n{}<figcaption>{}</figcaption></figure>",
+            esc(&c.id),
+            inline_svg(&c.svg),
+            esc(super::section::caption(&c.id))
         );
-    } else {
-        h.push_str("<table><thead><tr><th class=\"l\">arm</th><th class=\"l\">split</th><th>base only</th><th>base, then rank-one sibling</th><th>gain (pts)</th><th>95% CI (pts)</th><th>rollouts (base only / routed)</th><th>sibling tries / rescues</th><th>seeds</th></tr></thead><tbody>");
-        for r in &a.rank_one.rows {
-            let _ = write!(
-                h,
-                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td><td>{} / {}</td><td>{}</td></tr>",
-                esc(&r.arm),
-                esc(split_label(&r.split)),
-                pct(r.base_only),
-                pct(r.routed),
-                pts(r.gain),
-                seed_ci(r.gain_ci95, r.seeds, ci_pts),
-                r.rollouts_base_only,
-                r.rollouts_routed,
-                r.sibling_tries,
-                r.sibling_rescues,
-                r.seeds
-            );
-        }
-        let _ = write!(h, "</tbody></table><p class=\"note\">Source: {}.</p>", esc(&a.rank_one.source));
-    }
-}
-/// Complementarity of the siblings.
-fn complementarity_table(h: &mut String, a: &Analysis) {
-    h.push_str("<h3>Complementarity: failed tasks covered within x executor rollouts</h3>");
-    for c in &a.complementarity {
-        let max_b = c.curves.iter().map(|s| s.points.len()).max().unwrap_or(0);
-        h.push_str("<table><thead><tr><th class=\"l\">strategy</th><th class=\"l\">measured on</th><th>n</th>");
-        for b in 1..=max_b {
-            let _ = write!(h, "<th>x={b}</th>");
-        }
-        h.push_str("</tr></thead><tbody>");
-        for s in &c.curves {
-            if let Some(why) = &s.not_measured {
-                let _ = write!(
-                    h,
-                    "<tr><td class=\"l\">{}</td><td class=\"l\" colspan=\"{}\">not measured: {}</td></tr>",
-                    esc(&s.label),
-                    max_b + 2,
-                    esc(why)
-                );
-                continue;
-            }
-            let _ = write!(h, "<tr><td class=\"l\">{}</td><td class=\"l wrap\">{}</td><td>{}</td>", esc(&s.label), esc(&s.population), s.units);
-            for b in 0..max_b {
-                match s.points.get(b) {
-                    Some(p) => {
-                        let _ = write!(h, "<td>{}</td>", pct(p.share));
-                    }
-                    None => h.push_str("<td>—</td>"),
-                }
-            }
-            h.push_str("</tr>");
-        }
-        h.push_str("</tbody></table>");
-    }
-}
-/// The router's hit@k.
-fn router_table(h: &mut String, a: &Analysis) {
-    h.push_str("<h3>Router quality: hit@k</h3>");
-    if a.router.is_empty() {
-        let _ = write!(h, "<p class=\"note\">No {ROUTED_ARM} routing decision recorded yet.</p>");
-    } else {
-        let k = a.router.iter().map(|q| q.pool).max().unwrap_or(0);
-        h.push_str("<table><thead><tr><th class=\"l\">anchor</th><th>tasks (probe-verified)</th><th class=\"l\">order</th>");
-        for i in 1..=k {
-            let _ = write!(h, "<th>k={i}</th>");
-        }
-        h.push_str("</tr></thead><tbody>");
-        for q in &a.router {
-            let anchor = q.anchor.map(|x| x.to_string()).unwrap_or_else(|| "all".into());
-            for (name, v) in [("router", &q.routed), ("random", &q.random), ("oracle", &q.oracle)] {
-                let _ = write!(h, "<tr><td class=\"l\">{}</td><td>{} ({})</td><td class=\"l\">{name}</td>", esc(&anchor), q.tasks, q.source.probe);
-                for x in v {
-                    let _ = write!(h, "<td>{}</td>", pct(*x));
-                }
-                h.push_str("</tr>");
-            }
-        }
-        h.push_str("</tbody></table><p class=\"note\">Which siblings rescue a task: probe rollouts of every sibling at the same anchor where the task was probed, else the routing record's flags for the siblings tried (so random and oracle are lower bounds on those tasks).</p>");
-    }
-}
-/// Locality of the rescues.
-fn locality_table(h: &mut String, a: &Analysis) {
-    h.push_str("<h3>Locality: fixes and regressions per sibling (all families)</h3>");
-    for (suite, sibs) in &a.locality.siblings {
-        let mut anchors: Vec<usize> = a.locality.by_anchor.iter().filter(|c| &c.suite == suite).filter_map(|c| c.anchor).collect();
-        anchors.sort();
-        anchors.dedup();
-        h.push_str("<table><thead><tr><th class=\"l\">sibling</th><th>fixes</th><th>regressions</th><th>both pass</th><th>both fail</th><th>fix rate</th><th>regression rate</th>");
-        for an in &anchors {
-            let _ = write!(h, "<th>{}<br>+fix / −reg</th>", esc(&crate::analysis::anchor_label(*an)));
-        }
-        h.push_str("</tr></thead><tbody>");
-        for s in sibs {
-            let cells: Vec<_> = a.locality.total.iter().filter(|c| &c.suite == suite && &c.sibling == s).collect();
-            let (f, r, bp, bf) =
-                cells.iter().fold((0u32, 0u32, 0u32, 0u32), |t, c| (t.0 + c.fix, t.1 + c.regress, t.2 + c.both_pass, t.3 + c.both_fail));
-            let rate = |x: u32, n: u32| if n > 0 { pct(x as f64 / n as f64) } else { "—".into() };
-            let _ = write!(
-                h,
-                "<tr><td class=\"l\">{}</td><td>{f}</td><td>{r}</td><td>{bp}</td><td>{bf}</td><td>{}</td><td>{}</td>",
-                esc(s),
-                rate(f, f + bf),
-                rate(r, r + bp)
-            );
-            for an in &anchors {
-                let (af, ar) = a
-                    .locality
-                    .by_anchor
-                    .iter()
-                    .filter(|c| &c.suite == suite && &c.sibling == s && c.anchor == Some(*an))
-                    .fold((0u32, 0u32), |t, c| (t.0 + c.fix, t.1 + c.regress));
-                let _ = write!(h, "<td>+{af} / −{ar}</td>");
-            }
-            h.push_str("</tr>");
-        }
-        h.push_str("</tbody></table><p class=\"note\">Per arm, anchor and family: locality.csv.</p>");
-    }
-}
-/// Nonstationarity of the profiles.
-fn nonstationarity_table(h: &mut String, a: &Analysis) {
-    h.push_str("<h3>Nonstationarity: rank correlation between consecutive anchors</h3>");
-    if a.nonstationarity.mean.is_empty() {
-        h.push_str("<p class=\"note\">Needs at least two anchors of the same job.</p>");
-    } else {
-        h.push_str("<table><thead><tr><th class=\"l\">arm</th><th>anchors</th><th>mean ρ</th><th>95% CI</th><th>seeds</th></tr></thead><tbody>");
-        for r in &a.nonstationarity.mean {
-            let _ = write!(
-                h,
-                "<tr><td class=\"l\">{}</td><td>{} → {}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&r.arm),
-                r.from_anchor,
-                r.to_anchor,
-                r.rho.map(|x| format!("{x:.2}")).unwrap_or_else(|| "undefined".into()),
-                r.ci95.map(|c| format!("{:.2} to {:.2}", c[0], c[1])).unwrap_or_default(),
-                r.n
-            );
-        }
-        for r in &a.nonstationarity.overall {
-            let _ = write!(
-                h,
-                "<tr><td class=\"l\">{} (all pairs)</td><td>—</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&r.arm),
-                r.rho.map(|x| format!("{x:.2}")).unwrap_or_else(|| "undefined".into()),
-                r.ci95.map(|c| format!("{:.2} to {:.2}", c[0], c[1])).unwrap_or_default(),
-                r.n
-            );
-        }
-        h.push_str("</tbody></table>");
-    }
-}
-/// Behaviour persistence.
-fn behaviour_table(h: &mut String, a: &Analysis) {
-    for b in &a.behaviour {
-        let _ =
-            write!(h, "<h3>Behaviour persistence — {} ({} episodes{})</h3>", esc(&b.suite), esc(&b.phase), if b.sampled { ", sampled" } else { "" });
-        h.push_str("<table><thead><tr><th class=\"l\">behaviour</th><th class=\"l\">arm</th><th>first iteration</th><th>last iteration</th><th>change (pts)</th></tr></thead><tbody>");
-        for (tag, _, meaning) in &b.tags {
-            for arm in &a.arms {
-                let rows: Vec<_> = b.rows.iter().filter(|r| &r.tag == tag && &r.arm == arm).collect();
-                let (Some(first), Some(last)) = (rows.first(), rows.last()) else { continue };
-                let _ = write!(
-                    h,
-                    "<tr><td class=\"l\" title=\"{}\">{}</td><td class=\"l\">{}</td><td>{} (it {})</td><td>{} (it {})</td><td>{}</td></tr>",
-                    esc(meaning),
-                    esc(tag),
-                    esc(arm),
-                    pct(first.share),
-                    first.iteration,
-                    pct(last.share),
-                    last.iteration,
-                    pts(last.share - first.share)
-                );
-            }
-        }
-        h.push_str("</tbody></table>");
-        h.push_str("<ul class=\"note\">");
-        for (tag, _, meaning) in &b.tags {
-            let _ = write!(h, "<li><b>{}</b>: {}</li>", esc(tag), esc(meaning));
-        }
-        h.push_str("</ul>");
     }
     h.push_str("</section>\n");
 }

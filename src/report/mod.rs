@@ -14,15 +14,17 @@
 pub mod compare;
 pub mod csv;
 pub mod html;
+pub mod section;
 pub mod synthetic;
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::analysis::{analyse, Analysis, AnalysisError};
-use crate::chart::{charts, Chart, ChartError};
+use crate::analysis::{Analysis, AnalysisError, Data};
+use crate::chart::{Chart, ChartError};
 use crate::store::{BlockingStore, RunRow, StoreError, KIND_EXPERIMENT};
+use section::charts;
 
 pub use compare::Comparison;
 
@@ -115,6 +117,14 @@ pub fn resolve_experiment(store: &BlockingStore, selector: &str) -> Result<RunRo
 fn write(path: PathBuf, bytes: &[u8]) -> Result<PathBuf, ReportError> {
     crate::files::write(&path, bytes).map_err(|source| ReportError::Io { path: path.clone(), source })?;
     Ok(path)
+}
+
+/// The analysis of experiment run `run_id`, with every report section's own numbers.
+fn analyse(store: &BlockingStore, run_id: i64) -> Result<Analysis, AnalysisError> {
+    let data = Data::load(store, run_id)?;
+    let mut analysis = crate::analysis::analyse_data(&data)?;
+    analysis.sections = section::numbers(&data)?;
+    Ok(analysis)
 }
 
 /// One experiment's report, computed once and rendered as HTML, JSON, CSV or charts.

@@ -1104,7 +1104,12 @@ pooled: Pooled | null, transfer: Array<TransferCurve>, final_table: FinalTable, 
 /**
  * Caveats about the data (missing phases, sampling, fallbacks), in plain language.
  */
-notes: Array<string>, };
+notes: Array<string>, 
+/**
+ * The numbers report sections compute themselves, beyond the fields above, by section id
+ * (`crate::report::section`); left out when there are none.
+ */
+sections?: Record<string, unknown>, };
 
 export type ConfigDifference = { 
 /**
@@ -1179,7 +1184,12 @@ pooled: Pooled | null, transfer: Array<TransferCurve>, final_table: FinalTable, 
 /**
  * Caveats about the data (missing phases, sampling, fallbacks), in plain language.
  */
-notes: Array<string>, };
+notes: Array<string>, 
+/**
+ * The numbers report sections compute themselves, beyond the fields above, by section id
+ * (`crate::report::section`); left out when there are none.
+ */
+sections?: Record<string, unknown>, };
 
 export type Report = { other: RunInfo | null, comparison: Comparison | null, 
 /**
@@ -1206,7 +1216,12 @@ pooled: Pooled | null, transfer: Array<TransferCurve>, final_table: FinalTable, 
 /**
  * Caveats about the data (missing phases, sampling, fallbacks), in plain language.
  */
-notes: Array<string>, };
+notes: Array<string>, 
+/**
+ * The numbers report sections compute themselves, beyond the fields above, by section id
+ * (`crate::report::section`); left out when there are none.
+ */
+sections?: Record<string, unknown>, };
 
 export type ReportPaths = { dir: string, html: string, json: string, csv: Array<string>, charts: Array<string>, };
 
