@@ -2,7 +2,8 @@
 //! which every base try failed (its [`Rescue`]), how its rescues are distilled, its place in the
 //! charts and its one-line description. The runner, the rollout estimate, the chart style and the
 //! UI's arm list all read this table, so an arm that reuses a rescue strategy is one enum variant
-//! and one entry here.
+//! and one entry here, and a new strategy that picks siblings is one more [`Rescue`] variant with
+//! its choice ([`Rescue::siblings`]) and its cost ([`Rescue::tries_per_task`]), here too.
 
 /// An experiment arm: what a job does with a task on which every base try failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -35,6 +36,50 @@ pub enum Rescue {
     EverySibling,
     /// k·m more tries under the base harness, joined to the task's GRPO group.
     BaseTries,
+}
+
+impl Rescue {
+    /// Executor rollouts it spends on one all-fail task, given `k` siblings × `m` tries and a
+    /// pool of `siblings` (what the rollout estimate counts).
+    pub fn tries_per_task(self, k: usize, m: usize, siblings: usize) -> usize {
+        match self {
+            Rescue::Nothing => 0,
+            Rescue::BaseTries => k * m,
+            Rescue::EverySibling if siblings > 0 => k * m,
+            Rescue::EverySibling => 0,
+            Rescue::Routed | Rescue::Random => k.min(siblings) * m,
+        }
+    }
+
+    /// Which siblings of `pool` an all-fail task tries and how often (`k` siblings × `m`
+    /// tries), drawing from `rng`; `route` is asked for the router's choice of `k` (routed arms
+    /// only). Arms that try no sibling get nothing.
+    pub fn siblings(
+        self,
+        pool: &[String],
+        k: usize,
+        m: usize,
+        rng: &mut crate::seed::SplitMix,
+        route: impl FnOnce(&mut crate::seed::SplitMix) -> Vec<String>,
+    ) -> Vec<(String, usize)> {
+        match self {
+            Rescue::Routed => route(rng).into_iter().map(|s| (s, m)).collect(),
+            Rescue::Random => {
+                let mut names = pool.to_vec();
+                crate::seed::shuffle(&mut names, rng.next_u64());
+                names.into_iter().take(k).map(|s| (s, m)).collect()
+            }
+            Rescue::EverySibling => {
+                let start = (rng.next_u64() % pool.len().max(1) as u64) as usize;
+                let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+                for i in 0..k * m {
+                    *counts.entry(pool[(start + i) % pool.len()].clone()).or_default() += 1;
+                }
+                counts.into_iter().collect()
+            }
+            Rescue::Nothing | Rescue::BaseTries => Vec::new(),
+        }
+    }
 }
 
 /// One arm, declared once.

@@ -20,7 +20,7 @@
 //! rescue_tries = 2      # m
 //! ```
 
-use crate::arm::{Arm, Rescue};
+use crate::arm::Arm;
 use crate::policy::Backend;
 use serde::{Deserialize, Serialize};
 
@@ -608,13 +608,7 @@ impl ExperimentConfig {
         let it = self.iterations as u128;
         let batch = b.batch_tasks.min(size.train_tasks) as u128;
         let sibs = size.siblings;
-        let per_rescue: usize = match arm.rescue() {
-            Rescue::Nothing => 0,
-            Rescue::BaseTries => b.rescue_siblings * b.rescue_tries,
-            Rescue::EverySibling if sibs > 0 => b.rescue_siblings * b.rescue_tries,
-            Rescue::EverySibling => 0,
-            Rescue::Routed | Rescue::Random => b.rescue_siblings.min(sibs) * b.rescue_tries,
-        };
+        let per_rescue = arm.rescue().tries_per_task(b.rescue_siblings, b.rescue_tries, sibs);
         let per_rescue = per_rescue as u128;
         let probe_once = (b.probe_tasks.min(size.train_tasks) as u128) * (1 + sibs as u128);
         let anchors = if arm.routed() { 1 + (self.iterations.saturating_sub(1) / self.reanchor_every.max(1)) as u128 } else { 0 };

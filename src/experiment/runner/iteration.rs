@@ -142,31 +142,14 @@ impl Job<'_> {
         let query =
             RouteQuery { task_id: task.id.clone(), family: task.family.clone(), signature: signature.clone(), summary: failure_summary(&failed[0]) };
         let sib_names: Vec<String> = self.su.siblings.iter().map(|s| s.name.clone()).collect();
-        // (sibling, tries)
-        let mut tries: Vec<(String, usize)> = Vec::new();
         let mut decision = None;
-        match self.kind.rescue() {
-            Rescue::Routed => {
-                let d = self.sh.router.route(&query, &st.profiles, b.rescue_siblings, &mut rng);
-                tries = d.chosen.iter().map(|s| (s.clone(), b.rescue_tries)).collect();
-                decision = Some(d);
-            }
-            Rescue::Random => {
-                let mut names = sib_names.clone();
-                shuffle(&mut names, rng.next_u64());
-                tries = names.into_iter().take(b.rescue_siblings).map(|s| (s, b.rescue_tries)).collect();
-            }
-            Rescue::EverySibling => {
-                let total = b.rescue_siblings * b.rescue_tries;
-                let start = (rng.next_u64() % sib_names.len().max(1) as u64) as usize;
-                let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-                for i in 0..total {
-                    *counts.entry(sib_names[(start + i) % sib_names.len()].clone()).or_default() += 1;
-                }
-                tries = counts.into_iter().collect();
-            }
-            Rescue::Nothing | Rescue::BaseTries => {}
-        }
+        // (sibling, tries)
+        let tries = self.kind.rescue().siblings(&sib_names, b.rescue_siblings, b.rescue_tries, &mut rng, |rng| {
+            let d = self.sh.router.route(&query, &st.profiles, b.rescue_siblings, rng);
+            let chosen = d.chosen.clone();
+            decision = Some(d);
+            chosen
+        });
         RescuePlan { query, tries, decision }
     }
 
