@@ -1,7 +1,7 @@
 //! Two synthetic experiments compared: the differences between their configurations, the other
 //! run's transfer curves beside this run's, no interval quoted from a single seed, the
-//! comparison right under the headline in the HTML report, and one colour per arm in the
-//! final-success chart.
+//! comparison right under the headline in the HTML report, warnings where the runs' numbers are
+//! hard to compare (iterations, arms), and one colour per arm in the final-success chart.
 
 use std::collections::BTreeSet;
 
@@ -79,12 +79,42 @@ fn a_comparison_names_what_differs_and_never_quotes_an_interval_from_one_seed() 
     let head = &html[headline..compare];
     assert!(!head.contains("95% CI") && head.contains("one seed cannot give a seed interval"), "{head}");
 
+    // the final tables are at different iterations: said, and each number carries its own
+    assert_eq!(
+        c.warnings,
+        [format!(
+            "dbbench: run {}'s final table is at iteration 2 and run {}'s at iteration 3, so each difference also compares 1 fewer iterations of training.",
+            r.one_seed, r.three_seeds
+        )]
+    );
+    assert!(c.rows.iter().all(|row| (row.this_iteration, row.other_iteration) == (Some(2), Some(3))));
+    assert!(section.contains("data-compare-warning") && section.contains("(it 2)") && section.contains("(it 3)"));
+    let csv = b.csv().into_iter().find(|t| t.file == "compare.csv").unwrap().render();
+    assert!(csv.lines().next().unwrap().ends_with(",this_iteration,other_iteration"), "{csv}");
+
     // the same configuration under another name
     let same = ReportBundle::build(&r.store, &r.one_seed.to_string(), Some(&r.one_seed_again.to_string())).unwrap();
     let c = same.comparison.as_ref().unwrap();
     assert!(c.differences.is_empty(), "{:?}", c.differences);
     assert_eq!(c.differences_sentence(), "Same configuration except the name.");
     assert!(same.html().contains("Same configuration except the name."));
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+}
+
+#[test]
+fn an_arm_only_one_run_has_is_said_and_never_shown_as_one_seed() {
+    let r = runs();
+    let mut two_arms = small("two-arms", vec![1, 2], 2, 8);
+    two_arms.arms = vec!["policy-only".into(), "harness-s".into()];
+    let two_arms = write_synthetic(&r.store, &two_arms).unwrap().run_id;
+    let b = ReportBundle::build(&r.store, &two_arms.to_string(), Some(&r.one_seed.to_string())).unwrap();
+    let c = b.comparison.as_ref().unwrap();
+    assert_eq!(c.warnings, [format!("dbbench: only run {} has random-rescue: no difference for it.", r.one_seed)]);
+    let absent: Vec<_> = c.rows.iter().filter(|row| row.arm == "random-rescue").collect();
+    assert!(!absent.is_empty() && absent.iter().all(|row| row.this.is_none() && row.paired.is_none() && row.this_iteration.is_none()));
+    let html = b.html();
+    let section = &html[html.find("id=\"compare\"").unwrap()..html.find("id=\"charts\"").unwrap()];
+    assert!(section.contains("not in this run"));
 }
 
 #[test]

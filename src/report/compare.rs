@@ -24,6 +24,11 @@ pub struct CompareRow {
     /// Seeds behind the other run's number (0 when it has none).
     #[serde(default)]
     pub other_seeds: usize,
+    /// The iteration of this run's number (its final table's), and of the other run's.
+    #[serde(default)]
+    pub this_iteration: Option<u32>,
+    #[serde(default)]
+    pub other_iteration: Option<u32>,
     /// this − other (each the mean over its own tasks and seeds; not paired).
     pub difference: Option<f64>,
     /// this − other over the tasks both evaluated (per task: mean over seeds), with a paired
@@ -60,6 +65,10 @@ pub struct Comparison {
     /// The other run's transfer curves.
     #[serde(default)]
     pub other_transfer: Vec<TransferCurve>,
+    /// What makes the two runs' numbers hard to compare, in sentences: suites only one run
+    /// has, final tables at different iterations, arms only one run has. Empty: nothing.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 impl Comparison {
@@ -239,6 +248,8 @@ pub fn compare(this: &Analysis, other: &Analysis) -> Comparison {
                 this: a.as_ref().map(|r| r.success),
                 this_ci95: a.as_ref().map(|r| r.ci95),
                 this_seeds: a.as_ref().map(|r| r.seeds.len()).unwrap_or(0),
+                this_iteration: a.as_ref().map(|r| r.iteration),
+                other_iteration: b.as_ref().map(|r| r.iteration),
                 other: b.as_ref().map(|r| r.success),
                 other_ci95: b.as_ref().map(|r| r.ci95),
                 other_seeds: b.as_ref().map(|r| r.seeds.len()).unwrap_or(0),
@@ -258,13 +269,89 @@ pub fn compare(this: &Analysis, other: &Analysis) -> Comparison {
         rows,
         differences: config_differences(this, other),
         other_transfer: other.transfer.clone(),
+        warnings: warnings(this, other),
     }
+}
+
+/// What makes two runs' numbers hard to compare, in sentences (see [`Comparison::warnings`]).
+fn warnings(this: &Analysis, other: &Analysis) -> Vec<String> {
+    let (a, b) = (format!("run {}", this.run.id), format!("run {}", other.run.id));
+    let list = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
+    let mut out = Vec::new();
+    let shared: Vec<&String> = this.suites.iter().filter(|s| other.suites.contains(s)).collect();
+    if shared.is_empty() {
+        out.push(format!(
+            "The runs share no suite ({a}: {}; {b}: {}): no task is in both, so nothing here is paired and the differences compare different benchmarks.",
+            list(&this.suites.iter().collect::<Vec<_>>()),
+            list(&other.suites.iter().collect::<Vec<_>>())
+        ));
+    } else {
+        for (run, mine, theirs) in [(&a, &this.suites, &other.suites), (&b, &other.suites, &this.suites)] {
+            let only: Vec<&String> = mine.iter().filter(|s| !theirs.contains(s)).collect();
+            if !only.is_empty() {
+                out.push(format!("Only {run} has {}: those rows have nothing to compare with.", list(&only)));
+            }
+        }
+    }
+    for suite in &shared {
+        let (x, y) = (this.final_table.iterations.get(*suite), other.final_table.iterations.get(*suite));
+        if let (Some(x), Some(y)) = (x, y) {
+            if x != y {
+                out.push(format!(
+                    "{suite}: {a}'s final table is at iteration {x} and {b}'s at iteration {y}, so each difference also compares {} training.",
+                    if x < y { format!("{} fewer iterations of", y - x) } else { format!("{} more iterations of", x - y) }
+                ));
+            }
+        }
+    }
+    let arms = |an: &Analysis, suite: &String| -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for r in an.final_table.rows.iter().filter(|r| &r.suite == suite) {
+            if !v.contains(&r.arm) {
+                v.push(r.arm.clone());
+            }
+        }
+        v
+    };
+    for suite in &shared {
+        let (mine, theirs) = (arms(this, suite), arms(other, suite));
+        for (run, x, y) in [(&a, &mine, &theirs), (&b, &theirs, &mine)] {
+            let only: Vec<&String> = x.iter().filter(|arm| !y.contains(arm)).collect();
+            if !only.is_empty() && !y.is_empty() {
+                out.push(format!("{suite}: only {run} has {}: no difference for {}.", list(&only), if only.len() > 1 { "them" } else { "it" }));
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn runs_on_different_suites_are_said_to_share_nothing() {
+        let t = crate::analysis::testdata::TestRun::new();
+        t.eval("policy-only", 0, 1, "train", &[true, false]);
+        t.eval("harness-s", 0, 1, "train", &[true, true]);
+        let this = crate::analysis::analyse(&t.store, t.run_id).unwrap();
+        let mut other = this.clone();
+        other.run.id += 1;
+        other.suites = vec!["swegym".into()];
+        for r in &mut other.final_table.rows {
+            r.suite = "swegym".into();
+        }
+        other.final_table.iterations = [("swegym".to_string(), 1)].into();
+        let c = compare(&this, &other);
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(c.warnings[0].starts_with(&format!("The runs share no suite (run {}: dbbench; run {}: swegym)", this.run.id, other.run.id)));
+        assert!(c.rows.iter().all(|r| r.paired.is_none() && r.difference.is_none()));
+        // a suite only one of them has, beside one they share
+        other.suites = vec!["dbbench".into(), "swegym".into()];
+        let c = compare(&this, &other);
+        assert!(c.warnings.contains(&format!("Only run {} has swegym: those rows have nothing to compare with.", other.run.id)), "{:?}", c.warnings);
+    }
 
     #[test]
     fn configuration_values_read_short() {

@@ -137,6 +137,8 @@ pub fn tables(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Csv> {
                 paired_ci_high: r.paired.as_ref().filter(|d| d.seeds > 1).map(|d| d.ci95[1]),
                 this_seeds: r.this_seeds,
                 other_seeds: r.other_seeds,
+                this_iteration: r.this_iteration,
+                other_iteration: r.other_iteration,
             }),
         ));
     }
@@ -160,6 +162,8 @@ csv_row! {
         paired_ci_high: Option<f64>,
         this_seeds: usize,
         other_seeds: usize,
+        this_iteration: Option<u32>,
+        other_iteration: Option<u32>,
     }
 }
 

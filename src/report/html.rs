@@ -45,7 +45,7 @@ pub(crate) fn seed_ci(c: [f64; 2], seeds: usize, f: fn([f64; 2]) -> String) -> S
 const CSS: &str = r#"
 :root { --ink: #222; --muted: #555; --rule: #ddd; --warn-bg: #fff4e0; --warn: #8a4b00; --good: #0072B2; --bad: #D55E00; }
 * { box-sizing: border-box; }
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--ink); margin: 0 auto; max-width: 1040px; padding: 24px 28px 64px; line-height: 1.45; background: #fff; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--ink); margin: 0 auto; max-width: 1600px; padding: 24px 28px 64px; line-height: 1.45; background: #fff; }
 h1 { font-size: 26px; margin: 0 0 4px; }
 h2 { font-size: 21px; margin: 36px 0 10px; border-bottom: 2px solid var(--ink); padding-bottom: 4px; }
 h3 { font-size: 16px; margin: 22px 0 8px; }
@@ -58,6 +58,8 @@ h3 { font-size: 16px; margin: 22px 0 8px; }
 .headline .ci { color: var(--muted); margin-left: 8px; }
 .headline p { margin: 6px 0 0; }
 ul.facts { columns: 2; padding-left: 18px; }
+/* prose keeps a readable line length; tables and charts use the whole width */
+p, dl, ul, ol, figcaption, .banner, .headline { max-width: 1040px; }
 nav ol { columns: 2; }
 figure { margin: 18px 0 30px; page-break-inside: avoid; }
 figure svg { max-width: 100%; height: auto; display: block; }
@@ -299,6 +301,9 @@ fn comparison(h: &mut String, a: &Analysis, c: &Comparison) {
         }
         h.push_str("</ul>");
     }
+    for w in &c.warnings {
+        let _ = write!(h, "<div class=\"banner\" data-compare-warning>{}</div>", esc(w));
+    }
     let same = a.provenance.dataset.iter().all(|d| c.other_dataset_md5.iter().any(|(s, m)| s == &d.suite && m == &d.md5));
     let _ = writeln!(
         h,
@@ -326,7 +331,13 @@ fn comparison(h: &mut String, a: &Analysis, c: &Comparison) {
     h.push_str("<table class=\"compare-table\"><thead><tr><th class=\"l\">suite</th><th class=\"l\">arm</th><th class=\"l\">split</th>");
     let _ = write!(h, "<th>run {this_id}</th><th>seeds</th><th>run {other_id}</th><th>seeds</th><th>difference (pts)</th><th>paired Δ (pts)</th><th>paired 95% CI (pts)</th><th>common tasks</th></tr></thead><tbody>");
     for r in &c.rows {
-        let o = |x: Option<f64>| x.map(pct).unwrap_or_else(|| "—".into());
+        // a run without this arm says so; iterations are shown where the two runs' differ
+        let mixed = r.this_iteration.is_some() && r.other_iteration.is_some() && r.this_iteration != r.other_iteration;
+        let o = |x: Option<f64>, it: Option<u32>| match x {
+            Some(x) if mixed => format!("{} <span class=\"note\">(it {})</span>", pct(x), it.unwrap_or(0)),
+            Some(x) => pct(x),
+            None => "<span class=\"note\">not in this run</span>".into(),
+        };
         let paired_ci = r.paired.as_ref().map(|d| seed_ci(d.ci95, d.seeds, ci_pts)).unwrap_or_default();
         let _ = write!(
             h,
@@ -334,9 +345,9 @@ fn comparison(h: &mut String, a: &Analysis, c: &Comparison) {
             esc(&r.suite),
             esc(&r.arm),
             esc(split_label(&r.split)),
-            o(r.this),
+            o(r.this, r.this_iteration),
             r.this_seeds,
-            o(r.other),
+            o(r.other, r.other_iteration),
             r.other_seeds,
             r.difference.map(pts).unwrap_or_else(|| "—".into()),
             r.paired.as_ref().map(|d| pts(d.mean)).unwrap_or_else(|| "—".into()),

@@ -1135,6 +1135,10 @@ this_seeds: number, other: number | null, other_ci95: [number, number] | null,
  */
 other_seeds: number, 
 /**
+ * The iteration of this run's number (its final table's), and of the other run's.
+ */
+this_iteration: number | null, other_iteration: number | null, 
+/**
  * this − other (each the mean over its own tasks and seeds; not paired).
  */
 difference: number | null, 
@@ -1155,7 +1159,12 @@ differences: Array<ConfigDifference>,
 /**
  * The other run's transfer curves.
  */
-other_transfer: Array<TransferCurve>, };
+other_transfer: Array<TransferCurve>, 
+/**
+ * What makes the two runs' numbers hard to compare, in sentences: suites only one run
+ * has, final tables at different iterations, arms only one run has. Empty: nothing.
+ */
+warnings: Array<string>, };
 
 export type ChartRef = { id: string, title: string, file: string, series: Array<string>, svg?: string, };
 

@@ -1,7 +1,8 @@
 // End-to-end: two small experiments compared in Results (the real `harness-s serve`, headless
-// Chromium). Both runs' transfer curves in one chart, what differs in their configurations, no
-// interval from a single seed, the interactive charts (hover, hiding an arm from the legend),
-// one colour per arm in the final-success chart, and the HTML report's comparison at 1440 px.
+// Chromium). Both runs' transfer curves in one chart, what differs in their configurations,
+// warnings where their numbers are hard to compare, no interval from a single seed, the
+// interactive charts (hover, hiding an arm from the legend), one colour per arm in the
+// final-success chart, and the HTML report's comparison at 1440 px.
 // Screenshots go to ui/test-artifacts/.
 
 import assert from "node:assert/strict";
@@ -118,6 +119,11 @@ describe("results: comparison and interactive charts", { skip: reason ?? false }
     assert.match(text, /iterations 2 vs 3/);
     assert.match(text, /batch tasks 8 vs 10/);
     assert.doesNotMatch(text, /\bname\b/);
+    // their final tables are at different iterations: said above the table, and in each cell
+    const warnings = await page.locator(".comparison .compare-warnings").innerText();
+    assert.match(warnings, new RegExp(`run ${runs.a}'s final table is at iteration 2 and run ${runs.b}'s at iteration 3`));
+    const cells = await page.locator(".compare-table tbody tr td:nth-child(4)").allInnerTexts();
+    assert.ok(cells.length > 0 && cells.every((t) => t.includes("it 2")), JSON.stringify(cells));
     // the explanation of both kinds of difference
     const terms = await page.locator(".comparison dl.terms").innerText();
     assert.match(terms, /difference[\s\S]*not paired/);

@@ -459,6 +459,26 @@ function RoutedVs({ rows }: { rows: RoutedDelta[] }) {
   );
 }
 
+/** One run's number in the comparison table: its success with its interval over seeds and, when
+ * the two runs' final tables are at different iterations, its iteration; a run without the arm
+ * says so instead. */
+function RunCell({ success, ci95, seeds, iteration }: { success: number | null; ci95: [number, number] | null; seeds: number; iteration: number | null }) {
+  if (success == null) {
+    return <td class="num muted">not in this run</td>;
+  }
+  return (
+    <td class="num">
+      {pct(success)}{" "}
+      <small class="muted">
+        <SeedCi seeds={seeds}>
+          {ci(ci95)} · {seeds} seeds
+        </SeedCi>
+        {iteration != null && <> · it {iteration}</>}
+      </small>
+    </td>
+  );
+}
+
 /** The comparison with another run: what differs in the configurations, both runs' transfer
  * curves in one chart, and per arm and split this run minus the other. */
 function Comparison({ r }: { r: Report }) {
@@ -488,6 +508,13 @@ function Comparison({ r }: { r: Report }) {
           </>
         )}
       </div>
+      {c.warnings.length > 0 && (
+        <ul class="compare-warnings" data-compare-warnings={c.warnings.length}>
+          {c.warnings.map((w, i) => (
+            <li key={i}>{w}</li>
+          ))}
+        </ul>
+      )}
       {c.other_headline.map((h, i) => (
         <div key={i} class="muted small">
           #{c.other_run.id}: {h.sentence}
@@ -526,6 +553,8 @@ function Comparison({ r }: { r: Report }) {
         <tbody>
           {c.rows.map((x, i) => {
             const seeds = x.paired ? Math.min(x.this_seeds, x.other_seeds) : 0;
+            // the two runs' numbers come from different iterations: say which
+            const mixed = x.this_iteration != null && x.other_iteration != null && x.this_iteration !== x.other_iteration;
             const sign = x.paired && seeds > 1 ? (x.paired.ci95[0] > 0 ? "pos" : x.paired.ci95[1] < 0 ? "neg" : "") : "";
             return (
               <tr key={i}>
@@ -534,22 +563,8 @@ function Comparison({ r }: { r: Report }) {
                   <ArmName arm={x.arm} />
                 </td>
                 <td>{SPLIT_LABEL[x.split] ?? x.split}</td>
-                <td class="num">
-                  {pct(x.this)}{" "}
-                  <small class="muted">
-                    <SeedCi seeds={x.this_seeds}>
-                      {ci(x.this_ci95)} · {x.this_seeds} seeds
-                    </SeedCi>
-                  </small>
-                </td>
-                <td class="num">
-                  {pct(x.other)}{" "}
-                  <small class="muted">
-                    <SeedCi seeds={x.other_seeds}>
-                      {ci(x.other_ci95)} · {x.other_seeds} seeds
-                    </SeedCi>
-                  </small>
-                </td>
+                <RunCell success={x.this} ci95={x.this_ci95} seeds={x.this_seeds} iteration={mixed ? x.this_iteration : null} />
+                <RunCell success={x.other} ci95={x.other_ci95} seeds={x.other_seeds} iteration={mixed ? x.other_iteration : null} />
                 <td class="num">{signedPts(x.difference)}</td>
                 <td class={`num ${sign}`}>{x.paired ? signedPts(x.paired.mean) : "–"}</td>
                 <td class="muted">{x.paired ? <SeedCi seeds={seeds}>{ci(x.paired.ci95)}</SeedCi> : ""}</td>
