@@ -22,17 +22,18 @@ export const inTauri = typeof window !== "undefined" && window.__TAURI_INTERNALS
 
 const TOKEN_KEY = "harness-s.token";
 
-/** The access token: from `?token=` on first load (then dropped from the address bar), else the session. */
+/** The access token: from `?token=` on first load (then dropped from the address bar), else the
+ * one this browser last saw for this address (so a link opened in a new tab works too). */
 function readToken(): string {
   const url = new URL(window.location.href);
   const fromUrl = url.searchParams.get("token");
   if (fromUrl) {
-    sessionStorage.setItem(TOKEN_KEY, fromUrl);
+    localStorage.setItem(TOKEN_KEY, fromUrl);
     url.searchParams.delete("token");
     history.replaceState(history.state, "", url.pathname + url.search + url.hash);
     return fromUrl;
   }
-  return sessionStorage.getItem(TOKEN_KEY) ?? "";
+  return localStorage.getItem(TOKEN_KEY) ?? "";
 }
 
 const token = inTauri ? "" : readToken();

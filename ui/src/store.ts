@@ -97,6 +97,20 @@ export function viewHref(view: View): string {
   return `#/${view}${q ? "?" + q : ""}`;
 }
 
+/** Write `params` into the current view's address without navigating (the view keeps its
+ * state), so the address bar always holds a link to what is on screen; `null` removes one. */
+export function replaceParams(params: Record<string, string | number | null>) {
+  const r = parseHash();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === null || v === "") r.params.delete(k);
+    else r.params.set(k, String(v));
+  }
+  const s = r.params.toString();
+  const hash = `#/${r.view}${s ? "?" + s : ""}`;
+  if (hash !== window.location.hash) history.replaceState(history.state, "", hash);
+  remember(r);
+}
+
 export function navigate(view: View, params: Record<string, string | number | undefined | null> = {}) {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") q.set(k, String(v));

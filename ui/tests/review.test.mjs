@@ -1,8 +1,9 @@
 // End-to-end, against the real `harness-s serve`: runs made from the command line appear among
 // the experiment runs; a run is deleted after a confirmation that says how many episodes go (Enter
 // confirms, Esc cancels); a rescue's base and sibling columns line up step by step with the first
-// divergent step marked; `/` focuses the search or filter box of every view; and a rescue of two
-// 500-step episodes opens quickly (the time is printed as a figure).
+// divergent step marked; the address links to the episode on screen (also from a new tab, and a
+// rescue link finds its way back to the list); `/` focuses the search or filter box of every
+// view; and a rescue of two 500-step episodes opens quickly (the time is printed as a figure).
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -236,6 +237,47 @@ describe("review: runs, deletion, rescue alignment, search keys, long rescues", 
     assert.match(await page.locator('.col[data-col="rescue"] .final-score').innerText(), /success/);
     await page.waitForSelector('.col[data-col="distilled"] .step.example');
     await page.screenshot({ path: path.join(artifacts, "review-rescue-aligned.png") });
+  });
+
+  test("links: the address holds the episode on screen, a rescue link can go back to the list, and a copied link works in a new tab", async () => {
+    const rescues = await api(server, "episodes", { run_id: cliRun, arm: "harness-s", phase: "rescue", success: true, limit: 1 });
+    const ep = rescues.rows[0];
+    await go(`#/inspector?run=${cliRun}&ep=${ep.id}&mode=rescue`);
+    await page.waitForSelector("#rescue-nav");
+    assert.match(await page.locator("#rescue-nav").innerText(), new RegExp(`episode #${ep.id} · j/k move through the [\\d,]+ listed`));
+    assert.equal(await page.locator(".inspector-body.rescue-mode").count(), 1);
+    await shot("review-rescue-link");
+    // the seed is the experiment's, not the job's index
+    const seeds = (await api(server, "experiment", { id: cliRun })).config.seeds;
+    const meta = await page.locator(".pane.episode .ep-meta").innerText();
+    assert.match(meta, new RegExp(`seed (${seeds.join("|")}) · it`), meta);
+    // Esc leaves the rescue view: the list is back, and the address says so
+    await page.keyboard.press("Escape");
+    await page.waitForSelector(".inspector-body:not(.rescue-mode) .episodes .ep-row");
+    await page.waitForFunction(() => !window.location.hash.includes("mode=rescue"));
+    assert.match(page.url(), new RegExp(`ep=${ep.id}`));
+    // moving through the list writes the selected episode into the address
+    const before = await page.evaluate(() => window.location.hash);
+    await page.keyboard.press("j");
+    await page.waitForFunction((h) => window.location.hash !== h, before);
+    const selected = Number(new URL(page.url()).hash.match(/ep=(\d+)/)[1]);
+    await page.waitForSelector(`.ep-row.selected[data-episode="${selected}"]`);
+    // in rescue mode the list's position is shown
+    await page.keyboard.press("r");
+    const nav = page.locator("#rescue-nav");
+    if (await nav.count()) assert.match(await nav.innerText(), /episode [\d,]+ of [\d,]+/);
+    await page.keyboard.press("Escape");
+    // the address, copied into a new tab (no token in it), opens the same episode
+    const link = page.url();
+    assert.ok(!link.includes("token="));
+    const other = await browser.context.newPage();
+    const errors = [];
+    other.on("response", (r) => r.status() === 401 && errors.push(r.url()));
+    await other.goto(link);
+    await other.waitForFunction((id) => document.querySelector(".pane.episode .ep-meta")?.textContent?.includes(`episode ${id}`), selected);
+    assert.match(other.url(), new RegExp(`ep=${selected}`));
+    assert.deepEqual(errors, [], "no request of the new tab was refused");
+    await other.close();
   });
 
   test("`/` focuses the search or filter box of every view", async () => {

@@ -4,7 +4,7 @@
 
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { call } from "../client";
-import { navigate, showError, useLoad } from "../store";
+import { navigate, replaceParams, showError, useLoad } from "../store";
 import type { EpisodeRecord, EpisodeRow, EpisodesArgs, Rescue, RouteDecision } from "../types";
 import { ArmName, Empty, Loading, ms, Outcome, VirtualList } from "../ui";
 import { AlignedTimelines, ExampleView, Timeline } from "./Timeline";
@@ -155,6 +155,11 @@ export function Inspector({ params }: { params: URLSearchParams }) {
     setStep(zone === "steps" ? 0 : -1);
   }, [selectedId]);
 
+  // The address bar holds a link to the episode and view on screen.
+  useEffect(() => {
+    replaceParams({ ep: selectedId, mode: mode === "rescue" ? "rescue" : null });
+  }, [selectedId, mode]);
+
   const stateRef = useRef({ sel, total, zone, step, rec, mode });
   stateRef.current = { sel, total, zone, step, rec, mode };
   useEffect(() => {
@@ -179,6 +184,10 @@ export function Inspector({ params }: { params: URLSearchParams }) {
           setZone("steps");
           setStep((x) => (x < 0 ? 0 : x));
         }
+      } else if (e.key === "Escape" && s.mode === "rescue") {
+        // out of the rescue view, back to the list beside the episode
+        e.preventDefault();
+        setMode("timeline");
       } else if (e.key === "ArrowLeft" || e.key === "h" || (e.key === "Escape" && s.zone === "steps")) {
         e.preventDefault();
         setZone("list");
@@ -305,7 +314,20 @@ export function Inspector({ params }: { params: URLSearchParams }) {
           <section class={`pane episode ${zone === "steps" ? "focused" : ""}`}>
             {!rec && selectedId != null && <Loading />}
             {!rec && selectedId == null && <Empty>{total === 0 ? "No episode matches these filters." : "Pick an episode."}</Empty>}
-            {rec && <EpisodePane rec={rec} mode={mode} setMode={setMode} step={zone === "steps" ? step : -1} onStep={(i) => (setZone("steps"), setStep(i))} />}
+            {rec && mode === "rescue" && rescuable(rec.row) && (
+              <div class="rescue-nav small" id="rescue-nav">
+                <button class="link" onClick={() => setMode("timeline")} title="Esc or r">
+                  ← episode list
+                </button>
+                <span>
+                  {deepLink.current || selRow?.id !== rec.row.id
+                    ? `episode #${rec.row.id} · j/k move through the ${total?.toLocaleString() ?? "…"} listed`
+                    : `episode ${(sel + 1).toLocaleString()} of ${total?.toLocaleString() ?? "…"}`}
+                </span>
+                <span class="muted">j/k move · Esc list</span>
+              </div>
+            )}
+            {rec && <EpisodePane rec={rec} seeds={exp.data?.config?.seeds ?? null} mode={mode} setMode={setMode} step={zone === "steps" ? step : -1} onStep={(i) => (setZone("steps"), setStep(i))} />}
           </section>
         </div>
       )}
@@ -356,7 +378,14 @@ function VirtualListRows(props: { count: number; sel: number; rowAt: (i: number)
   );
 }
 
-function EpisodePane({ rec, mode, setMode, step, onStep }: { rec: EpisodeRecord; mode: "timeline" | "rescue"; setMode: (m: "timeline" | "rescue") => void; step: number; onStep: (i: number) => void }) {
+/** "seed 3": the experiment's seed at a job's seed index (an index is what the store keeps). */
+function seedLabel(seeds: number[] | null, index: number | null): string {
+  if (index == null) return "seed –";
+  const seed = seeds?.[index];
+  return seed != null ? `seed ${seed}` : `seed #${index}`;
+}
+
+function EpisodePane({ rec, seeds, mode, setMode, step, onStep }: { rec: EpisodeRecord; seeds: number[] | null; mode: "timeline" | "rescue"; setMode: (m: "timeline" | "rescue") => void; step: number; onStep: (i: number) => void }) {
   const r = rec.row;
   const canRescue = rescuable(r);
   return (
@@ -378,7 +407,7 @@ function EpisodePane({ rec, mode, setMode, step, onStep }: { rec: EpisodeRecord;
             {r.split ? ` · ${r.split}` : ""}
           </span>
           <span>
-            seed {r.seed_index} · it {r.iteration}
+            {seedLabel(seeds, r.seed_index)} · it {r.iteration}
           </span>
           <span>reward {r.reward === null ? "not scored" : r.reward.toFixed(2)}</span>
           <span>{r.n_steps} steps</span>
@@ -398,12 +427,12 @@ function EpisodePane({ rec, mode, setMode, step, onStep }: { rec: EpisodeRecord;
           </button>
         </div>
       </header>
-      {mode === "timeline" || !canRescue ? <Timeline ep={rec.episode} current={step} onCurrent={onStep} /> : <RescueView episodeId={r.id} />}
+      {mode === "timeline" || !canRescue ? <Timeline ep={rec.episode} current={step} onCurrent={onStep} /> : <RescueView episodeId={r.id} seeds={seeds} />}
     </div>
   );
 }
 
-function RescueView({ episodeId }: { episodeId: number }) {
+function RescueView({ episodeId, seeds }: { episodeId: number; seeds: number[] | null }) {
   const [rescue, setRescue] = useState<{ loading: boolean; data?: Rescue; error?: string }>({ loading: true });
   useEffect(() => {
     let live = true;
@@ -426,7 +455,7 @@ function RescueView({ episodeId }: { episodeId: number }) {
   return (
     <div class="rescue">
       <div class="muted small rescue-meta">
-        task <b>{d.task_id}</b> · <ArmName arm={d.arm} /> · seed {d.seed_index} · iteration {d.iteration} · rescued by <b>{d.sibling}</b> · distilled with <code>{d.distilled.mode}</code>
+        task <b>{d.task_id}</b> · <ArmName arm={d.arm} /> · {seedLabel(seeds, d.seed_index)} · iteration {d.iteration} · rescued by <b>{d.sibling}</b> · distilled with <code>{d.distilled.mode}</code>
         {d.attempts && d.attempts.length > 0 && (
           <span class="attempts">
             {" "}

@@ -341,7 +341,7 @@ export function AlignedTimelines({ left, right, loading }: { left: Side; right: 
             <>Base and sibling take the same action at every step.</>
           ) : (
             <>
-              {diverge > 0 ? <>Same actions for steps 0–{diverge - 1}</> : <>Different actions from the start</>}; they diverge at{" "}
+              {diverge > 1 ? <>Same actions for steps 0–{diverge - 1}</> : diverge === 1 ? <>Same action at step 0</> : <>Different actions from the start</>}; they diverge at{" "}
               <button class="link" onClick={() => jump(diverge)} id="jump-divergence">
                 step {diverge}
               </button>
