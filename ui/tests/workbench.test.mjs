@@ -96,7 +96,19 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     await page.locator(".harness-row").nth(1).click();
     await page.waitForSelector(".diff .add");
     assert.ok((await page.locator(".diff .add").count()) > 0);
+    // the filter is one line high however long the list
+    const filter = await page.locator(".harness-list .list-filter").boundingBox();
+    assert.ok(filter.height < 48, `filter ${filter.height} px high`);
     await shot("3-harnesses");
+    // the base harness's spec stays inside its pane
+    await page.locator(".harness-row").first().click();
+    await page.waitForSelector("pre.code");
+    const fits = await page.evaluate(() => {
+      const pre = document.querySelector("pre.code").getBoundingClientRect();
+      const pane = document.querySelector("pre.code").closest(".pane").getBoundingClientRect();
+      return { pre: pre.right, pane: pane.right, page: document.documentElement.scrollWidth, width: window.innerWidth };
+    });
+    assert.ok(fits.pre <= fits.pane + 1 && fits.page <= fits.width, JSON.stringify(fits));
   });
 
   async function buildAndStart(name, seeds, more = {}) {
