@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 /// Bottom first. A module may use any module of a lower layer, none of its own or a higher one.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("vocabulary and utilities", &["message", "arm", "seed", "fault", "events", "files"]),
-    ("step vocabulary, statistics, tasks, sandbox, grammar kit", &["step", "stats", "task", "sandbox", "grammar"]),
+    ("vocabulary and utilities", &["message", "seed", "fault", "events", "files"]),
+    ("step vocabulary, arms, statistics, tasks, sandbox, grammar kit", &["step", "arm", "stats", "task", "sandbox", "grammar"]),
     ("policies and suites (peers: neither imports the other)", &["policy", "suite"]),
     ("episode records", &["episode"]),
     ("harness engine, run store", &["harness", "store"]),

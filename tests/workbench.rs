@@ -433,6 +433,46 @@ fn an_experiment_runs_in_the_background_and_its_evidence_is_browsable() {
 }
 
 #[test]
+fn a_run_started_elsewhere_is_live_here_from_the_snapshot_its_process_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("wb.db");
+    let file = dir.path().join("elsewhere.toml");
+    std::fs::write(&file, SMALL.replace("name = \"small\"", "name = \"elsewhere\"").replace("iterations = 2", "iterations = 8")).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_harness-s"))
+        .args(["experiment", "run", file.to_str().unwrap(), "--db", db.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let wb = open(&dir);
+    let t = Instant::now();
+    let job = loop {
+        let jobs = wb.call("jobs", Value::Null).unwrap();
+        let live = jobs.as_array().unwrap().iter().find(|j| j["name"] == "elsewhere").cloned();
+        if let Some(j) = live.filter(|j| !j["evaluations"].as_array().unwrap().is_empty() && j["units"].as_array().unwrap().len() == 2) {
+            break j;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before it was seen live: {jobs}");
+        assert!(t.elapsed() < Duration::from_secs(120), "no live snapshot of the run: {jobs}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(job["status"], "running");
+    let by = job["elsewhere"].as_str().unwrap();
+    assert!(by.contains(&format!("process {} ", child.id())), "{by}");
+    assert!(job["episodes"]["done"].as_u64().unwrap() > 0 && job["episodes"]["max"].as_u64().unwrap() > 0, "{job}");
+    assert!(!job["curves"].as_array().unwrap().is_empty(), "the live curves are drawn from its evaluations: {job}");
+    assert!(job["now"].as_str().is_some_and(|n| n.contains("seed 1")), "{job}");
+    // only the process running it can cancel it
+    let run_id = job["run_id"].as_i64().unwrap();
+    let err = wb.call("experiment_cancel", json!({"run_id": run_id})).unwrap_err();
+    assert!(matches!(err, CommandError::NotFound(_)), "{err}");
+    assert!(child.wait().unwrap().success());
+    // once it ended, it is no longer among the live runs
+    let jobs = wb.call("jobs", Value::Null).unwrap();
+    assert!(jobs.as_array().unwrap().iter().all(|j| j["run_id"] != run_id), "{jobs}");
+}
+
+#[test]
 fn a_cancelled_experiment_resumes_to_the_end() {
     let dir = tempfile::tempdir().unwrap();
     let wb = open(&dir);

@@ -10,6 +10,7 @@ pub mod learner;
 mod progress;
 pub mod runner;
 mod setup;
+pub mod snapshot;
 
 pub use crate::records::task_record_key;
 pub use config::{ConfigError, ExperimentConfig, RolloutEstimate};

@@ -355,20 +355,9 @@ pub struct Unit {
 /// Episodes of a running experiment against its plan: the `phase` event's `episodes`.
 pub use crate::events::EpisodeCount;
 
-/// One evaluation a running experiment recorded (the `evaluation` event): a point of its
-/// transfer curves.
-#[derive(Clone, Debug, Serialize, Deserialize, TS)]
-pub struct LiveEvaluation {
-    pub suite: String,
-    pub arm: String,
-    pub seed: u64,
-    pub iteration: usize,
-    pub split: String,
-    pub success: f64,
-    pub tasks: usize,
-}
+pub use crate::experiment::snapshot::LiveEvaluation;
 
-/// An experiment started in this session, with its live progress.
+/// A running (or, when this process ran it, just ended) experiment with its live progress.
 #[derive(Clone, Debug, Serialize, Deserialize, TS)]
 pub struct Job {
     pub run_id: i64,
@@ -391,6 +380,10 @@ pub struct Job {
     pub evaluations: Vec<LiveEvaluation>,
     /// The transfer curves of `evaluations`, as the analysis computes them.
     pub curves: Vec<crate::analysis::TransferCurve>,
+    /// Who runs it when this process does not (another app, `harness-s experiment run`, a
+    /// coordinator elsewhere): its progress is then read from the snapshot that process keeps
+    /// in the store, and only that process can cancel it.
+    pub elsewhere: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, TS)]

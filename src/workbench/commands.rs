@@ -210,7 +210,7 @@ commands! {
     experiment_cancel(RunArgs) -> Acknowledged => |wb, a| wb.jobs.cancel(a.run_id);
     experiment_resume(RunArgs) -> StartedRun => |wb, a| wb.jobs.resume(a.run_id);
     run_demo(NoArgs) -> StartedRun => |wb, _| wb.jobs.start_toml(super::DEMO_CONFIG);
-    jobs(NoArgs) -> Vec<Job> => |wb, _| Ok(wb.jobs.list());
+    jobs(NoArgs) -> Vec<Job> => |wb, _| wb.jobs.list();
     experiments(NoArgs) -> Vec<ExperimentRow> => |wb, _| wb.experiments();
     experiment(IdArgs) -> ExperimentDetail => |wb, a| wb.experiment(a.id);
     run_delete(IdArgs) -> RunDeleted => |wb, a| wb.run_delete(a.id);

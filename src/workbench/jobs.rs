@@ -12,34 +12,13 @@ use serde_json::{json, Value};
 
 use super::{api, commands, CommandError, Hub, Workbench};
 use crate::events::{Event, EventSink};
+use crate::experiment::snapshot::{LiveEvaluation, RunSnapshot};
 use crate::experiment::{run_experiment, ConfigError, ExperimentConfig, ExperimentError};
 use crate::store::{BlockingStore, RunStatus};
 
-/// What the UI shows for one running (or just ended) experiment.
-#[derive(Default)]
-struct JobView {
-    name: String,
-    /// Set once the runner has created (or found) the run.
-    run_id: Option<i64>,
-    status: String,
-    error: Option<String>,
-    done: usize,
-    total: usize,
-    eta_s: Option<f64>,
-    success_rate: f64,
-    /// (suite, arm, seed) -> unit progress, with the unit's phase
-    units: BTreeMap<(String, String, u64), Value>,
-    messages: Vec<String>,
-    episodes: Option<crate::events::EpisodeCount>,
-    now: Option<String>,
-    evaluations: Vec<api::LiveEvaluation>,
-    /// The experiment's seeds, in order: an evaluation's seed index is its place here.
-    seeds: Vec<u64>,
-}
-
-/// The transfer curves of `points` (their iterations as `thin` keeps them), computed by the
-/// analysis that computes a finished run's curves.
-fn live_curves(points: &[api::LiveEvaluation], seeds: &[u64]) -> Vec<crate::analysis::TransferCurve> {
+/// The transfer curves of `points`, computed by the analysis that computes a finished run's
+/// curves.
+fn live_curves(points: &[LiveEvaluation], seeds: &[u64]) -> Vec<crate::analysis::TransferCurve> {
     let live: Vec<crate::analysis::LivePoint<'_>> = points
         .iter()
         .map(|p| crate::analysis::LivePoint {
@@ -55,30 +34,33 @@ fn live_curves(points: &[api::LiveEvaluation], seeds: &[u64]) -> Vec<crate::anal
     crate::analysis::live_curves(&live, &crate::chart::style::ARM_ORDER)
 }
 
-/// `unit`'s entry, created blank (no iteration done, no rollouts) when a phase comes first.
-fn unit_entry<'v>(units: &'v mut BTreeMap<(String, String, u64), Value>, suite: &str, arm: &str, seed: u64, iterations: usize) -> &'v mut Value {
-    units.entry((suite.to_string(), arm.to_string(), seed)).or_insert_with(
-        || json!({"suite": suite, "arm": arm, "seed": seed, "iteration": 0, "iterations": iterations, "rollouts": 0, "success": null}),
-    )
-}
-
-/// At most about `keep` iterations of `points` (every k-th, and the newest), so that a long run's
-/// `jobs` stays small.
-fn thin(points: &[api::LiveEvaluation], keep: usize) -> Vec<api::LiveEvaluation> {
-    let iterations: std::collections::BTreeSet<usize> = points.iter().map(|p| p.iteration).collect();
-    if iterations.len() <= keep {
-        return points.to_vec();
+/// What the UI shows of a run: its snapshot (a long run's evaluations thinned to about 200
+/// iterations) with the curves of its evaluations; `elsewhere` says who runs it when this
+/// process does not.
+fn job_of(run_id: i64, v: &RunSnapshot, elsewhere: Option<String>) -> api::Job {
+    let evaluations = v.thinned(200);
+    api::Job {
+        run_id,
+        name: v.name.clone(),
+        status: v.status.clone(),
+        error: v.error.clone(),
+        done: v.done,
+        total: v.total,
+        eta_s: v.eta_s,
+        success_rate: v.success_rate,
+        units: v.units.clone(),
+        messages: v.messages.clone(),
+        episodes: v.episodes,
+        now: v.now.clone(),
+        curves: live_curves(&evaluations, &v.seeds),
+        evaluations,
+        elsewhere,
     }
-    let stride = iterations.len().div_ceil(keep);
-    let last = iterations.last().copied();
-    let kept: std::collections::BTreeSet<usize> =
-        iterations.iter().enumerate().filter(|(i, it)| i % stride == 0 || Some(**it) == last).map(|(_, it)| *it).collect();
-    points.iter().filter(|p| kept.contains(&p.iteration)).cloned().collect()
 }
 
 struct Job {
     cancel: Arc<AtomicBool>,
-    view: Arc<Mutex<JobView>>,
+    view: Arc<Mutex<RunSnapshot>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -91,63 +73,16 @@ pub(super) struct Jobs {
 /// Forwards the runner's events to the subscribers and keeps the job's view current.
 struct JobSink {
     hub: Arc<Hub>,
-    view: Arc<Mutex<JobView>>,
+    view: Arc<Mutex<RunSnapshot>>,
     started: Mutex<Option<mpsc::Sender<Result<i64, CommandError>>>>,
 }
 
 impl EventSink for JobSink {
     fn emit(&self, event: Event) {
-        {
-            let mut v = self.view.lock().unwrap_or_else(|p| p.into_inner());
-            match &event {
-                Event::RunStarted { run_id, total, .. } => {
-                    v.run_id = Some(*run_id);
-                    v.total = *total;
-                    v.status = "running".into();
-                    if let Some(tx) = self.started.lock().unwrap_or_else(|p| p.into_inner()).take() {
-                        let _ = tx.send(Ok(*run_id));
-                    }
-                }
-                Event::Progress { done, total, eta_s, success_rate, unit, .. } => {
-                    v.done = *done;
-                    v.total = *total;
-                    v.eta_s = *eta_s;
-                    v.success_rate = *success_rate;
-                    if let Some(u) = unit {
-                        // the unit's numbers, keeping its phase
-                        let entry = unit_entry(&mut v.units, &u.suite, &u.arm, u.seed, u.iterations);
-                        if let (Some(o), Value::Object(new)) = (entry.as_object_mut(), serde_json::to_value(u).unwrap_or_default()) {
-                            o.extend(new);
-                        }
-                    }
-                }
-                Event::Phase { suite, arm, seed, phase, iteration: _, iterations, label, step, steps, episodes, eta_s, .. } => {
-                    if v.episodes.is_none_or(|e| e.done <= episodes.done) {
-                        v.episodes = Some(*episodes);
-                        v.eta_s = *eta_s;
-                    }
-                    v.now = Some(format!("{arm} seed {seed}: {label}"));
-                    if let Some(o) = unit_entry(&mut v.units, suite, arm, *seed, *iterations).as_object_mut() {
-                        o.insert("phase".into(), json!(phase));
-                        o.insert("label".into(), json!(label));
-                        o.insert("step".into(), json!(step));
-                        o.insert("steps".into(), json!(steps));
-                    }
-                }
-                Event::Evaluation { suite, arm, seed, iteration, split, success, tasks, .. } => {
-                    v.evaluations.push(api::LiveEvaluation {
-                        suite: suite.clone(),
-                        arm: arm.clone(),
-                        seed: *seed,
-                        iteration: *iteration,
-                        split: split.clone(),
-                        success: *success,
-                        tasks: *tasks,
-                    });
-                }
-                Event::Message { text, .. } => v.messages.push(text.clone()),
-                Event::RunFinished { status, .. } => v.status = status.clone(),
-                Event::EpisodeFinished { .. } => {}
+        self.view.lock().unwrap_or_else(|p| p.into_inner()).apply(&event);
+        if let Event::RunStarted { run_id, .. } = &event {
+            if let Some(tx) = self.started.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                let _ = tx.send(Ok(*run_id));
             }
         }
         self.hub.publish(&serde_json::to_value(&event).unwrap_or_default());
@@ -177,8 +112,7 @@ impl Jobs {
             }
         }
         let cancel = Arc::new(AtomicBool::new(false));
-        let view =
-            Arc::new(Mutex::new(JobView { name: cfg.name.clone(), status: "starting".into(), seeds: cfg.seeds.clone(), ..Default::default() }));
+        let view = Arc::new(Mutex::new(RunSnapshot::new(&cfg.name, &cfg.seeds)));
         let (tx, rx) = mpsc::channel();
         let sink = Arc::new(JobSink { hub: self.hub.clone(), view: view.clone(), started: Mutex::new(Some(tx.clone())) });
         let store = self.store.clone();
@@ -281,31 +215,39 @@ impl Jobs {
         Ok(started)
     }
 
-    pub(super) fn list(&self) -> Vec<api::Job> {
-        let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
-        jobs.iter()
-            .rev()
-            .map(|(id, j)| {
-                let v = j.view.lock().unwrap_or_else(|p| p.into_inner());
-                let evaluations = thin(&v.evaluations, 200);
-                api::Job {
-                    run_id: *id,
-                    name: v.name.clone(),
-                    status: v.status.clone(),
-                    error: v.error.clone(),
-                    done: v.done,
-                    total: v.total,
-                    eta_s: v.eta_s,
-                    success_rate: v.success_rate,
-                    units: v.units.values().cloned().collect(),
-                    messages: v.messages.clone(),
-                    episodes: v.episodes,
-                    now: v.now.clone(),
-                    curves: live_curves(&evaluations, &v.seeds),
-                    evaluations,
+    /// The runs this process runs (or ran), then the store's other running runs, each from the
+    /// snapshot its own process keeps in the store: a run started from the command line, another
+    /// app or a cluster is as live here as one started here.
+    pub(super) fn list(&self) -> Result<Vec<api::Job>, CommandError> {
+        let mut out: Vec<api::Job> = {
+            let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+            jobs.iter().rev().map(|(id, j)| job_of(*id, &j.view.lock().unwrap_or_else(|p| p.into_inner()), None)).collect()
+        };
+        for run in self.store.runs()?.into_iter().filter(|r| r.kind == crate::store::KIND_EXPERIMENT && r.status == RunStatus::Running) {
+            if out.iter().any(|j| j.run_id == run.id) {
+                continue;
+            }
+            let mut snapshot = RunSnapshot::stored(&self.store, run.id).unwrap_or_else(|| {
+                let seeds: Vec<u64> =
+                    run.config.get("seeds").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_u64).collect()).unwrap_or_default();
+                RunSnapshot::new(&run.name, &seeds)
+            });
+            snapshot.status = "running".into();
+            let elsewhere = match self.store.run_lease(run.id)? {
+                Some(h) if h.live() => h.describe(),
+                Some(h) => {
+                    snapshot.eta_s = None;
+                    format!(
+                        "{} — no heartbeat for over {} s: it may have stopped; resume it to go on",
+                        h.describe(),
+                        crate::store::LEASE_TTL_MS / 1000
+                    )
                 }
-            })
-            .collect()
+                None => "another process".to_string(),
+            };
+            out.push(job_of(run.id, &snapshot, Some(elsewhere)));
+        }
+        Ok(out)
     }
 
     /// Forget a run that is about to be deleted: refused while it runs here; a finished job's

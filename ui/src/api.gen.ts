@@ -704,7 +704,13 @@ evaluations: Array<LiveEvaluation>,
 /**
  * The transfer curves of `evaluations`, as the analysis computes them.
  */
-curves: Array<TransferCurve>, };
+curves: Array<TransferCurve>, 
+/**
+ * Who runs it when this process does not (another app, `harness-s experiment run`, a
+ * coordinator elsewhere): its progress is then read from the snapshot that process keeps
+ * in the store, and only that process can cancel it.
+ */
+elsewhere: string | null, };
 
 export type ExperimentRow = { id: number, name: string, status: string, created_at: string, finished_at: string | null, suites: Array<string>, policy: unknown, summary: unknown, 
 /**

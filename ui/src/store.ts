@@ -141,6 +141,8 @@ export interface RunProgress {
   evals: Map<string, LiveEvaluation>;
   /** The transfer curves of those evaluations, as `jobs` computes them. */
   curves: TransferCurve[];
+  /** Who runs it when this workbench does not (its progress is then read from the store). */
+  elsewhere: string | null;
 }
 
 export const runs = new Store<Map<number, RunProgress>>(new Map());
@@ -172,6 +174,7 @@ function blank(run_id: number): RunProgress {
     now: null,
     evals: new Map(),
     curves: [],
+    elsewhere: null,
   };
 }
 
@@ -324,8 +327,12 @@ export async function refreshJobs(): Promise<void> {
         r.curves = j.curves;
       }
       if (j.messages?.length) r.messages = j.messages.slice(-20);
+      r.elsewhere = j.elsewhere;
       next.set(j.run_id, r);
     }
+    // a run another process ran has ended once the store no longer lists it as running: it
+    // leaves the live cards for the run list
+    for (const [id, r] of next) if (r.elsewhere && !jobs.some((j) => j.run_id === id)) next.delete(id);
     return next;
   });
 }
@@ -337,9 +344,13 @@ export function watchRuns() {
   watching = true;
   onEvent(applyEvent);
   void refreshJobs();
+  // every 3 s while something runs; else every 12 s, to notice a run started elsewhere (the
+  // command line, another app, a cluster)
+  let tick = 0;
   setInterval(() => {
+    tick += 1;
     const active = [...runs.get().values()].some((r) => r.status === "running");
-    if (active) void refreshJobs();
+    if (active || tick % 4 === 0) void refreshJobs();
   }, 3000);
 }
 

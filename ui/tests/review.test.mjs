@@ -6,7 +6,7 @@
 // view; and a rescue of two 500-step episodes opens quickly (the time is printed as a figure).
 
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -143,6 +143,34 @@ describe("review: runs, deletion, rescue alignment, search keys, long rescues", 
     await page.waitForFunction((id) => !document.querySelector(`.runs tr[data-run="${id}"]`), doomed);
     assert.equal(await row.count(), 1);
     await page.fill(".runs input[data-search]", "");
+  });
+
+  test("a run started from the command line while the page is open is live on the Experiments view", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "harness-s-review-"));
+    const file = path.join(dir, "cli-live.toml");
+    writeFileSync(file, experimentToml("cli-live", { iterations: 40 }).replace(/^eval_every = \d+$/m, "eval_every = 1"));
+    const child = spawn(binary(), ["experiment", "run", file, "--db", db()], { cwd: server.dir, stdio: "ignore" });
+    const exited = new Promise((r) => child.once("exit", r));
+    try {
+      await go("#/experiments");
+      const card = page.locator(".run-card", { hasText: "cli-live" });
+      await card.locator("[data-elsewhere]").waitFor({ timeout: 60_000 });
+      assert.match(await card.locator("[data-elsewhere]").innerText(), new RegExp(`run by process ${child.pid} `));
+      // its progress and live curves come from the store; only its own process can cancel it
+      await page.waitForFunction(() => {
+        const c = [...document.querySelectorAll(".run-card")].find((x) => x.textContent.includes("cli-live"));
+        return c && /[1-9][\d,]* \//.test(c.querySelector(".run-episodes")?.textContent ?? "") && c.querySelector(".units tbody tr");
+      }, null, { timeout: 60_000 });
+      assert.equal(await card.locator("button.danger").count(), 0);
+      await card.evaluate((d) => ((d.open = true), d.scrollIntoView({ block: "start" })));
+      await page.screenshot({ path: path.join(artifacts, "4-experiments-elsewhere.png") });
+    } finally {
+      child.kill("SIGINT");
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // ended there, it leaves the live cards
+    await page.waitForFunction(() => ![...document.querySelectorAll(".run-card")].some((x) => x.textContent.includes("cli-live") && x.querySelector("[data-elsewhere]")), null, { timeout: 30_000 });
   });
 
   test("delete: the dialog says how many episodes go; Esc keeps the run, Enter deletes it and everything recorded", async () => {

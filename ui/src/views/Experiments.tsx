@@ -1034,7 +1034,7 @@ function RunCard({ r, open, onDeleted }: { r: RunProgress; open: boolean; onDele
           </span>
         )}
         <span class="spacer" />
-        {running && (
+        {running && !r.elsewhere && (
           <button
             class="danger"
             onClick={async (e) => {
@@ -1070,6 +1070,11 @@ function RunCard({ r, open, onDeleted }: { r: RunProgress; open: boolean; onDele
         )}
       </summary>
       {r.error && <div class="error-text">{r.error}</div>}
+      {running && r.elsewhere && (
+        <div class="muted small run-elsewhere" data-elsewhere>
+          run by {r.elsewhere}: its progress is read from the store, and only that process can cancel it
+        </div>
+      )}
       {running && (r.now || r.label) && <div class="muted small run-now">now: {r.now ?? r.label}</div>}
       {units.length > 0 && (
         <table class="table compact units">
