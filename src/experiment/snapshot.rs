@@ -64,6 +64,25 @@ impl RunSnapshot {
         RunSnapshot { name: name.to_string(), status: "starting".into(), seeds: seeds.to_vec(), ..Default::default() }
     }
 
+    /// The snapshot of a run of `cfg` before any event: every (suite, arm, seed) job listed as
+    /// waiting, so the ones that have not started yet are shown too.
+    pub fn of_config(cfg: &super::ExperimentConfig) -> RunSnapshot {
+        let mut s = RunSnapshot::new(&cfg.name, &cfg.seeds);
+        for suite in &cfg.suites {
+            for arm in &cfg.arms {
+                for seed in &cfg.seeds {
+                    if let Some(o) = s.unit(suite, arm, *seed, cfg.iterations).as_object_mut() {
+                        o.insert("phase".into(), json!("waiting"));
+                        o.insert("label".into(), json!("waiting for a free job slot"));
+                        o.insert("step".into(), json!(0));
+                        o.insert("steps".into(), json!(0));
+                    }
+                }
+            }
+        }
+        s
+    }
+
     /// The job's entry, created blank (no iteration done, no rollouts) when a phase comes first.
     fn unit(&mut self, suite: &str, arm: &str, seed: u64, iterations: usize) -> &mut Value {
         let key =
@@ -169,8 +188,8 @@ pub(crate) struct StoredSnapshot<'a> {
 }
 
 impl<'a> StoredSnapshot<'a> {
-    pub fn new(inner: &'a dyn EventSink, store: &'a BlockingStore, run_id: i64, name: &str, seeds: &[u64]) -> StoredSnapshot<'a> {
-        StoredSnapshot { inner, store, run_id, state: Mutex::new((RunSnapshot::new(name, seeds), None)) }
+    pub fn new(inner: &'a dyn EventSink, store: &'a BlockingStore, run_id: i64, cfg: &super::ExperimentConfig) -> StoredSnapshot<'a> {
+        StoredSnapshot { inner, store, run_id, state: Mutex::new((RunSnapshot::of_config(cfg), None)) }
     }
 }
 
@@ -231,5 +250,14 @@ mod tests {
         assert_eq!(keys, [("harness-s".to_string(), 2), ("policy-only".into(), 2), ("policy-only".into(), 10)]);
         assert_eq!((s.units[0]["phase"].as_str(), s.units[0]["rollouts"].as_u64()), (Some("rescues"), Some(30)));
         assert_eq!(s.now.as_deref(), Some("policy-only seed 2: iteration 1 of 4: rescues"));
+    }
+
+    #[test]
+    fn every_job_is_listed_as_waiting_before_it_starts() {
+        let mut cfg = crate::experiment::ExperimentConfig::parse("demo", crate::workbench::DEMO_CONFIG).unwrap();
+        cfg.seeds = vec![1, 2];
+        let s = RunSnapshot::of_config(&cfg);
+        assert_eq!(s.units.len(), cfg.arms.len() * 2);
+        assert!(s.units.iter().all(|u| u["phase"] == "waiting" && u["iteration"] == 0 && u["iterations"] == cfg.iterations));
     }
 }

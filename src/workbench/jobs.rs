@@ -112,7 +112,7 @@ impl Jobs {
             }
         }
         let cancel = Arc::new(AtomicBool::new(false));
-        let view = Arc::new(Mutex::new(RunSnapshot::new(&cfg.name, &cfg.seeds)));
+        let view = Arc::new(Mutex::new(RunSnapshot::of_config(&cfg)));
         let (tx, rx) = mpsc::channel();
         let sink = Arc::new(JobSink { hub: self.hub.clone(), view: view.clone(), started: Mutex::new(Some(tx.clone())) });
         let store = self.store.clone();

@@ -349,7 +349,7 @@ pub fn run_experiment_with(
     let _lease = LeaseKeeper::start(&fenced, run_id, &holder);
     let store = &fenced;
     // the run's progress, kept in the store too, for every process that shows the store
-    let snapshot = crate::experiment::snapshot::StoredSnapshot::new(sink, store, run_id, &cfg.name, &cfg.seeds);
+    let snapshot = crate::experiment::snapshot::StoredSnapshot::new(sink, store, run_id, cfg);
     let sink: &dyn EventSink = &snapshot;
     let jobs: Vec<(usize, String, usize)> =
         (0..suites.len()).flat_map(|s| cfg.arms.iter().flat_map(move |a| (0..cfg.seeds.len()).map(move |k| (s, a.clone(), k)))).collect();

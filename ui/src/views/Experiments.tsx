@@ -1027,10 +1027,11 @@ function RunCard({ r, open, onDeleted }: { r: RunProgress; open: boolean; onDele
         <StatusTag status={r.status} />
         <Progress done={bar.done} total={bar.total} status={r.status} />
         <span class="num run-episodes">{bar.text}</span>
-        <span>success {pct(r.success_rate)}</span>
+        {/* an experiment's success is per job (the table below); a plain evaluation has one */}
+        {units.length === 0 && <span title="tasks solved so far, of the episodes finished">success {pct(r.success_rate)}</span>}
         {running && (
-          <span class="run-eta" title="from the episodes per second measured so far (after a few seconds of episodes)">
-            ETA {r.eta_s == null ? (r.episodes?.done ? "measuring…" : "–") : duration(r.eta_s)}
+          <span class="run-eta" title="from the episodes per second measured so far (after a few seconds of episodes), with the demonstration searches still to come">
+            ETA {r.eta_s != null ? duration(r.eta_s) : r.episodes?.done ? "measuring…" : units.some((u) => u.phase === "demonstrations") ? "after the warm-start search" : "–"}
           </span>
         )}
         <span class="spacer" />
@@ -1086,7 +1087,9 @@ function RunCard({ r, open, onDeleted }: { r: RunProgress; open: boolean; onDele
               <th>iteration</th>
               <th>phase</th>
               <th class="num">rollouts</th>
-              <th class="num">current success</th>
+              <th class="num" title="the job's latest base-harness success on its training tasks">
+                train success (latest evaluation)
+              </th>
             </tr>
           </thead>
           <tbody>
