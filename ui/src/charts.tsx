@@ -115,12 +115,17 @@ interface TipBlock {
   rows: [string, ComponentChildren][];
 }
 
-/** What the tooltip shows, and where (relative to the figure). */
+/** What the tooltip shows, and where (relative to the figure): beside the point, on the side
+ * with more room, so it is never clipped at the figure's edge nor covers the line it describes. */
 interface Tip {
   x: number;
   y: number;
+  side: "left" | "right";
   blocks: TipBlock[];
 }
+
+/** The side of a point at `x` (in a figure `width` wide) a tooltip goes. */
+const tipSide = (x: number, width: number): "left" | "right" => (x > width * 0.55 ? "left" : "right");
 
 /** A chart's hover tooltip: `show` places it above a pixel of an element inside the figure (the
  * element's own coordinates, scaled as drawn), `showAt` above an element. */
@@ -133,7 +138,8 @@ function useTip() {
     const fr = f.getBoundingClientRect();
     const r = el.getBoundingClientRect();
     const k = r.width / (el.viewBox.baseVal?.width || r.width);
-    setTip({ blocks, x: r.left - fr.left + px * k, y: r.top - fr.top + py * k - 6 });
+    const x = r.left - fr.left + px * k;
+    setTip({ blocks, x, y: r.top - fr.top + py * k, side: tipSide(x, fr.width) });
   };
   const showAt = (e: Event, blocks: TipBlock[]) => {
     const f = figure.current;
@@ -141,11 +147,12 @@ function useTip() {
     if (!f || !el) return;
     const fr = f.getBoundingClientRect();
     const r = el.getBoundingClientRect();
-    setTip({ blocks, x: r.left + r.width / 2 - fr.left, y: r.top - fr.top });
+    const x = r.left + r.width / 2 - fr.left;
+    setTip({ blocks, x, y: r.top + r.height / 2 - fr.top, side: tipSide(x, fr.width) });
   };
   const hide = () => setTip(null);
   const box = tip && (
-    <div class="chart-tip" role="tooltip" style={{ left: `${tip.x}px`, top: `${tip.y}px` }}>
+    <div class={`chart-tip ${tip.side}`} role="tooltip" style={{ left: `${tip.x}px`, top: `${tip.y}px` }}>
       {tip.blocks.map((b, i) => (
         <div key={i} class="chart-tip-block">
           <div class="chart-tip-title">{b.title}</div>
@@ -387,6 +394,7 @@ export function TransferChart({
   size?: "compact" | "full";
 }) {
   const [hidden, toggle] = useHidden();
+  const [showBands, setShowBands] = useState(true);
   const { figure, show, hide, box } = useTip();
   const [panelsRef, width] = useWidth<HTMLDivElement>();
   const all: Line[] = [...curves.map((c) => ({ curve: c, other: false, run: label })), ...(compare?.curves ?? []).map((c) => ({ curve: c, other: true, run: compare?.label }))];
@@ -443,7 +451,7 @@ export function TransferChart({
       </figcaption>
       <div class="panels" ref={panelsRef}>
         {panels.map((p) => (
-          <Panel key={p.title} title={p.title} lines={p.lines} xMax={xMax} width={pw} compared={compared} bands={!compared} onHover={hover} onLeave={hide} />
+          <Panel key={p.title} title={p.title} lines={p.lines} xMax={xMax} width={pw} compared={compared} bands={!compared && showBands} onHover={hover} onLeave={hide} />
         ))}
       </div>
       <div class="legend small">
@@ -466,11 +474,51 @@ export function TransferChart({
             </span>
           </span>
         )}
+        {!compared && seeds > 1 && (
+          <button type="button" class={`legend-item bands-toggle${showBands ? "" : " off"}`} aria-pressed={showBands} title={showBands ? "hide the 95% bands" : "show the 95% bands"} onClick={() => setShowBands((b) => !b)}>
+            <i class="swatch band-swatch" /> 95% bands
+          </button>
+        )}
         {arms.length > 0 && <span class="muted legend-hint">click an arm to hide or show it</span>}
       </div>
       {box}
     </figure>
   );
+}
+
+/** Save a chart drawn by the server (its SVG text) as `name`.svg, or as `name`.png at twice its
+ * size (drawn through a canvas, on white). */
+export async function downloadChart(svg: string, name: string, kind: "svg" | "png"): Promise<void> {
+  const save = (blob: Blob, file: string) => {
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(blob);
+    a.download = file;
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  };
+  const doc = svg.includes("xmlns=") ? svg : svg.replace("<svg", '<svg xmlns="http://www.w3.org/2000/svg"');
+  const blob = new Blob([doc], { type: "image/svg+xml" });
+  if (kind === "svg") return save(blob, `${name}.svg`);
+  const url = URL.createObjectURL(blob);
+  try {
+    const img = new Image();
+    await new Promise<void>((ok, fail) => {
+      img.onload = () => ok();
+      img.onerror = () => fail(new Error("the chart could not be drawn as an image"));
+      img.src = url;
+    });
+    const canvas = document.createElement("canvas");
+    canvas.width = img.naturalWidth * 2;
+    canvas.height = img.naturalHeight * 2;
+    const g = canvas.getContext("2d")!;
+    g.fillStyle = "#fff";
+    g.fillRect(0, 0, canvas.width, canvas.height);
+    g.drawImage(img, 0, 0, canvas.width, canvas.height);
+    const png = await new Promise<Blob | null>((ok) => canvas.toBlob(ok, "image/png"));
+    if (png) save(png, `${name}.png`);
+  } finally {
+    URL.revokeObjectURL(url);
+  }
 }
 
 /** One arm's final success on one split: what the report's final table holds. */

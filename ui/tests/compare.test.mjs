@@ -6,6 +6,7 @@
 // Screenshots go to ui/test-artifacts/.
 
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { api, artifacts, openPage, skipReason, startBrowser, startServer } from "./serve.mjs";
@@ -182,6 +183,10 @@ describe("results: comparison and interactive charts", { skip: reason ?? false }
     assert.match(text, /success\s+\d+\.\d%/);
     assert.match(text, /95% CI\s+\d+\.\d% – \d+\.\d% \(t over 3 seeds\)/);
     await shot("5-results-chart-tooltip");
+    // beside the point, on the side with room: inside the figure, clear of the point itself
+    const fig = await page.locator(chart).boundingBox();
+    const tb = await tip.boundingBox();
+    assert.ok(tb.x >= fig.x - 1 && tb.x + tb.width <= fig.x + fig.width + 1, `tooltip ${JSON.stringify(tb)} inside ${JSON.stringify(fig)}`);
     // run a's point: one seed, no interval
     await hover(`${chart} svg.panel:first-child g[data-arm="harness-s"][data-run="other"] .point`);
     await page.waitForFunction((sel) => /cmp-one-seed/.test(document.querySelector(sel)?.textContent ?? ""), `${chart} .chart-tip`);
@@ -207,6 +212,22 @@ describe("results: comparison and interactive charts", { skip: reason ?? false }
     await entry.click();
     assert.equal(await count(), 2);
     assert.equal(await entry.getAttribute("aria-pressed"), "true");
+    // the 95% bands can be switched off and on
+    const bands = () => page.locator(`${chart} .band`).count();
+    const before = await bands();
+    assert.ok(before > 0, "three seeds: bands drawn");
+    await page.locator(`${chart} button.bands-toggle`).click();
+    assert.equal(await bands(), 0);
+    await page.locator(`${chart} button.bands-toggle`).click();
+    assert.equal(await bands(), before);
+    // each chart downloads as the report draws it
+    const [download] = await Promise.all([page.waitForEvent("download"), page.locator('#chart-transfer [data-download="transfer"] button', { hasText: "SVG" }).click()]);
+    assert.equal(download.suggestedFilename(), `run-${runs.b}-transfer.svg`);
+    const svgText = readFileSync(await download.path(), "utf8");
+    assert.match(svgText, /^<svg[^>]*data-chart="transfer"/);
+    const [png] = await Promise.all([page.waitForEvent("download"), page.locator('#chart-transfer [data-download="transfer"] button', { hasText: "PNG" }).click()]);
+    assert.equal(png.suggestedFilename(), `run-${runs.b}-transfer.png`);
+    assert.deepEqual([...readFileSync(await png.path()).subarray(1, 4)].map((b) => String.fromCharCode(b)).join(""), "PNG");
     // and in the final-success chart
     const fin = "#chart-final-table figure[data-chart=final-table]";
     await page.locator(`${fin} button.legend-item[data-arm="random-rescue"]`).click();

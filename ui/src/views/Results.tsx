@@ -3,7 +3,7 @@
 // differences per arm), and the report's export.
 
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { FinalSuccessChart, ONE_SEED, ONE_SEED_WHY, SeedCi, TransferChart, type FinalPoint } from "../charts";
+import { downloadChart, FinalSuccessChart, ONE_SEED, ONE_SEED_WHY, SeedCi, TransferChart, type FinalPoint } from "../charts";
 import { call, canOpenFiles, inTauri, openPath, saveReport, type ReportFormat, type SavedReport } from "../client";
 import { finished, navigate, showError, useLoad, useStore } from "../store";
 import type { ExportedFiles, FinalRow, PairedDelta, Report, RoutedDelta, TransferCurve } from "../types";
@@ -284,6 +284,27 @@ function lastIteration(t: TransferCurve[]): number {
   return Math.max(0, ...t.flatMap((c) => c.points.map((p) => p.iteration)));
 }
 
+/** Download buttons for a chart: the report's drawing of it, as SVG or PNG. */
+function ChartDownload({ r, id }: { r: Report; id: string }) {
+  const svg = r.charts.find((c) => c.id === id)?.svg;
+  if (!svg) return null;
+  const name = `run-${r.run.id}-${id}`;
+  const go = (kind: "svg" | "png") => (e: Event) => {
+    e.preventDefault();
+    downloadChart(svg, name, kind).catch(showError);
+  };
+  return (
+    <span class="chart-download small" data-download={id}>
+      <button class="link" title={`save ${name}.svg (as the report draws it)`} onClick={go("svg")}>
+        ⤓ SVG
+      </button>
+      <button class="link" title={`save ${name}.png`} onClick={go("png")}>
+        ⤓ PNG
+      </button>
+    </span>
+  );
+}
+
 /** The charts drawn in the page, then the report's other charts (SVGs), each one full width or
  * two to a row; a filter finds a chart by its title. */
 function Charts({ r }: { r: Report }) {
@@ -327,16 +348,19 @@ function Charts({ r }: { r: Report }) {
       </div>
       {shown(drawn[0].title) && (
         <div id="chart-transfer" class="chart live wide">
+          <ChartDownload r={r} id="transfer" />
           {r.transfer.length ? <TransferChart curves={curves} iterations={lastIteration(r.transfer)} /> : <p class="muted">No evaluation yet.</p>}
         </div>
       )}
       {shown(drawn[1].title) && (
         <div id="chart-final-table" class="chart live wide">
+          <ChartDownload r={r} id="final-table" />
           {finals.length ? <FinalSuccessChart rows={finals} /> : <p class="muted">No evaluation yet.</p>}
         </div>
       )}
       {shown(drawn[2].title) && deltas.length > 0 && (
         <div id="chart-final-deltas" class="chart live wide">
+          <ChartDownload r={r} id="final-deltas" />
           <FinalSuccessChart rows={deltas} kind="delta" baseline={r.final_table.baseline} />
         </div>
       )}
@@ -359,6 +383,7 @@ function Charts({ r }: { r: Report }) {
               >
                 {wide.has(c.id) ? "⤡" : "⤢"}
               </button>
+              <ChartDownload r={r} id={c.id} />
               <div class="svg" role="img" aria-label={c.title} dangerouslySetInnerHTML={{ __html: c.svg ?? "" }} />
             </figure>
           ))}
