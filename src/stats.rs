@@ -86,14 +86,47 @@ pub fn bootstrap(xs: &[f64]) -> (f64, [f64; 2]) {
     (mean(xs), [lo, hi])
 }
 
-/// A paired difference of two arms over tasks: its mean, percentile-bootstrap 95% interval, and
-/// the tasks and seeds it pairs.
+/// z quantiles of the power analysis: two-sided 5% (0.975) and 80% power (0.80).
+pub const Z_975: f64 = 1.959_963_984_540_054;
+pub const Z_80: f64 = 0.841_621_233_572_914_3;
+
+/// The minimum detectable effect of a paired design whose per-task differences have standard
+/// deviation `sd` over `tasks` tasks: the true mean difference a two-sided 5% test over those
+/// tasks detects with 80% power, (z₀.₉₇₅ + z₀.₈₀) · sd / √tasks. Sizing a design: tasks
+/// needed for an effect `e` are ((z₀.₉₇₅ + z₀.₈₀) · sd / e)² ([`tasks_for_effect`]). `None`
+/// below two tasks, and when no task's difference differed from another's (a spread of zero says
+/// nothing about the variance of outcomes that are 0 or 1).
+pub fn minimum_detectable_effect(sd: f64, tasks: usize) -> Option<f64> {
+    (tasks >= 2 && sd > 0.0).then(|| (Z_975 + Z_80) * sd / (tasks as f64).sqrt())
+}
+
+/// The tasks a paired design with per-task standard deviation `sd` needs to detect `effect`
+/// (two-sided 5%, 80% power); see [`minimum_detectable_effect`].
+pub fn tasks_for_effect(sd: f64, effect: f64) -> usize {
+    if effect <= 0.0 {
+        return usize::MAX;
+    }
+    (((Z_975 + Z_80) * sd / effect).powi(2)).ceil().max(2.0) as usize
+}
+
+/// A paired difference of two arms over tasks: its mean, percentile-bootstrap 95% interval, the
+/// tasks and seeds it pairs, and the standard deviation of its per-task differences (what its
+/// minimum detectable effect and the sizes of later designs are computed from).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Paired {
     pub mean: f64,
     pub ci95: [f64; 2],
     pub tasks: usize,
     pub seeds: usize,
+    pub task_sd: f64,
+}
+
+impl Paired {
+    /// The effect this design detects with 80% power (two-sided 5%): see
+    /// [`minimum_detectable_effect`].
+    pub fn mde(&self) -> Option<f64> {
+        minimum_detectable_effect(self.task_sd, self.tasks)
+    }
 }
 
 /// Two arms' outcomes paired on the tasks and seeds both have: per task, the mean over shared
@@ -121,7 +154,7 @@ pub fn paired<K: Ord>(a: &BTreeMap<K, BTreeMap<u32, f64>>, b: &BTreeMap<K, BTree
         return None;
     }
     let (m, ci95) = bootstrap(&diffs);
-    Some(Paired { mean: m, ci95, tasks: diffs.len(), seeds: seeds.len() })
+    Some(Paired { mean: m, ci95, tasks: diffs.len(), seeds: seeds.len(), task_sd: sd(&diffs) })
 }
 
 /// Wilson score 95% interval of a share `k / n`.
@@ -265,5 +298,50 @@ mod tests {
         assert!(lo < 0.25 && 0.25 < hi, "{lo} {hi}");
         assert!(hi - lo < 0.25);
         assert_eq!(bootstrap_ci(&xs, 1000, 3), (lo, hi));
+    }
+
+    /// The power analysis checked by simulation: experiments of 120 tasks × 5 seeds whose true
+    /// paired effect is the minimum detectable effect the population's spread gives. The 95%
+    /// intervals must cover the true effect about 95% of the time, and exclude zero (detect it)
+    /// about 80% of the time; the MDE computed from each experiment's own sample must be close
+    /// to the population's.
+    #[test]
+    fn intervals_cover_and_the_minimum_detectable_effect_is_detected_80_percent_of_the_time() {
+        let (tasks, seeds, sims) = (120usize, 5u32, 400usize);
+        let mut rng = crate::seed::SplitMix(0x005e_ed0f_90e4);
+        let mut uniform = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        // a task's success chance under the baseline varies by task; the arm adds `effect`
+        let draw = |effect: f64, uniform: &mut dyn FnMut() -> f64| -> Vec<f64> {
+            (0..tasks)
+                .map(|_| {
+                    let p = 0.15 + 0.6 * uniform();
+                    let q = (p + effect).clamp(0.0, 1.0);
+                    let d: Vec<f64> = (0..seeds).map(|_| f64::from(u8::from(uniform() < q)) - f64::from(u8::from(uniform() < p))).collect();
+                    mean(&d)
+                })
+                .collect()
+        };
+        // the population's per-task spread, from one large draw without effect
+        let big: Vec<f64> = (0..40).flat_map(|_| draw(0.0, &mut uniform)).collect();
+        let mde = minimum_detectable_effect(sd(&big), tasks).unwrap();
+        assert!((0.05..0.15).contains(&mde), "MDE {mde}");
+        let (mut covered, mut detected, mut mdes) = (0usize, 0usize, Vec::new());
+        for i in 0..sims {
+            let diffs = draw(mde, &mut uniform);
+            let (lo, hi) = bootstrap_ci(&diffs, 1000, i as u64);
+            // the true mean difference: `mde` less what clamping at 1 takes off (none here)
+            covered += usize::from(lo <= mde && mde <= hi);
+            detected += usize::from(lo > 0.0);
+            mdes.push(minimum_detectable_effect(sd(&diffs), tasks).unwrap());
+        }
+        let coverage = covered as f64 / sims as f64;
+        let power = detected as f64 / sims as f64;
+        eprintln!("MDE {mde:.4}: coverage {coverage:.3}, power {power:.3}, mean sample MDE {:.4} over {sims} experiments", mean(&mdes));
+        assert!((0.92..=0.98).contains(&coverage), "coverage {coverage}");
+        assert!((0.73..=0.87).contains(&power), "power at the MDE {power}");
+        assert!((mean(&mdes) / mde - 1.0).abs() < 0.05, "the sample MDE {} against the population's {mde}", mean(&mdes));
+        // sizing: the tasks needed for the MDE are the tasks it came from
+        let need = tasks_for_effect(sd(&big), mde);
+        assert!((tasks - 1..=tasks + 1).contains(&need), "{need}");
     }
 }

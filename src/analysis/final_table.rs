@@ -27,6 +27,11 @@ pub struct PairedDelta {
     pub ci95: [f64; 2],
     pub tasks: usize,
     pub seeds: usize,
+    /// The minimum detectable effect of this comparison: the true difference its size (these
+    /// tasks, each averaged over these seeds) detects with 80% power at two-sided 5%
+    /// ([`crate::stats::minimum_detectable_effect`]); `None` below two tasks.
+    #[serde(default)]
+    pub mde: Option<f64>,
 }
 
 impl PairedDelta {
@@ -190,6 +195,7 @@ fn paired(arm: &str, baseline: &str, a: &Outcomes, b: &Outcomes) -> Option<Paire
         ci95: p.ci95,
         tasks: p.tasks,
         seeds: p.seeds,
+        mde: p.mde(),
     })
 }
 
@@ -201,14 +207,22 @@ pub fn paired_maps(arm: &str, baseline: &str, a: &BTreeMap<String, f64>, b: &BTr
         return None;
     }
     let (mean, ci95) = bootstrap(&diffs);
-    Some(PairedDelta { arm: arm.into(), baseline: baseline.into(), mean, ci95, tasks: diffs.len(), seeds: 0 })
+    let mde = crate::stats::minimum_detectable_effect(crate::stats::sd(&diffs), diffs.len());
+    Some(PairedDelta { arm: arm.into(), baseline: baseline.into(), mean, ci95, tasks: diffs.len(), seeds: 0, mde })
 }
 
 fn pp(x: f64) -> String {
     format!("{:+.1}", 100.0 * x)
 }
 
-/// One plain sentence for a paired difference, honest when the interval covers zero.
+/// What a paired difference's size can detect, as a clause: "this run could detect differences
+/// of 8.1 points or more (80% power, two-sided 5%)".
+pub fn mde_clause(d: &PairedDelta) -> Option<String> {
+    d.mde.map(|m| format!("this run could detect differences of {:.1} points or more (80% power, two-sided 5%)", 100.0 * m))
+}
+
+/// One plain sentence for a paired difference, honest when the interval covers zero, with the
+/// smallest difference the run's size could detect.
 pub fn sentence(d: &PairedDelta, split: &str) -> String {
     let on = if split == "heldout" { "held-out families (never trained on)" } else { "the training families" };
     let n = format!("{} tasks, {} seed{}", d.tasks, d.seeds, if d.seeds == 1 { "" } else { "s" });
@@ -219,19 +233,20 @@ pub fn sentence(d: &PairedDelta, split: &str) -> String {
             d.arm, d.baseline, pp(d.mean)
         );
     }
+    let detect = mde_clause(d).map(|c| format!(" At this size {c}.")).unwrap_or_default();
     if d.covers_zero() {
         format!(
-            "On {on}, {} differs from {} by {} percentage points under the base harness, but the interval ({ci}; {n}) includes zero: this run cannot tell the two apart.",
+            "On {on}, {} differs from {} by {} percentage points under the base harness, but the interval ({ci}; {n}) includes zero: this run cannot tell the two apart.{detect}",
             d.arm, d.baseline, pp(d.mean)
         )
     } else if d.mean > 0.0 {
         format!(
-            "On {on}, {} solves {} percentage points more tasks than {} under the base harness ({ci}; {n}); the interval excludes zero, so the gain is unlikely to be chance at this sample size.",
+            "On {on}, {} solves {} percentage points more tasks than {} under the base harness ({ci}; {n}); the interval excludes zero, so the gain is unlikely to be chance at this sample size.{detect}",
             d.arm, pp(d.mean).trim_start_matches('+'), d.baseline
         )
     } else {
         format!(
-            "On {on}, {} solves {} percentage points fewer tasks than {} under the base harness ({ci}; {n}); the interval excludes zero, so it is worse here.",
+            "On {on}, {} solves {} percentage points fewer tasks than {} under the base harness ({ci}; {n}); the interval excludes zero, so it is worse here.{detect}",
             d.arm, pp(-d.mean).trim_start_matches('+'), d.baseline
         )
     }
@@ -379,14 +394,24 @@ mod tests {
 
     #[test]
     fn the_sentence_is_honest_about_zero() {
-        let d = PairedDelta { arm: "harness-s".into(), baseline: "policy-only".into(), mean: 0.02, ci95: [-0.03, 0.07], tasks: 80, seeds: 2 };
+        let d = PairedDelta {
+            arm: "harness-s".into(),
+            baseline: "policy-only".into(),
+            mean: 0.02,
+            ci95: [-0.03, 0.07],
+            tasks: 80,
+            seeds: 2,
+            mde: Some(0.07),
+        };
         let s = sentence(&d, "heldout");
         assert!(s.contains("includes zero") && s.contains("cannot tell"), "{s}");
+        assert!(s.ends_with("At this size this run could detect differences of 7.0 points or more (80% power, two-sided 5%)."), "{s}");
         let d = PairedDelta { ci95: [0.01, 0.05], ..d };
         assert!(sentence(&d, "heldout").contains("2.0 percentage points more"));
         // one seed: no interval is quoted, whatever the bootstrap over tasks gave
         let one = PairedDelta { ci95: [0.0, 0.0], mean: 0.0, seeds: 1, ..d };
         let s = sentence(&one, "heldout");
         assert!(!s.contains("95% CI") && s.contains("one seed cannot give a seed interval"), "{s}");
+        assert!(!s.contains("could detect"), "no power claim without an interval: {s}");
     }
 }

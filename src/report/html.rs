@@ -92,23 +92,39 @@ fn inline_svg(svg: &str) -> String {
     svg.replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1)
 }
 
+/// The smallest difference a paired comparison's size detects (80% power, two-sided 5%), in
+/// points; only where an interval is quoted (two seeds or more).
+pub(crate) fn mde_pts(d: &crate::analysis::PairedDelta) -> String {
+    match d.mde {
+        Some(m) if d.seeds > 1 => format!("{:.1}", 100.0 * m),
+        _ => "—".into(),
+    }
+}
+
+/// The title of a minimum-detectable-effect column.
+pub(crate) const MDE_TITLE: &str = "the smallest true difference this comparison's size detects with 80% power at two-sided 5%";
+
 pub(crate) fn final_table_html(rows: &[&FinalRow], out: &mut String) {
     out.push_str("<table><thead><tr><th class=\"l\">arm</th><th class=\"l\">split</th><th>success</th><th>95% CI</th>");
-    let _ = write!(out, "<th>Δ vs {BASELINE_ARM} (pts)</th><th>95% CI (pts)</th><th>tasks</th><th>seeds</th></tr></thead><tbody>");
+    let _ = write!(
+        out,
+        "<th>Δ vs {BASELINE_ARM} (pts)</th><th>95% CI (pts)</th><th title=\"{MDE_TITLE}\">detectable Δ (pts)</th><th>tasks</th><th>seeds</th></tr></thead><tbody>"
+    );
     for r in rows {
-        let (d, dci) = match &r.delta {
-            Some(d) => (pts(d.mean), seed_ci(d.ci95, d.seeds, ci_pts)),
-            None => ("—".into(), "".into()),
+        let (d, dci, mde) = match &r.delta {
+            Some(d) => (pts(d.mean), seed_ci(d.ci95, d.seeds, ci_pts), mde_pts(d)),
+            None => ("—".into(), "".into(), "".into()),
         };
         let _ = write!(
             out,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&r.arm),
             esc(split_label(&r.split)),
             pct(r.success),
             seed_ci(r.ci95, r.seeds.len(), ci),
             d,
             dci,
+            mde,
             r.tasks,
             r.seeds.len()
         );

@@ -834,7 +834,13 @@ mean: number,
 /**
  * Paired percentile bootstrap over tasks.
  */
-ci95: [number, number], tasks: number, seeds: number, };
+ci95: [number, number], tasks: number, seeds: number, 
+/**
+ * The minimum detectable effect of this comparison: the true difference its size (these
+ * tasks, each averaged over these seeds) detects with 80% power at two-sided 5%
+ * ([`crate::stats::minimum_detectable_effect`]); `None` below two tasks.
+ */
+mde: number | null, };
 
 export type Headline = { suite: string, split: string, iteration: number, delta: PairedDelta, covers_zero: boolean, 
 /**

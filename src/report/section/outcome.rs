@@ -8,7 +8,7 @@ use crate::chart::dot::{self, DotChart, DotPanel, DotSeries};
 use crate::chart::line::{self, LineChart, Panel, Series};
 use crate::chart::{arm_style, split_label, split_marker_label, split_style, suite_prefix, Chart, ChartError};
 use crate::report::csv::Csv;
-use crate::report::html::{ci, ci_pts, esc, final_table_html, pts, seed_ci};
+use crate::report::html::{ci, ci_pts, esc, final_table_html, mde_pts, pts, seed_ci, MDE_TITLE};
 
 pub(super) struct Outcome;
 
@@ -44,6 +44,7 @@ impl super::Section for Outcome {
                     delta_ci_high: r.delta.ci95[1],
                     tasks: r.delta.tasks,
                     seeds: r.delta.seeds,
+                    mde: r.delta.mde,
                 }),
             ),
             Csv::of(
@@ -65,6 +66,7 @@ impl super::Section for Outcome {
                         delta_ci_low: d.map(|d| d.ci95[0]),
                         delta_ci_high: d.map(|d| d.ci95[1]),
                         delta_tasks: d.map(|d| d.tasks),
+                        delta_mde: d.and_then(|d| d.mde),
                     }
                 }),
             ),
@@ -110,7 +112,7 @@ impl super::Section for Outcome {
 
 crate::report::csv::csv_row! {
     /// `routed_vs_arms.csv`: the routed arm against one other arm.
-    RoutedVsRow { suite: String, split: String, arm: String, against: String, delta: f64, delta_ci_low: f64, delta_ci_high: f64, tasks: usize, seeds: usize }
+    RoutedVsRow { suite: String, split: String, arm: String, against: String, delta: f64, delta_ci_low: f64, delta_ci_high: f64, tasks: usize, seeds: usize, mde: Option<f64> }
 }
 
 crate::report::csv::csv_row! {
@@ -130,6 +132,7 @@ crate::report::csv::csv_row! {
         delta_ci_low: Option<f64>,
         delta_ci_high: Option<f64>,
         delta_tasks: Option<usize>,
+        delta_mde: Option<f64>,
     }
 }
 
@@ -377,7 +380,10 @@ fn transfer_table(h: &mut String, a: &Analysis) {
 /// The routed arm minus each other arm, paired: the same budget spent on routed siblings against
 /// random siblings, more base tries, or nothing.
 fn routed_vs_html(rows: &[&RoutedDelta], out: &mut String) {
-    out.push_str("<table><thead><tr><th class=\"l\">split</th><th class=\"l\">against</th><th>Δ (pts)</th><th>95% CI (pts)</th><th>tasks</th><th>seeds</th><th class=\"l\">reading</th></tr></thead><tbody>");
+    let _ = write!(
+        out,
+        "<table><thead><tr><th class=\"l\">split</th><th class=\"l\">against</th><th>Δ (pts)</th><th>95% CI (pts)</th><th title=\"{MDE_TITLE}\">detectable Δ (pts)</th><th>tasks</th><th>seeds</th><th class=\"l\">reading</th></tr></thead><tbody>"
+    );
     for r in rows {
         let d = &r.delta;
         let reading = if d.seeds < 2 {
@@ -391,11 +397,12 @@ fn routed_vs_html(rows: &[&RoutedDelta], out: &mut String) {
         };
         let _ = write!(
             out,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
             esc(split_label(&r.split)),
             esc(&d.baseline),
             pts(d.mean),
             seed_ci(d.ci95, d.seeds, ci_pts),
+            mde_pts(d),
             d.tasks,
             d.seeds,
             esc(&reading)

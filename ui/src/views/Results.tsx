@@ -409,6 +409,9 @@ function FinalTable({ rows, baseline }: { rows: FinalRow[]; baseline: string }) 
           <th>95% CI</th>
           <th class="num">Δ vs {baseline}</th>
           <th>Δ 95% CI</th>
+          <th class="num" title={MDE_TITLE}>
+            detectable Δ
+          </th>
         </tr>
       </thead>
       <tbody>
@@ -436,7 +439,10 @@ function FinalTable({ rows, baseline }: { rows: FinalRow[]; baseline: string }) 
   );
 }
 
-/** A paired difference and its interval as two cells, green or red when the interval excludes
+/** What the "detectable Δ" columns hold. */
+const MDE_TITLE = "the smallest true difference this comparison's size detects with 80% power at two-sided 5% (its minimum detectable effect)";
+
+/** A paired difference, its interval and its minimum detectable effect as three cells, green or red when the interval excludes
  * zero; empty cells where there is none. */
 function DeltaCells({ delta }: { delta: PairedDelta | null }) {
   const sign = delta && delta.seeds > 1 ? (delta.ci95[0] > 0 ? "pos" : delta.ci95[1] < 0 ? "neg" : "") : "";
@@ -444,6 +450,9 @@ function DeltaCells({ delta }: { delta: PairedDelta | null }) {
     <>
       <td class={`num ${sign}`}>{delta ? signedPts(delta.mean) : ""}</td>
       <td class="muted">{delta ? <SeedCi seeds={delta.seeds}>{ci(delta.ci95)}</SeedCi> : ""}</td>
+      <td class="num muted" title={MDE_TITLE}>
+        {delta && delta.seeds > 1 && delta.mde != null ? `${(delta.mde * 100).toFixed(1)} pts` : ""}
+      </td>
     </>
   );
 }
@@ -461,6 +470,9 @@ function RoutedVs({ rows }: { rows: RoutedDelta[] }) {
             <th>against</th>
             <th class="num">Δ</th>
             <th>95% CI</th>
+            <th class="num" title={MDE_TITLE}>
+              detectable Δ
+            </th>
             <th class="num">tasks</th>
             <th class="num">seeds</th>
           </tr>
