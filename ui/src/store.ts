@@ -344,13 +344,13 @@ export function watchRuns() {
   watching = true;
   onEvent(applyEvent);
   void refreshJobs();
-  // every 3 s while something runs; else every 12 s, to notice a run started elsewhere (the
+  // every 3 s while something runs; else every 6 s, to notice a run started elsewhere (the
   // command line, another app, a cluster)
   let tick = 0;
   setInterval(() => {
     tick += 1;
     const active = [...runs.get().values()].some((r) => r.status === "running");
-    if (active || tick % 4 === 0) void refreshJobs();
+    if (active || tick % 2 === 0) void refreshJobs();
   }, 3000);
 }
 

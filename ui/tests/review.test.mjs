@@ -148,7 +148,7 @@ describe("review: runs, deletion, rescue alignment, search keys, long rescues", 
   test("a run started from the command line while the page is open is live on the Experiments view", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "harness-s-review-"));
     const file = path.join(dir, "cli-live.toml");
-    writeFileSync(file, experimentToml("cli-live", { iterations: 40 }).replace(/^eval_every = \d+$/m, "eval_every = 1"));
+    writeFileSync(file, experimentToml("cli-live", { iterations: 300 }).replace(/^eval_every = \d+$/m, "eval_every = 1"));
     const child = spawn(binary(), ["experiment", "run", file, "--db", db()], { cwd: server.dir, stdio: "ignore" });
     const exited = new Promise((r) => child.once("exit", r));
     try {
