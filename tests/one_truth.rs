@@ -1,6 +1,7 @@
 //! One truth per number: the list of runs (the Workspace view) and a run's results take the
 //! headline from the same analysis, at the last evaluation every arm and seed reached, never
-//! from the runner's summary, which a cancelled run writes with arms at different iterations.
+//! from the runner's summary, which a cancelled run writes with arms at different iterations;
+//! and a finished run's summary states the analysis's numbers bit for bit.
 
 use harness_s::report::synthetic::{write_synthetic, Synthetic};
 use harness_s::store::{BlockingStore, RunStatus};
@@ -84,4 +85,41 @@ fn the_ui_keeps_no_statistics_palette_or_arm_list() {
         let named: Vec<&str> = Arm::ALL.iter().map(|a| a.as_str()).filter(|a| text.contains(&format!("\"{a}\""))).collect();
         assert!(named.len() <= 1, "{name} lists arms {named:?}: take them from `arms`");
     }
+}
+
+/// The run summary (`experiment run --json`, the stored summary) states the analysis's numbers:
+/// each arm's final success is its transfer curve's last point, and every paired difference is
+/// the final table's, bit for bit, on a real run. The summary keeps its own shape for the tools
+/// that read it; its numbers have one source.
+#[test]
+fn the_run_summary_s_numbers_are_the_analysis_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = BlockingStore::open(dir.path().join("runs.db").to_str().unwrap()).unwrap();
+    let mut cfg = harness_s::experiment::ExperimentConfig::parse("demo", harness_s::workbench::DEMO_CONFIG).unwrap();
+    cfg.name = "one-truth".into();
+    cfg.seeds = vec![1, 2];
+    cfg.iterations = 2;
+    cfg.eval_every = 1;
+    cfg.policy.warm_start_demos = 10;
+    cfg.budget.batch_tasks = 8;
+    cfg.budget.probe_tasks = 6;
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let out = harness_s::experiment::run_experiment(&cfg, &store, &harness_s::events::NullSink, &cancel).unwrap();
+    assert!(out.finished);
+    let a = harness_s::analysis::analyse(&store, out.run_id).unwrap();
+    let mut compared = 0;
+    for c in &a.transfer {
+        let last = c.points.last().unwrap();
+        assert_eq!(out.arms[&c.arm][&c.split], last.mean, "{} {}: summary against the transfer curve's last point", c.arm, c.split);
+        compared += 1;
+    }
+    assert_eq!(compared, cfg.arms.len() * 2);
+    assert!(!out.deltas.is_empty());
+    for d in &out.deltas {
+        let r = a.final_table.routed_vs.iter().find(|r| r.split == "heldout" && r.delta.baseline == d.baseline).unwrap();
+        assert_eq!((d.mean, d.ci95, d.tasks), (r.delta.mean, r.delta.ci95, r.delta.tasks), "harness-s against {}", d.baseline);
+    }
+    let h = out.heldout_delta.as_ref().unwrap();
+    let head = &a.headline[0].delta;
+    assert_eq!((h.mean, h.ci95, h.tasks), (head.mean, head.ci95, head.tasks));
 }
