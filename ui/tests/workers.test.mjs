@@ -115,15 +115,17 @@ describe("experiments: the workers of a distributed run", { skip: reason ?? fals
     await page.locator("[data-workers]").scrollIntoViewIfNeeded();
     await new Promise((r) => setTimeout(r, 3500)); // the Runs panel has caught up
     await page.screenshot({ path: path.join(artifacts, "experiments-workers.png") });
-    // the run started from the command line is listed in the Runs panel, running
+    // the run started from the command line is live in the Runs panel, as a run started here is,
+    // with who runs it, and neither Cancel nor Resume here
     const listed = await api(server, "workers");
     assert.equal(listed.running.length, 1);
     assert.equal(listed.running[0].name, "distributed-ui");
-    const row = page.locator(`.all-runs tr[data-run="${listed.running[0].run_id}"]`);
-    await row.waitFor({ timeout: 15_000 });
-    assert.match(await row.innerText(), /distributed-ui\s+running/);
-    assert.equal(await row.getByRole("button", { name: "Resume" }).count(), 0, "a run running elsewhere cannot be resumed here");
-    assert.match(await row.innerText(), /running elsewhere/);
+    const card = page.locator(`.run-card[data-run="${listed.running[0].run_id}"]`);
+    await card.waitFor({ timeout: 15_000 });
+    assert.match(await card.locator("summary").innerText(), /distributed-ui[\s\S]*running/);
+    assert.equal(await card.getByRole("button", { name: "Resume" }).count(), 0, "a run running elsewhere cannot be resumed here");
+    assert.equal(await card.getByRole("button", { name: "Cancel" }).count(), 0, "nor cancelled");
+    assert.match(await card.locator("[data-elsewhere]").textContent(), /run by process \d+ on host/);
   });
 
   test("a worker that stops says so; the coordinator stops on Ctrl-C", async () => {
