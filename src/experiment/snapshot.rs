@@ -254,7 +254,7 @@ mod tests {
 
     #[test]
     fn every_job_is_listed_as_waiting_before_it_starts() {
-        let mut cfg = crate::experiment::ExperimentConfig::parse("demo", crate::workbench::DEMO_CONFIG).unwrap();
+        let mut cfg = crate::experiment::ExperimentConfig::parse("demo", include_str!("../../experiments/demo.toml")).unwrap();
         cfg.seeds = vec![1, 2];
         let s = RunSnapshot::of_config(&cfg);
         assert_eq!(s.units.len(), cfg.arms.len() * 2);
