@@ -34,6 +34,12 @@ pub trait Grammar: Send + Sync {
     fn read_back(&self, ctx: &Context, target: &AssistantTurn) -> Option<(Vec<(Decision, usize)>, bool)> {
         replay(self, ctx, parse_trace(&target.content))
     }
+    /// When `built` repeats an action already taken in the context (the same decision trace),
+    /// the decision to choose differently at: the policy does not repeat itself where a repeat
+    /// cannot show anything new. `None` (the default): repeats are allowed.
+    fn repeat_decision(&self, _built: &Built) -> Option<usize> {
+        None
+    }
 }
 
 /// Replay `labels` through `grammar` in `ctx`: the decisions made, and whether some label could
@@ -107,12 +113,107 @@ pub fn can_produce(grammar: &dyn Grammar, ctx: &Context, target: &AssistantTurn)
     matches!(grammar.read_back(ctx, target), Some((_, false)))
 }
 
-/// Sample one action from `grammar` under `model`; its decision trace is the reply text.
+/// Sample one action from `grammar` under `model`; its decision trace is the reply text. For a
+/// grammar that avoids repeats ([`Grammar::repeat_decision`]), an action whose trace an earlier
+/// reply in `ctx` has is drawn again with that choice ruled out, and so is a redraw that reaches a
+/// decision with nothing left to choose, up to [`MAX_REPEAT_BANS`] times; after that the first
+/// draw stands.
 pub fn sample_turn(model: &LinearModel, grammar: &dyn Grammar, ctx: &Context, seed: u64, temperature: f32) -> AssistantTurn {
     let mut sampler = Sampler { model, rng: SplitMix(seed ^ 0x5eed), temperature: temperature.max(0.0) };
-    match grammar.build(ctx, &mut sampler) {
-        Some(b) => kit::turn(&b, &grammar.call_id(ctx)),
-        None => AssistantTurn { content: "no action".into(), raw: "no action".into(), ..Default::default() },
+    let id = grammar.call_id(ctx);
+    let Some(first) = grammar.build(ctx, &mut sampler) else {
+        return AssistantTurn { content: "no action".into(), raw: "no action".into(), ..Default::default() };
+    };
+    let first_turn = kit::turn(&first, &id);
+    let Some(at) = grammar.repeat_decision(&first) else { return first_turn };
+    let earlier: std::collections::BTreeSet<&str> =
+        ctx.messages.iter().filter(|m| m.role == Role::Assistant).filter_map(|m| m.content.lines().next()).collect();
+    if !earlier.contains(first_turn.content.as_str()) {
+        return first_turn;
+    }
+    let mut bans: Vec<Ban> = Vec::new();
+    // what to move away from: a repeated action's choices up to the decision its grammar names,
+    // or the choices of a redraw that came to a dead end
+    let mut path = path_of(&first);
+    path.truncate(at + 1);
+    while bans.len() < MAX_REPEAT_BANS {
+        let Some(ban) = Ban::on(&path, &bans) else { break };
+        bans.push(ban);
+        let mut banning = Banning { inner: &mut sampler, bans: &bans, made: Vec::new() };
+        match grammar.build(ctx, &mut banning) {
+            Some(b) if !earlier.contains(b.trace().as_str()) => return kit::turn(&b, &id),
+            Some(b) => {
+                path = path_of(&b);
+                path.truncate(grammar.repeat_decision(&b).unwrap_or(path.len()) + 1);
+            }
+            None => path = banning.made,
+        }
+    }
+    first_turn
+}
+
+/// How many choices one turn rules out before the first draw stands, repeat or not.
+pub const MAX_REPEAT_BANS: usize = 16;
+
+/// The choices made, in order: each decision's slot, the label chosen and how many options it had.
+type Path = Vec<(&'static str, String, usize)>;
+
+fn path_of(b: &Built) -> Path {
+    b.decisions.iter().map(|(d, i)| (d.slot, d.labels[*i].clone(), d.options.len())).collect()
+}
+
+/// An option ruled out: `label` at decision `slot` after the choices `prefix`.
+struct Ban {
+    prefix: Vec<(&'static str, String)>,
+    slot: &'static str,
+    label: String,
+}
+
+impl Ban {
+    /// The ban that moves away from `path`: its last choice, or, where every other option of
+    /// that decision is ruled out already (or it had only one), the nearest earlier choice that
+    /// still has another option.
+    fn on(path: &Path, bans: &[Ban]) -> Option<Ban> {
+        (0..path.len()).rev().find_map(|j| {
+            let (slot, label, options) = &path[j];
+            let prefix: Vec<(&'static str, String)> = path[..j].iter().map(|(s, l, _)| (*s, l.clone())).collect();
+            let ruled_out = bans.iter().filter(|x| x.slot == *slot && x.prefix == prefix).count();
+            (ruled_out + 1 < *options).then(|| Ban { prefix, slot, label: label.clone() })
+        })
+    }
+}
+
+/// A chooser that passes each decision on without the options `bans` rule out there, keeping
+/// the choices it made.
+struct Banning<'a> {
+    inner: &'a mut dyn Chooser,
+    bans: &'a [Ban],
+    made: Path,
+}
+
+impl Banning<'_> {
+    fn prefix_is(&self, prefix: &[(&'static str, String)]) -> bool {
+        self.made.len() == prefix.len() && self.made.iter().zip(prefix).all(|((s, l, _), (ps, pl))| s == ps && l == pl)
+    }
+}
+
+impl Chooser for Banning<'_> {
+    fn choose(&mut self, d: &Decision) -> Option<usize> {
+        let out: Vec<&str> = self.bans.iter().filter(|b| b.slot == d.slot && self.prefix_is(&b.prefix)).map(|b| b.label.as_str()).collect();
+        let keep: Vec<usize> = (0..d.options.len()).filter(|&i| !out.contains(&d.labels[i].as_str())).collect();
+        let i = if keep.len() == d.options.len() || keep.is_empty() {
+            self.inner.choose(d)?
+        } else {
+            let fewer = Decision {
+                slot: d.slot,
+                labels: keep.iter().map(|&i| d.labels[i].clone()).collect(),
+                options: keep.iter().map(|&i| d.options[i].clone()).collect(),
+                prior: keep.iter().map(|&i| d.prior[i]).collect(),
+            };
+            keep[self.inner.choose(&fewer)?]
+        };
+        self.made.push((d.slot, d.labels[i].clone(), d.options.len()));
+        Some(i)
     }
 }
 
@@ -128,5 +229,71 @@ impl Chooser for Recorder<'_> {
         let i = self.inner.choose(d)?;
         self.seen.push((Decision { slot: d.slot, labels: d.labels.clone(), options: d.options.clone(), prior: d.prior.clone() }, i));
         Some(i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::Message;
+
+    /// One decision: `pick` among `a` (strongly preferred), `b` and `c`; with `b_dead_ends`,
+    /// `b` leads to a decision with no options (the grammar has nothing to point at).
+    struct Pick {
+        avoid_repeats: bool,
+        b_dead_ends: bool,
+    }
+
+    impl Grammar for Pick {
+        fn build(&self, _ctx: &Context, ch: &mut dyn Chooser) -> Option<Built> {
+            let mut d = Decision { slot: "pick", labels: vec![], options: vec![], prior: vec![] };
+            for (label, prior) in [("a", 6.0), ("b", 1.0), ("c", 0.0)] {
+                d.push(label, vec![], prior);
+            }
+            let mut decisions = Vec::new();
+            let i = kit::decide_into(&mut decisions, d, ch)?;
+            if i == 1 && self.b_dead_ends {
+                kit::decide_into(&mut decisions, Decision { slot: "then", labels: vec![], options: vec![], prior: vec![] }, ch)?;
+            }
+            Some(Built { tool: "t".into(), arguments: serde_json::json!({ "pick": i }), decisions })
+        }
+        fn note(&self, _ctx: &Context, _kind: CallKind) -> String {
+            String::new()
+        }
+        fn repeat_decision(&self, built: &Built) -> Option<usize> {
+            self.avoid_repeats.then(|| built.decisions.len() - 1)
+        }
+    }
+
+    fn after(replies: &[&str]) -> Context {
+        Context {
+            messages: replies.iter().map(|r| Message::new(Role::Assistant, r.to_string(), crate::message::Origin::Policy)).collect(),
+            tools: vec![],
+        }
+    }
+
+    #[test]
+    fn a_grammar_that_avoids_repeats_never_takes_an_action_it_took_and_others_may() {
+        let model = LinearModel::default();
+        let avoiding = Pick { avoid_repeats: true, b_dead_ends: false };
+        let dead_end = Pick { avoid_repeats: true, b_dead_ends: true };
+        for temperature in [0.0, 1.0] {
+            for seed in 0..30 {
+                let t = |ctx: &Context, g: &Pick| sample_turn(&model, g, ctx, seed, temperature).content;
+                // nothing taken yet: greedy takes the preferred option
+                if temperature == 0.0 {
+                    assert_eq!(t(&after(&[]), &avoiding), "pick=a");
+                }
+                assert_ne!(t(&after(&["pick=a"]), &avoiding), "pick=a");
+                assert_eq!(t(&after(&["pick=a", "pick=b"]), &avoiding), "pick=c");
+                // every option taken: a repeat after all, never "no action"
+                assert!(t(&after(&["pick=a", "pick=b", "pick=c"]), &avoiding).starts_with("pick="));
+                // a redraw that comes to a dead end is drawn again without it
+                assert_eq!(t(&after(&["pick=a"]), &dead_end), "pick=c");
+                assert!(t(&after(&["pick=a", "pick=c"]), &dead_end).starts_with("pick="));
+            }
+        }
+        // a grammar that allows repeats takes the preferred option again (greedy)
+        assert_eq!(sample_turn(&model, &Pick { avoid_repeats: false, b_dead_ends: false }, &after(&["pick=a"]), 0, 0.0).content, "pick=a");
     }
 }

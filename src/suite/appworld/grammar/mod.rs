@@ -70,6 +70,13 @@ impl Grammar for AppWorldGrammar {
     fn note(&self, ctx: &Context, kind: CallKind) -> String {
         note(&AwView::parse(ctx), kind)
     }
+
+    /// The world is deterministic: a cell run again shows what it showed. A call already made
+    /// is not made again this turn (another API, or another kind of cell); any other repeated
+    /// cell changes its last choice.
+    fn repeat_decision(&self, built: &Built) -> Option<usize> {
+        built.decisions.iter().position(|(d, _)| d.slot == "api").or(built.decisions.len().checked_sub(1))
+    }
 }
 
 /// The grammar, as the suite hands it to the built-in policy.
@@ -78,6 +85,7 @@ pub const GRAMMAR: AppWorldGrammar = AppWorldGrammar;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grammar::{parse_trace, replay};
     use crate::message::{Message, Origin, ToolCall};
 
     #[test]
@@ -197,6 +205,35 @@ mod tests {
         assert_eq!(AwView::parse(&ctx_with(q, &[call], None)).repage, None);
         let later = ctx_with(q, &[call, ("print(1)", "1")], None);
         assert_eq!(AwView::parse(&later).repage, None);
+    }
+
+    /// The loop the policy fell into: the same search, empty every time, until the step limit
+    /// (`kind=call; app=music; api=search_songs; arg=query=span:Morning Run` twenty times). A
+    /// repeated call is redrawn at its API; a repeated docs cell at its last choice.
+    #[test]
+    fn a_repeated_call_is_redrawn_at_its_api() {
+        let q = "How many songs are in my 'Morning Run' playlist in my music app?";
+        let doc = "{'app_name': 'music', 'api_name': 'search_songs', 'parameters': [{'name': 'query', 'type': 'string', 'required': True, 'description': 'x'}]}";
+        let cells = [
+            ("print(apis.api_docs.show_app_descriptions())", "[{'description': 'x', 'name': 'music'}]"),
+            (
+                "print(apis.api_docs.show_api_descriptions(app_name=\"music\"))",
+                "[{'name': 'search_songs', 'description': 'x'}, {'name': 'show_playlists', 'description': 'x'}]",
+            ),
+            ("print(apis.api_docs.show_api_doc(app_name=\"music\", api_name=\"search_songs\"))", doc),
+            (
+                "pw = 1\ntok_music = apis.music.login(username=\"a\", password=pw[\"music\"])['access_token']\nprint('logged in to music')",
+                "logged in to music",
+            ),
+        ];
+        let ctx = ctx_with(q, &cells, None);
+        let labels = |t: &str| parse_trace(t);
+        let call = replay(&GRAMMAR, &ctx, labels("kind=call; app=music; api=search_songs; arg=query=span:Morning Run")).unwrap().0;
+        let built = Built { tool: TOOL.into(), arguments: Value::Null, decisions: call };
+        assert_eq!(built.decisions[GRAMMAR.repeat_decision(&built).unwrap()].0.slot, "api");
+        let doc_cell = replay(&GRAMMAR, &ctx, labels("kind=doc; app=music; doc_api=show_playlists")).unwrap().0;
+        let built = Built { tool: TOOL.into(), arguments: Value::Null, decisions: doc_cell };
+        assert_eq!(GRAMMAR.repeat_decision(&built), Some(built.decisions.len() - 1));
     }
 
     #[test]
