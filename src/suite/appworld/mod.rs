@@ -211,7 +211,9 @@ impl AppWorld {
         let bundled: BTreeMap<String, Task> = bundled().into_iter().map(|t| (t.id.clone(), t)).collect();
         ids.iter()
             .map(|id| {
-                bundled.get(id).cloned().unwrap_or_else(|| Task {
+                // a bundled task, a task of a scenario the bundled world generates beyond those,
+                // or one only AppWorld's servers know
+                bundled.get(id).cloned().or_else(|| world::tasks::find(id).map(world_task)).unwrap_or_else(|| Task {
                     id: id.clone(),
                     suite: "appworld".into(),
                     family: metrics::scenario_of(id).to_string(),
@@ -239,16 +241,17 @@ impl Default for AppWorld {
 }
 
 fn bundled() -> Vec<Task> {
-    world::all_tasks()
-        .into_iter()
-        .map(|t| Task {
-            id: t.task_id.clone(),
-            suite: "appworld".into(),
-            family: t.family.to_string(),
-            instruction: t.instruction.clone(),
-            payload: json!({"task_id": t.task_id, "scenario": t.scenario}),
-        })
-        .collect()
+    world::all_tasks().into_iter().map(world_task).collect()
+}
+
+fn world_task(t: world::tasks::WorldTask) -> Task {
+    Task {
+        id: t.task_id.clone(),
+        suite: "appworld".into(),
+        family: t.family.to_string(),
+        instruction: t.instruction.clone(),
+        payload: json!({"task_id": t.task_id, "scenario": t.scenario}),
+    }
 }
 
 /// Task ids from a file: one per line (`#` comments and blank lines skipped), or a JSON array

@@ -26,8 +26,11 @@ pub const FAMILIES: &[&str] = &[
     "music_count",
     "todo_complete",
 ];
-/// Scenarios per family.
+/// Scenarios per family in the bundled task set.
 pub const SCENARIOS_PER_FAMILY: usize = 6;
+/// Scenarios per family the generator makes in all: the bundled ones first, then more that a
+/// dataset file can name by task id (a larger held-out split, for one).
+pub const GENERATED_SCENARIOS_PER_FAMILY: usize = 64;
 /// Variants per scenario.
 pub const VARIANTS: usize = 3;
 
@@ -299,30 +302,46 @@ fn bundled_tasks() -> &'static [WorldTask] {
 }
 
 fn make_tasks() -> Vec<WorldTask> {
-    let mut out = Vec::new();
-    for family in FAMILIES {
-        for k in 0..SCENARIOS_PER_FAMILY {
-            let scenario = scenario_id(family, k);
-            let seed = crate::seed::hash_str(&scenario);
-            for variant in 0..VARIANTS {
-                let mut t = WorldTask {
-                    task_id: format!("{scenario}_{}", variant + 1),
-                    scenario: scenario.clone(),
-                    family,
-                    instruction: String::new(),
-                    seed,
-                    variant,
-                };
-                t.instruction = t.requirement().0;
-                out.push(t);
-            }
-        }
-    }
-    out
+    FAMILIES.iter().flat_map(|family| (0..SCENARIOS_PER_FAMILY).flat_map(move |k| scenario_tasks(family, k))).collect()
 }
 
+/// The variants of scenario `k` of `family` (`k` below [`GENERATED_SCENARIOS_PER_FAMILY`]; the
+/// first [`SCENARIOS_PER_FAMILY`] are bundled).
+pub fn scenario_tasks(family: &'static str, k: usize) -> Vec<WorldTask> {
+    let scenario = scenario_id(family, k);
+    let seed = crate::seed::hash_str(&scenario);
+    (0..VARIANTS)
+        .map(|variant| {
+            let mut t = WorldTask {
+                task_id: format!("{scenario}_{}", variant + 1),
+                scenario: scenario.clone(),
+                family,
+                instruction: String::new(),
+                seed,
+                variant,
+            };
+            t.instruction = t.requirement().0;
+            t
+        })
+        .collect()
+}
+
+/// A task of the world by id: a bundled one, or one of a generated scenario.
 pub fn find(task_id: &str) -> Option<WorldTask> {
-    bundled_tasks().iter().find(|t| t.task_id == task_id).cloned()
+    if let Some(t) = bundled_tasks().iter().find(|t| t.task_id == task_id) {
+        return Some(t.clone());
+    }
+    let (scenario, variant) = task_id.rsplit_once('_')?;
+    let variant: usize = variant.parse().ok()?;
+    let &(family, k) = generated_scenarios().get(scenario)?;
+    static MADE: Memo<(&'static str, usize), Vec<WorldTask>> = Memo::new();
+    MADE.get_or_make(&(family, k), || scenario_tasks(family, k)).get(variant.checked_sub(1)?).cloned()
+}
+
+/// Scenario id -> (family, k) for every scenario the generator makes.
+fn generated_scenarios() -> &'static HashMap<String, (&'static str, usize)> {
+    static INDEX: OnceLock<HashMap<String, (&'static str, usize)>> = OnceLock::new();
+    INDEX.get_or_init(|| FAMILIES.iter().flat_map(|f| (0..GENERATED_SCENARIOS_PER_FAMILY).map(move |k| (scenario_id(f, k), (*f, k)))).collect())
 }
 
 /// Login preamble shared by the reference solutions.
