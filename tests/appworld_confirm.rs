@@ -73,12 +73,18 @@ fn the_confirmatory_split_is_the_one_designed() {
         assert_eq!(bundled.contains(&t.id), !held, "{} ({})", t.id, t.family);
     }
     assert_eq!(heldout.len(), HELDOUT.len() * HELDOUT_SCENARIOS.len() * 3);
-    // the method is appworld.toml's, unchanged: only the name, split and its dataset differ
+    // the method is appworld.toml's, unchanged: only the name, the split, its dataset and how
+    // much is evaluated differ (the arms compared, when, and the rank-one inference)
     let mut pilot = ExperimentConfig::load(&root().join("experiments/appworld.toml")).unwrap();
+    assert!(cfg.arms.iter().all(|a| pilot.arms.contains(a)) && cfg.arms.contains(&"harness-s".to_string()) && cfg.arms.contains(&"policy-only".to_string()));
+    assert_eq!(cfg.eval_every, cfg.iterations, "evaluated at the start and at the end");
     pilot.name = cfg.name.clone();
     pilot.heldout_families = cfg.heldout_families.clone();
     pilot.datasets = cfg.datasets.clone();
-    assert_eq!(pilot, cfg, "appworld-confirm.toml changes only the split");
+    pilot.arms = cfg.arms.clone();
+    pilot.eval_every = cfg.eval_every;
+    pilot.eval.rank_one = cfg.eval.rank_one;
+    assert_eq!(pilot, cfg, "appworld-confirm.toml changes only the split and the evaluation");
 }
 
 #[test]
