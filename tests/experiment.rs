@@ -258,6 +258,29 @@ fn bad_configs_name_the_key() {
     assert!(e.contains("policy.weight_decay: must be between 0 and 0.5"), "{e}");
     let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[distill]\nobjective = \"rl\"\n").unwrap_err().to_string();
     assert!(e.contains("distill.objective: `rl` (allowed: group, sft)"), "{e}");
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[distill.suites.swegym]\nweight = 2.0\n").unwrap_err().to_string();
+    assert!(e.contains("distill.suites.swegym: `swegym` is not one of this experiment's suites (dbbench)"), "{e}");
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[distill.suites.dbbench]\nweight = -1.0\n").unwrap_err().to_string();
+    assert!(e.contains("distill.suites.dbbench.weight: must be a number between 0 and 100, got -1"), "{e}");
+    let e = ExperimentConfig::parse("x.toml", "name = \"x\"\n[distill.suites.dbbench]\nwieght = 2.0\n").unwrap_err().to_string();
+    assert!(e.contains("wieght") && e.contains("line 3"), "{e}");
+}
+
+#[test]
+fn a_suite_s_own_distill_settings_replace_the_experiment_s() {
+    let shipped = |f: &str| ExperimentConfig::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments").join(f)).unwrap();
+    let c = shipped("all-suites.toml");
+    let own = |s: &str| c.distill.for_suite(s);
+    assert_eq!((own("appworld").weight, own("appworld").mode.as_str()), (8.0, "strip"), "as appworld.toml distils");
+    assert_eq!(own("appworld").weight, shipped("appworld.toml").distill.weight);
+    for s in ["dbbench", "swegym"] {
+        assert_eq!(own(s), shipped(if s == "dbbench" { "demo.toml" } else { "swegym-demo.toml" }).distill.for_suite(s), "{s}");
+    }
+    // written back out, the table survives, and a file without it writes none
+    let text = toml::to_string(&c).unwrap();
+    assert!(text.contains("[distill.suites.appworld]"), "{text}");
+    assert_eq!(ExperimentConfig::parse("again.toml", &text).unwrap(), c);
+    assert!(!toml::to_string(&shipped("demo.toml")).unwrap().contains("suites.dbbench"));
 }
 
 #[test]

@@ -38,6 +38,11 @@ rescue_siblings = 2
 rescue_tries = 1
 probe_tasks = 4
 
+# the suite's own setting replaces the experiment's (a one-suite file could set `[distill]`; this
+# checks that the runner reads the suite's)
+[distill.suites.dbbench]
+weight = 3.0
+
 [eval]
 train_tasks = 6
 heldout_tasks = 4
@@ -85,6 +90,9 @@ fn openai_chat_and_sharegpt_exports_read_back_with_every_source() {
         assert!(l["tools"].as_array().is_some_and(|t| !t.is_empty()), "{l}");
         if l["source"] == "rescue-distilled" {
             assert_eq!(l["harness"], "base", "strip mode: distilled into the base harness's context");
+            assert_eq!(l["weight"], 3.0, "`[distill.suites.dbbench] weight`: {l}");
+        } else {
+            assert_eq!(l["weight"], 1.0, "{l}");
         }
         if l["source"] != "evaluation" {
             assert_ne!(l["family"], "DELETE", "held-out families are never trained on");

@@ -296,6 +296,43 @@ fn numbers_are_checked_with_their_key_and_the_estimate_comes_with_the_check() {
     assert!(warning.starts_with(&format!("a large experiment: up to {} executor rollouts, roughly ", grouped.join(","))), "{warning}");
 }
 
+/// The builder's power plan: none before any run on the suite (it says what would give one);
+/// after a run, planned from that run's spread, its numbers the statistics' own, sized for an
+/// effect asked about, and changing with the design's seeds.
+#[test]
+fn the_check_plans_the_design_s_detectable_effect_from_a_finished_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let wb = open(&dir);
+    let two_seeds = SMALL.replace("seeds = [1]", "seeds = [1, 2]");
+    let c = wb.call("config_check", json!({"toml": two_seeds})).unwrap();
+    let plan = &c["power"][0];
+    assert_eq!((plan["suite"].as_str(), plan["split"].as_str(), plan["pilot_run"].clone()), (Some("dbbench"), Some("heldout"), Value::Null), "{c}");
+    assert!(plan["sentence"].as_str().unwrap().contains("no finished run on this suite"), "{plan}");
+
+    let run = wb.call("experiment_start", json!({"toml": two_seeds})).unwrap()["run_id"].as_i64().unwrap();
+    assert_eq!(wait_finished(&wb, run)["status"], "finished");
+    let c = wb.call("config_check", json!({"toml": two_seeds, "effect": 0.05})).unwrap();
+    let plan = &c["power"][0];
+    assert_eq!(plan["pilot_run"], run, "{plan}");
+    let tasks = plan["tasks"].as_u64().unwrap() as usize;
+    assert_eq!(tasks, 40, "the held-out family's tasks: {plan}");
+    let (between, within) = (plan["between"].as_f64().unwrap(), plan["within"].as_f64().unwrap());
+    let spread = harness_s::stats::PairedSpread { between, within, tasks: plan["pilot_tasks"].as_u64().unwrap() as usize, seeds: 2.0 };
+    assert_eq!(plan["mde"].as_f64(), spread.mde(tasks, 2), "{plan}");
+    assert_eq!(plan["tasks_needed"].as_u64(), Some(spread.tasks_for(0.05, 2) as u64), "{plan}");
+    let sentence = plan["sentence"].as_str().unwrap();
+    assert!(sentence.starts_with("dbbench: 40 held-out tasks × 2 seeds detects differences of "), "{sentence}");
+    assert!(sentence.contains(&format!("run #{run}")) && sentence.contains("For 5.0 pts: "), "{sentence}");
+    // more seeds: a smaller detectable difference, from the same pilot
+    let five = wb.call("config_check", json!({"toml": SMALL.replace("seeds = [1]", "seeds = [1, 2, 3, 4, 5]")})).unwrap();
+    let mde5 = five["power"][0]["mde"].as_f64().unwrap();
+    assert!(mde5 <= plan["mde"].as_f64().unwrap(), "{five}");
+    assert_eq!(Some(mde5), spread.mde(tasks, 5));
+    // a bad effect is named
+    let e = wb.call("config_check", json!({"toml": two_seeds, "effect": "lots"})).unwrap_err();
+    assert!(e.to_string().contains("argument `effect` must be a number"), "{e}");
+}
+
 #[test]
 fn an_experiment_runs_in_the_background_and_its_evidence_is_browsable() {
     let dir = tempfile::tempdir().unwrap();

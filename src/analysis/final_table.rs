@@ -110,33 +110,40 @@ pub struct Pooled {
 type Counts = BTreeMap<(String, String), BTreeMap<String, BTreeMap<u32, (f64, f64)>>>;
 
 /// (task, seed) -> mean success, for one (suite, arm, split, iteration).
-type Outcomes = BTreeMap<String, BTreeMap<u32, f64>>;
+pub(crate) type Outcomes = BTreeMap<String, BTreeMap<u32, f64>>;
+
+/// One suite's evaluation outcomes at the last iteration every job that evaluated reached: that
+/// iteration, and per (arm, split) each task's success per seed. `None` when nothing evaluated.
+pub(crate) fn last_outcomes(data: &Data, suite: &str) -> Option<(u32, BTreeMap<(String, String), Outcomes>)> {
+    // last eval iteration per job
+    let mut last: BTreeMap<(String, u32), u32> = BTreeMap::new();
+    for r in data.phase("eval").filter(|r| r.suite == suite) {
+        let (Some(arm), Some(seed), Some(it)) = (r.context.arm.clone(), r.context.seed_index, r.context.iteration) else { continue };
+        let e = last.entry((arm, seed)).or_insert(it);
+        *e = (*e).max(it);
+    }
+    let &iteration = last.values().min()?;
+    // (arm, split) -> task -> seed -> (successes, n)
+    let mut acc: Counts = BTreeMap::new();
+    for r in data.phase("eval").filter(|r| r.suite == suite && r.context.iteration == Some(iteration)) {
+        let (Some(arm), Some(seed)) = (r.context.arm.clone(), r.context.seed_index) else { continue };
+        let split = r.context.split.clone().unwrap_or_else(|| "train".into());
+        let c = acc.entry((arm, split)).or_default().entry(r.task_id.clone()).or_default().entry(seed).or_default();
+        c.0 += f64::from(u8::from(r.success));
+        c.1 += 1.0;
+    }
+    let outcomes = acc
+        .into_iter()
+        .map(|(k, tasks)| (k, tasks.into_iter().map(|(t, seeds)| (t, seeds.into_iter().map(|(s, (k, n))| (s, k / n)).collect())).collect()))
+        .collect();
+    Some((iteration, outcomes))
+}
 
 pub(crate) fn table(data: &Data) -> FinalTable {
     let mut table = FinalTable { baseline: BASELINE_ARM.into(), ..Default::default() };
     for suite in &data.suites {
-        // last eval iteration per job
-        let mut last: BTreeMap<(String, u32), u32> = BTreeMap::new();
-        for r in data.phase("eval").filter(|r| &r.suite == suite) {
-            let (Some(arm), Some(seed), Some(it)) = (r.context.arm.clone(), r.context.seed_index, r.context.iteration) else { continue };
-            let e = last.entry((arm, seed)).or_insert(it);
-            *e = (*e).max(it);
-        }
-        let Some(&iteration) = last.values().min() else { continue };
+        let Some((iteration, outcomes)) = last_outcomes(data, suite) else { continue };
         table.iterations.insert(suite.clone(), iteration);
-        // (arm, split) -> task -> seed -> (successes, n)
-        let mut acc: Counts = BTreeMap::new();
-        for r in data.phase("eval").filter(|r| &r.suite == suite && r.context.iteration == Some(iteration)) {
-            let (Some(arm), Some(seed)) = (r.context.arm.clone(), r.context.seed_index) else { continue };
-            let split = r.context.split.clone().unwrap_or_else(|| "train".into());
-            let c = acc.entry((arm, split)).or_default().entry(r.task_id.clone()).or_default().entry(seed).or_default();
-            c.0 += f64::from(u8::from(r.success));
-            c.1 += 1.0;
-        }
-        let outcomes: BTreeMap<(String, String), Outcomes> = acc
-            .into_iter()
-            .map(|(k, tasks)| (k, tasks.into_iter().map(|(t, seeds)| (t, seeds.into_iter().map(|(s, (k, n))| (s, k / n)).collect())).collect()))
-            .collect();
         let mut keys: Vec<&(String, String)> = outcomes.keys().collect();
         keys.sort_by_key(|(arm, split)| (split_rank(split), data.arms.iter().position(|a| a == arm).unwrap_or(usize::MAX), arm.clone()));
         for (arm, split) in &keys {

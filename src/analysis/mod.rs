@@ -20,6 +20,7 @@ pub mod complementarity;
 pub mod final_table;
 pub mod locality;
 pub mod nonstationarity;
+pub mod power;
 pub mod provenance;
 pub mod rank_one;
 pub mod read;

@@ -295,6 +295,39 @@ pub struct DistillConfig {
     /// share with the rescue cancel out; `sft` adds them as positive examples of `weight`.
     #[serde(default = "default_objective")]
     pub objective: String,
+    /// `[distill.suites.<suite>]`: settings of one suite of a multi-suite experiment that differ
+    /// from the ones above (a suite whose episodes are long needs a larger weight).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    #[ts(as = "Option<std::collections::BTreeMap<String, SuiteDistill>>", optional)]
+    pub suites: std::collections::BTreeMap<String, SuiteDistill>,
+}
+
+/// One suite's `[distill.suites.<suite>]`: each setting given replaces the experiment's.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteDistill {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub weight: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub objective: Option<String>,
+}
+
+impl DistillConfig {
+    /// The settings `suite` distils with: the experiment's, with the suite's own in their place.
+    pub fn for_suite(&self, suite: &str) -> DistillConfig {
+        let own = self.suites.get(suite).cloned().unwrap_or_default();
+        DistillConfig {
+            mode: own.mode.unwrap_or_else(|| self.mode.clone()),
+            weight: own.weight.unwrap_or(self.weight),
+            objective: own.objective.unwrap_or_else(|| self.objective.clone()),
+            suites: Default::default(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, ts_rs::TS)]
@@ -474,7 +507,7 @@ impl Default for RouterConfig {
 }
 impl Default for DistillConfig {
     fn default() -> Self {
-        DistillConfig { mode: default_mode(), weight: default_weight(), objective: default_objective() }
+        DistillConfig { mode: default_mode(), weight: default_weight(), objective: default_objective(), suites: Default::default() }
     }
 }
 impl Default for EvalSettings {
@@ -597,6 +630,12 @@ struct JobRollouts {
 }
 
 impl ExperimentConfig {
+    /// The tasks each evaluation of a suite of `size` runs: (training families, held-out).
+    pub fn evaluated_tasks(&self, size: &SuiteSize) -> (usize, usize) {
+        let pick = |want: usize, have: usize| if want > 0 && want < have { want } else { have };
+        (pick(self.eval.train_tasks, size.train_tasks), pick(self.eval.heldout_tasks, size.heldout_tasks))
+    }
+
     /// One (arm, suite) job's rollouts, from the loop in `runner.rs`: per iteration the batch's
     /// base tries and, for each all-fail task, the arm's rescue budget; behaviour profiles
     /// measured on the probe set at the start and every `reanchor_every` iterations (routed
@@ -612,8 +651,8 @@ impl ExperimentConfig {
         let per_rescue = per_rescue as u128;
         let probe_once = (b.probe_tasks.min(size.train_tasks) as u128) * (1 + sibs as u128);
         let anchors = if arm.routed() { 1 + (self.iterations.saturating_sub(1) / self.reanchor_every.max(1)) as u128 } else { 0 };
-        let pick = |want: usize, have: usize| (if want > 0 && want < have { want } else { have }) as u128;
-        let eval_tasks = pick(self.eval.train_tasks, size.train_tasks) + pick(self.eval.heldout_tasks, size.heldout_tasks);
+        let (train_eval, heldout_eval) = self.evaluated_tasks(size);
+        let eval_tasks = (train_eval + heldout_eval) as u128;
         let evals = 1 + (self.iterations / self.eval_every.max(1)) as u128 + u128::from(!self.iterations.is_multiple_of(self.eval_every.max(1)));
         let rank_one = sibs > 0 && self.eval.rank_one;
         let (rank_one_probe, rank_one_retries) = if rank_one { (if arm.routed() { 0 } else { probe_once }, 2 * eval_tasks) } else { (0, 0) };
@@ -939,11 +978,22 @@ impl ExperimentConfig {
                 ),
             );
         }
-        for (key, v) in [
-            ("policy.learning_rate", self.policy.learning_rate as f64),
-            ("distill.weight", self.distill.weight as f64),
-            ("router.ucb_c", self.router.ucb_c),
-        ] {
+        check_distill(&self.distill).map_err(|(k, message)| ConfigError { file: file.into(), key: format!("distill.{k}"), message })?;
+        for suite in self.distill.suites.keys() {
+            if !self.suites.contains(suite) {
+                return err(
+                    &format!("distill.suites.{suite}"),
+                    format!("`{suite}` is not one of this experiment's suites ({})", self.suites.join(", ")),
+                );
+            }
+            // the experiment's own settings passed, so a fault here is the suite's
+            check_distill(&self.distill.for_suite(suite)).map_err(|(k, message)| ConfigError {
+                file: file.into(),
+                key: format!("distill.suites.{suite}.{k}"),
+                message,
+            })?;
+        }
+        for (key, v) in [("policy.learning_rate", self.policy.learning_rate as f64), ("router.ucb_c", self.router.ucb_c)] {
             if !v.is_finite() || !(0.0..=100.0).contains(&v) {
                 return err(key, format!("must be a number between 0 and 100, got {v}"));
             }
@@ -964,12 +1014,22 @@ impl ExperimentConfig {
                 return err("router.voters", format!("unknown voter `{v}` (allowed: {})", crate::route::VOTERS.join(", ")));
             }
         }
-        if !["strip", "keep-scaffold", "internalize"].contains(&self.distill.mode.as_str()) {
-            return err("distill.mode", format!("`{}` (allowed: strip, keep-scaffold, internalize)", self.distill.mode));
-        }
-        if !["group", "sft"].contains(&self.distill.objective.as_str()) {
-            return err("distill.objective", format!("`{}` (allowed: group, sft)", self.distill.objective));
-        }
         Ok(())
     }
+}
+
+/// One set of distillation settings checked: the setting at fault (`mode`, `weight`,
+/// `objective`) and what was expected.
+fn check_distill(d: &DistillConfig) -> Result<(), (&'static str, String)> {
+    let w = d.weight as f64;
+    if !w.is_finite() || !(0.0..=100.0).contains(&w) {
+        return Err(("weight", format!("must be a number between 0 and 100, got {w}")));
+    }
+    if !["strip", "keep-scaffold", "internalize"].contains(&d.mode.as_str()) {
+        return Err(("mode", format!("`{}` (allowed: strip, keep-scaffold, internalize)", d.mode)));
+    }
+    if !["group", "sft"].contains(&d.objective.as_str()) {
+        return Err(("objective", format!("`{}` (allowed: group, sft)", d.objective)));
+    }
+    Ok(())
 }

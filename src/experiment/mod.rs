@@ -15,4 +15,4 @@ pub mod snapshot;
 pub use crate::records::task_record_key;
 pub use config::{ConfigError, ExperimentConfig, RolloutEstimate};
 pub use learner::{BuiltinLearner, Learner, LearnerError};
-pub use runner::{estimate, group_members, run_experiment, run_experiment_with, Execution, ExperimentError, ExperimentOutcome};
+pub use runner::{estimate, group_members, run_experiment, run_experiment_with, suite_sizes, Execution, ExperimentError, ExperimentOutcome};

@@ -261,6 +261,9 @@ pub struct ConfigText {
 /// How many rollouts an experiment runs and roughly how long it takes.
 pub use crate::experiment::RolloutEstimate;
 
+/// What a design can detect on one suite, and the sizes an effect needs.
+pub use crate::analysis::power::SuitePower;
+
 /// `config_check`: the configuration as JSON with its rollout estimate, or the first problem
 /// with its key and line.
 #[derive(Clone, Debug, Serialize, Deserialize, TS)]
@@ -273,6 +276,9 @@ pub enum ConfigCheck {
         config: Value,
         /// `null` when a suite cannot be set up (a dataset file that does not load).
         estimate: Option<RolloutEstimate>,
+        /// Per suite, what the design can detect, planned from the newest finished run on that
+        /// suite (`docs/power.md`); empty when a suite cannot be set up.
+        power: Vec<SuitePower>,
     },
     Invalid {
         #[ts(type = "false")]
@@ -569,6 +575,7 @@ pub fn response_decls(cfg: &ts_rs::Config) -> Vec<String> {
         crate::experiment::config::BudgetConfig::decl(cfg),
         crate::experiment::config::HarnessConfig::decl(cfg),
         crate::experiment::config::RouterConfig::decl(cfg),
+        crate::experiment::config::SuiteDistill::decl(cfg),
         crate::experiment::config::DistillConfig::decl(cfg),
         crate::experiment::config::EvalSettings::decl(cfg),
         crate::experiment::config::TrainerConfig::decl(cfg),
@@ -593,6 +600,7 @@ pub fn response_decls(cfg: &ts_rs::Config) -> Vec<String> {
         Harness::decl(cfg),
         ConfigText::decl(cfg),
         RolloutEstimate::decl(cfg),
+        SuitePower::decl(cfg),
         ConfigCheck::decl(cfg),
         SavedFile::decl(cfg),
         ConnectionCheck::decl(cfg),

@@ -60,6 +60,21 @@ impl Args {
         self.opt_i64(name)?.ok_or_else(|| CommandError::BadArguments(format!("{}: missing argument `{name}`", self.command)))
     }
 
+    pub fn opt_f64(&self, name: &str) -> Result<Option<f64>, CommandError> {
+        let n = match self.get(name) {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Number(n)) => n.as_f64(),
+            // Query strings and form fields arrive as text.
+            Some(Value::String(s)) if s.trim().is_empty() => return Ok(None),
+            Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+            Some(_) => None,
+        };
+        match n {
+            Some(x) if x.is_finite() => Ok(Some(x)),
+            _ => Err(self.bad(name, "a number", self.get(name).unwrap_or(&Value::Null))),
+        }
+    }
+
     pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, CommandError> {
         match self.get(name) {
             None => Ok(None),

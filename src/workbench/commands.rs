@@ -37,6 +37,11 @@ impl Arg for Option<i64> {
         a.opt_i64(name)
     }
 }
+impl Arg for Option<f64> {
+    fn read(a: &Args, name: &str) -> Result<Self, CommandError> {
+        a.opt_f64(name)
+    }
+}
 impl Arg for Option<bool> {
     fn read(a: &Args, name: &str) -> Result<Self, CommandError> {
         a.opt_bool(name)
@@ -114,6 +119,10 @@ arguments! {
         toml: Option<String>,
         #[ts(optional, type = "ExperimentConfig")]
         config: Option<Value>,
+        /// An effect to size for, as a share (0.05 = 5 points): the plan then gives the tasks
+        /// and seeds it needs.
+        #[ts(optional)]
+        effect: Option<f64>,
     }
     ConfigRenderArgs {
         #[ts(type = "ExperimentConfig")]
@@ -201,7 +210,7 @@ commands! {
     harnesses(HarnessesArgs) -> Vec<Harness> => |wb, a| wb.harnesses(a);
     profile_runs(SuiteArgs) -> Vec<ProfileRun> => |wb, a| wb.profile_runs(a);
     config_template(NoArgs) -> ConfigText => |_, _| Ok(ConfigText { toml: super::DEMO_CONFIG.to_string() });
-    config_check(ConfigCheckArgs) -> ConfigCheck => |_, a| super::jobs::config_check(a);
+    config_check(ConfigCheckArgs) -> ConfigCheck => |wb, a| super::jobs::config_check(wb, a);
     config_render(ConfigRenderArgs) -> ConfigText => |_, a| super::jobs::config_render(a);
     config_save(ConfigSaveArgs) -> SavedFile => |wb, a| super::jobs::config_save(a, &wb.workspace);
     test_connection(ConnectionArgs) -> ConnectionCheck => |_, a| super::jobs::test_connection(a);

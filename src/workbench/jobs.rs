@@ -418,7 +418,7 @@ fn merge_changes(
 
 /// `config_check`: an experiment file (`toml`) or the form's configuration (`config`) checked;
 /// valid, it comes back as JSON with its rollout estimate.
-pub(super) fn config_check(a: commands::ConfigCheckArgs) -> Result<api::ConfigCheck, CommandError> {
+pub(super) fn config_check(wb: &Workbench, a: commands::ConfigCheckArgs) -> Result<api::ConfigCheck, CommandError> {
     let parsed = match &a.toml {
         Some(text) => ExperimentConfig::parse("experiment file", text),
         None => match &a.config {
@@ -436,8 +436,13 @@ pub(super) fn config_check(a: commands::ConfigCheckArgs) -> Result<api::ConfigCh
             tidy_floats(&mut config);
             let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
             // A suite that cannot be set up (a missing dataset file) has no estimate; Start says why.
-            let estimate = crate::experiment::estimate(&cfg, cores).ok();
-            Ok(api::ConfigCheck::Valid { ok: true, config, estimate })
+            let sizes = crate::experiment::suite_sizes(&cfg).ok();
+            let estimate = sizes.as_ref().map(|sizes| cfg.estimate(sizes, cores));
+            let power = match &sizes {
+                Some(sizes) => cfg.suites.iter().zip(sizes).map(|(suite, size)| wb.plan(&cfg, suite, size, a.effect)).collect(),
+                None => Vec::new(),
+            };
+            Ok(api::ConfigCheck::Valid { ok: true, config, estimate, power })
         }
         Err(e) => {
             let line = e.message.strip_prefix("line ").and_then(|r| r.split(':').next()).and_then(|n| n.parse::<u64>().ok());

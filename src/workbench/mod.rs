@@ -167,6 +167,8 @@ pub struct Workbench {
     reports: reports::Reports,
     /// Finished runs' headline numbers, for the lists of runs.
     headlines: Mutex<HashMap<i64, crate::analysis::Headlines>>,
+    /// Finished runs' pilots for sizing, by (run, suite): they cannot change any more.
+    pilots: Mutex<HashMap<(i64, String), Option<crate::analysis::power::Pilot>>>,
 }
 
 impl Workbench {
@@ -190,7 +192,15 @@ impl Workbench {
                 }
             }),
         ));
-        Ok(Workbench { store, workspace: workspace.to_path_buf(), hub, jobs, reports, headlines: Mutex::new(HashMap::new()) })
+        Ok(Workbench {
+            store,
+            workspace: workspace.to_path_buf(),
+            hub,
+            jobs,
+            reports,
+            headlines: Mutex::new(HashMap::new()),
+            pilots: Mutex::new(HashMap::new()),
+        })
     }
 
     pub fn store(&self) -> &BlockingStore {

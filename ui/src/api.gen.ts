@@ -243,6 +243,8 @@ ucb_c: number,
  */
 llm?: Array<LlmVoterConfig>, };
 
+export type SuiteDistill = { mode?: string, weight?: number, objective?: string, };
+
 export type DistillConfig = { 
 /**
  * `strip` (default), `keep-scaffold`, `internalize`.
@@ -257,7 +259,12 @@ weight: number,
  * tries as off-policy successes, with group-relative advantages, so steps the failures
  * share with the rescue cancel out; `sft` adds them as positive examples of `weight`.
  */
-objective: string, };
+objective: string, 
+/**
+ * `[distill.suites.<suite>]`: settings of one suite of a multi-suite experiment that differ
+ * from the ones above (a suite whose episodes are long needs a larger weight).
+ */
+suites?: { [key in string]: SuiteDistill }, };
 
 export type EvalSettings = { 
 /**
@@ -571,11 +578,52 @@ seconds_min: number, seconds_max: number,
  */
 warning: string | null, };
 
+export type SuitePower = { suite: string, 
+/**
+ * The split the headline compares on: `heldout` when the design has held-out families.
+ */
+split: string, 
+/**
+ * The design: tasks per evaluation of that split, and seeds.
+ */
+tasks: number, seeds: number, 
+/**
+ * The pilot run the spread comes from; `null` when no finished run on this suite has one.
+ */
+pilot_run: number | null, pilot_name: string | null, pilot_split: string | null, 
+/**
+ * The pilot's paired tasks and its mean seeds per task.
+ */
+pilot_tasks: number | null, pilot_seeds: number | null, 
+/**
+ * Variance of the true per-task differences, and of one seed's around its task's mean.
+ */
+between: number | null, within: number | null, 
+/**
+ * The difference (as a share, 0.05 = 5 points) this design detects with 80% power at
+ * two-sided 5%.
+ */
+mde: number | null, 
+/**
+ * The effect asked about, and the tasks (at these seeds) and seeds (at these tasks) it
+ * needs; `seeds_needed` is `null` when no number of seeds reaches it.
+ */
+effect: number | null, tasks_needed: number | null, seeds_needed: number | null, 
+/**
+ * The plan in one sentence.
+ */
+sentence: string, };
+
 export type ConfigCheck = { ok: true, config: ExperimentConfig, 
 /**
  * `null` when a suite cannot be set up (a dataset file that does not load).
  */
-estimate: RolloutEstimate | null, } | { ok: false, error: string, 
+estimate: RolloutEstimate | null, 
+/**
+ * Per suite, what the design can detect, planned from the newest finished run on that
+ * suite (`docs/power.md`); empty when a suite cannot be set up.
+ */
+power: Array<SuitePower>, } | { ok: false, error: string, 
 /**
  * The setting the error is about (`iterations`, `budget.batch_tasks`, `policy.base_url`,
  * ...) as a TOML key path.
@@ -1284,7 +1332,12 @@ export type HarnessesArgs = { suite: string,
  */
 run?: number, };
 
-export type ConfigCheckArgs = { toml?: string, config?: ExperimentConfig, };
+export type ConfigCheckArgs = { toml?: string, config?: ExperimentConfig, 
+/**
+ * An effect to size for, as a share (0.05 = 5 points): the plan then gives the tasks
+ * and seeds it needs.
+ */
+effect?: number, };
 
 export type ConfigRenderArgs = { config: ExperimentConfig, 
 /**

@@ -168,13 +168,10 @@ impl Job<'_> {
         st: &mut JobState,
         examples: &mut Vec<TrainSequence>,
     ) -> Result<bool, JobError> {
-        let cfg = self.sh.cfg;
+        let distill = self.sh.cfg.distill.for_suite(&self.suite_name);
         let RescuePlan { query, tries: plan, decision } = plan;
-        let mode = if self.kind.spec().keeps_scaffold {
-            DistillMode::KeepScaffold
-        } else {
-            DistillMode::parse(&cfg.distill.mode).unwrap_or(DistillMode::Strip)
-        };
+        let mode =
+            if self.kind.spec().keeps_scaffold { DistillMode::KeepScaffold } else { DistillMode::parse(&distill.mode).unwrap_or(DistillMode::Strip) };
         let mut any = false;
         let mut rescued_by: Vec<(String, bool)> = Vec::new();
         // each successful try's distilled steps, in the context of the harness they were distilled to
@@ -194,7 +191,7 @@ impl Job<'_> {
                 let mut distilled = None;
                 if success {
                     ok = true;
-                    let d = distil(mode, &ep, &self.su.base, self.su.suite.as_ref(), task, cfg.distill.weight)
+                    let d = distil(mode, &ep, &self.su.base, self.su.suite.as_ref(), task, distill.weight)
                         .map_err(|source| JobError::Distil { task: task.id.clone(), source })?;
                     let key = format!("{}/{k}", task_record_key(&self.suite_name, self.arm(), self.seed_index, it, &task.id));
                     let steps = d.examples.iter().map(|x| (x.context.clone(), x.target.clone())).collect();
@@ -210,11 +207,11 @@ impl Job<'_> {
             any |= ok;
             rescued_by.push((sib.clone(), ok));
         }
-        let w = cfg.distill.weight;
+        let w = distill.weight;
         let distilled = |steps, harness: &str, adv, at| {
             TrainSequence::new(&task.id, &task.family, group_id, 1.0, adv, w, Source::RescueDistilled, harness, steps).stored_at(at)
         };
-        if cfg.distill.objective == "sft" {
+        if distill.objective == "sft" {
             examples.extend(rescues.into_iter().map(|(steps, harness, at)| distilled(steps, &harness, 1.0, at)));
         } else if !rescues.is_empty() {
             // LUFFY-style: the rescues join the failed group as off-policy successes

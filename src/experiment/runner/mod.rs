@@ -245,12 +245,13 @@ fn mix(parts: &[u64]) -> u64 {
 /// ([`ExperimentConfig::estimate`]), with each suite's split and sibling pool set up as a run
 /// sets them up (so a setup error here is the one Start would give).
 pub fn estimate(cfg: &ExperimentConfig, cores: usize) -> Result<RolloutEstimate, ExperimentError> {
+    Ok(cfg.estimate(&suite_sizes(cfg)?, cores))
+}
+
+/// Each suite's tasks and sibling pool, in `cfg.suites`' order, set up as a run sets them up.
+pub fn suite_sizes(cfg: &ExperimentConfig) -> Result<Vec<SuiteSize>, ExperimentError> {
     let lib = harness_library(cfg).map_err(|e| ExperimentError::Setup(e.to_string()))?;
-    let mut sizes = Vec::new();
-    for s in &cfg.suites {
-        sizes.push(setup_suite(cfg, s, &lib).map_err(|e| ExperimentError::Setup(e.to_string()))?.size());
-    }
-    Ok(cfg.estimate(&sizes, cores))
+    cfg.suites.iter().map(|s| setup_suite(cfg, s, &lib).map(|su| su.size()).map_err(|e| ExperimentError::Setup(e.to_string()))).collect()
 }
 
 /// Run (or resume) an experiment. Progress goes to `sink`; `cancel` stops it cleanly after the

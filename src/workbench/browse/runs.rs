@@ -72,3 +72,50 @@ impl Workbench {
         self.reports.get(id, other)
     }
 }
+
+impl Workbench {
+    /// What `cfg`'s design detects on `suite` (of `size`), planned from the newest finished run
+    /// on that suite that evaluated the routed arm and the baseline
+    /// ([`crate::analysis::power::plan`]).
+    pub(in crate::workbench) fn plan(
+        &self,
+        cfg: &crate::experiment::ExperimentConfig,
+        suite: &str,
+        size: &crate::experiment::config::SuiteSize,
+        effect: Option<f64>,
+    ) -> crate::analysis::power::SuitePower {
+        let (train, heldout) = cfg.evaluated_tasks(size);
+        let (split, tasks) = if heldout > 0 { ("heldout", heldout) } else { ("train", train) };
+        let pilot = self.pilot(suite);
+        crate::analysis::power::plan(suite, split, tasks, cfg.seeds.len(), pilot.as_ref(), effect)
+    }
+
+    /// The newest finished run's pilot on `suite` (looking back over a few runs for one that
+    /// evaluated both arms); a run that cannot be read is passed over.
+    fn pilot(&self, suite: &str) -> Option<crate::analysis::power::Pilot> {
+        const LOOK_BACK: usize = 5;
+        let mut runs: Vec<RunRow> =
+            self.store.runs().ok()?.into_iter().filter(|r| r.kind == KIND_EXPERIMENT && r.status == RunStatus::Finished).collect();
+        runs.sort_by_key(|r| std::cmp::Reverse(r.id));
+        let on_suite = |r: &RunRow| r.suite.as_deref().is_some_and(|s| s.split(',').any(|x| x == suite));
+        for r in runs.iter().filter(|r| on_suite(r)).take(LOOK_BACK) {
+            let key = (r.id, suite.to_string());
+            let cached = self.pilots.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();
+            let pilot = match cached {
+                Some(p) => p,
+                None => {
+                    let p = crate::analysis::power::pilot(&self.store, r.id, suite).unwrap_or_else(|e| {
+                        tracing::warn!("run {}: no pilot ({e})", r.id);
+                        None
+                    });
+                    self.pilots.lock().unwrap_or_else(|p| p.into_inner()).insert(key, p.clone());
+                    p
+                }
+            };
+            if pilot.is_some() {
+                return pilot;
+            }
+        }
+        None
+    }
+}

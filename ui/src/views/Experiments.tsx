@@ -6,7 +6,7 @@ import { useContext, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiError, call } from "../client";
 import { TransferChart } from "../charts";
 import { navigate, refreshJobs, runBar, runs, showError, Store, useLoad, useStore, type RunProgress } from "../store";
-import type { ExperimentConfig, RolloutEstimate, ServingConfig, TrainerCheck, TrainerConfig, Unit, WorkerRow, Workers } from "../types";
+import type { ExperimentConfig, RolloutEstimate, ServingConfig, SuitePower, TrainerCheck, TrainerConfig, Unit, WorkerRow, Workers } from "../types";
 import { ArmName, arms, ConfirmDialog, DeleteRunButton, duration, Loading, names, pct, Progress, StatusTag, when } from "../ui";
 
 /** A problem the server found: in the TOML the user typed (`toml`, with its line) or in the form's
@@ -208,6 +208,49 @@ function Estimate({ config, e, stale, updating }: { config: ExperimentConfig; e:
   );
 }
 
+/**
+ * What the design can detect, per suite, planned from the newest finished run on that suite
+ * (the server's plan: no statistics here), and the sizes an effect the user types needs.
+ */
+function Power({ plans, effect, setEffect, updating }: { plans: SuitePower[]; effect: string; setEffect: (v: string) => void; updating: boolean }) {
+  if (plans.length === 0) return null;
+  const bad = effect.trim() !== "" && !(Number(effect) > 0 && Number(effect) <= 100);
+  return (
+    <div class={`power ${updating ? "stale" : ""}`} id="power" aria-busy={updating ? "true" : undefined}>
+      <div class="row">
+        <b>Detectable difference</b>
+        <span class="muted small">80% power, two-sided 5%, from a finished run's spread (docs/power.md)</span>
+        <span class="spacer" />
+        <label class="small">
+          size for{" "}
+          <input
+            id="power-effect"
+            class={bad ? "invalid" : ""}
+            inputMode="decimal"
+            size={4}
+            value={effect}
+            placeholder="5"
+            aria-label="effect to size for, in points"
+            onInput={(e) => setEffect((e.target as HTMLInputElement).value)}
+          />{" "}
+          pts
+        </label>
+      </div>
+      {plans.map((p) => (
+        <div class="power-suite" data-suite={p.suite} key={p.suite}>
+          {p.mde != null && (
+            <b class="power-mde">
+              {(100 * p.mde).toFixed(1)} pts
+            </b>
+          )}{" "}
+          <span class="power-sentence">{p.sentence}</span>
+        </div>
+      ))}
+      {bad && <div class="error-text">The effect is a number of points between 0 and 100.</div>}
+    </div>
+  );
+}
+
 function Builder() {
   const suites = useLoad(() => call("suites"), []);
   const [config, setConfig] = useState<ExperimentConfig | null>(null);
@@ -215,6 +258,10 @@ function Builder() {
   const [tomlError, setTomlError] = useState<TomlError | null>(null);
   // The server's estimate, with the text it is for (while the file is being re-checked, it is marked).
   const [estimate, setEstimate] = useState<{ toml: string; e: RolloutEstimate | null } | null>(null);
+  // The plan of what the design detects, with the text and effect it is for.
+  const [power, setPower] = useState<{ toml: string; effect: number | undefined; plans: SuitePower[] } | null>(null);
+  const [effect, setEffect] = useState("");
+  const effectShare = Number(effect) > 0 && Number(effect) <= 100 ? Number(effect) / 100 : undefined;
   // Form fields whose text is not an acceptable value, with why.
   const [problems, setProblems] = useState<Record<string, string>>({});
   // Which side was edited last decides which way the next conversion goes.
@@ -234,7 +281,7 @@ function Builder() {
       try {
         // Coming back to the view keeps the file being edited.
         const t = draft && draft.copy === copy ? draft.toml : (copy ?? (await call("config_template")).toml);
-        const c = await call("config_check", { toml: t });
+        const c = await call("config_check", { toml: t, effect: effectShare });
         source.current = "init";
         setToml(t);
         setSaved(null);
@@ -243,6 +290,7 @@ function Builder() {
           lastValid.current = t;
           setConfig(c.config);
           setEstimate({ toml: t, e: c.estimate });
+          setPower({ toml: t, effect: effectShare, plans: c.power });
           setTomlError(null);
         } else setTomlError({ ...c, origin: "toml" });
       } catch (e) {
@@ -276,10 +324,11 @@ function Builder() {
   useEffect(() => {
     if (!debouncedToml || source.current === "init") return;
     const typed = source.current === "toml";
-    call("config_check", { toml: debouncedToml }).then(
+    call("config_check", { toml: debouncedToml, effect: effectShare }).then(
       (c) => {
         if (c.ok) {
           setEstimate({ toml: debouncedToml, e: c.estimate });
+          setPower({ toml: debouncedToml, effect: effectShare, plans: c.power });
           if (typed) {
             lastValid.current = debouncedToml;
             setConfig(c.config);
@@ -290,6 +339,19 @@ function Builder() {
       (e) => showError(e),
     );
   }, [debouncedToml]);
+
+  // A typed effect re-plans the last valid file.
+  const debouncedEffect = useDebounced(effectShare, 300);
+  useEffect(() => {
+    const t = lastValid.current;
+    if (!t || power?.effect === debouncedEffect) return;
+    call("config_check", { toml: t, effect: debouncedEffect }).then(
+      (c) => {
+        if (c.ok) setPower({ toml: t, effect: debouncedEffect, plans: c.power });
+      },
+      (e) => showError(e),
+    );
+  }, [debouncedEffect]);
 
   function edit(f: (c: ExperimentConfig) => void) {
     if (!config) return;
@@ -588,6 +650,7 @@ function Builder() {
         )}
         {/* while something is invalid, the estimate of the last valid settings, marked so */}
         {estimate?.e && <Estimate config={config} e={estimate.e} stale={blocked} updating={estimate.toml !== toml} />}
+        {power && <Power plans={power.plans} effect={effect} setEffect={setEffect} updating={power.toml !== toml || power.effect !== effectShare} />}
       </div>
       <div class="builder-toml">
         <div class="row">
