@@ -343,6 +343,40 @@ describe("workbench UI", { skip: reason ?? false }, () => {
     await shot("5-results-compare");
   });
 
+  test("builder: the detectable difference is planned from a finished run, live as sizes change, with the sizes an effect needs", async () => {
+    await go("#/experiments");
+    await page.waitForFunction(() => document.querySelector("#toml")?.value.includes("name ="));
+    // the builder's own plan is the server's, for the file it shows
+    const suite = '#power .power-suite[data-suite="dbbench"]';
+    await page.waitForSelector(suite);
+    const plan = (await api(server, "config_check", { toml: await page.inputValue("#toml") })).power[0];
+    assert.ok(plan.pilot_run, `a finished dbbench run to plan from: ${JSON.stringify(plan)}`);
+    assert.equal(await page.locator(`${suite} .power-sentence`).innerText(), plan.sentence);
+    assert.match(plan.sentence, new RegExp(`run #${plan.pilot_run}`));
+    const mde = async () => Number((await page.locator(`${suite} .power-mde`).innerText()).replace(" pts", ""));
+    const before = await mde();
+    assert.equal(before.toFixed(1), (100 * plan.mde).toFixed(1));
+    // a second held-out family doubles the held-out tasks: the detectable difference shrinks
+    const families = await page.locator("input[name=heldout]").all();
+    let added = null;
+    for (const box of families) {
+      if (!(await box.isChecked())) {
+        added = box;
+        break;
+      }
+    }
+    await added.click();
+    await page.waitForFunction(({ sel, was }) => Number(document.querySelector(sel)?.textContent?.replace(" pts", "")) < was, { sel: `${suite} .power-mde`, was: before }, { timeout: 10_000 });
+    assert.match(await page.locator(`${suite} .power-sentence`).innerText(), /^dbbench: \d+ held-out tasks × /);
+    // an effect to size for: the tasks (and seeds) it needs, in the sentence
+    await page.fill("#power-effect", "5");
+    await page.waitForFunction((sel) => /For 5\.0 pts: [\d,]+ tasks at /.test(document.querySelector(sel)?.textContent ?? ""), `${suite} .power-sentence`, { timeout: 10_000 });
+    await page.locator("#power").scrollIntoViewIfNeeded();
+    await shot("4-builder-power");
+    await page.fill("#power-effect", "");
+    await added.click();
+  });
+
   test("harnesses: a sibling's behaviour profile from the experiment", async () => {
     const hs = await api(server, "harnesses", { suite: "dbbench" });
     const measured = hs.find((h) => h.profile);
