@@ -76,7 +76,11 @@ fn the_confirmatory_split_is_the_one_designed() {
     // the method is appworld.toml's, unchanged: only the name, the split, its dataset and how
     // much is evaluated differ (the arms compared, when, and the rank-one inference)
     let mut pilot = ExperimentConfig::load(&root().join("experiments/appworld.toml")).unwrap();
-    assert!(cfg.arms.iter().all(|a| pilot.arms.contains(a)) && cfg.arms.contains(&"harness-s".to_string()) && cfg.arms.contains(&"policy-only".to_string()));
+    assert!(
+        cfg.arms.iter().all(|a| pilot.arms.contains(a))
+            && cfg.arms.contains(&"harness-s".to_string())
+            && cfg.arms.contains(&"policy-only".to_string())
+    );
     assert_eq!(cfg.eval_every, cfg.iterations, "evaluated at the start and at the end");
     pilot.name = cfg.name.clone();
     pilot.heldout_families = cfg.heldout_families.clone();
