@@ -427,11 +427,12 @@ mod tests {
     /// time in 300 simulated experiments of that design.
     #[test]
     fn a_pilot_s_spread_plans_a_design_of_other_tasks_and_seeds_that_has_80_percent_power() {
+        type Outcomes = BTreeMap<usize, BTreeMap<u32, f64>>;
         let mut rng = crate::seed::SplitMix(0x0091_1075);
         let mut uniform = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
         // task t: baseline chance p, the arm's chance p + effect + h (h: this task's own effect)
         let draw = |tasks: usize, seeds: u32, effect: f64, uniform: &mut dyn FnMut() -> f64| {
-            let (mut a, mut b): (BTreeMap<usize, BTreeMap<u32, f64>>, BTreeMap<usize, BTreeMap<u32, f64>>) = Default::default();
+            let (mut a, mut b) = (Outcomes::new(), Outcomes::new());
             for t in 0..tasks {
                 let p = 0.3 + 0.4 * uniform();
                 let q = (p + effect + 0.5 * (uniform() - 0.5)).clamp(0.0, 1.0);

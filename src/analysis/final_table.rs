@@ -112,9 +112,12 @@ type Counts = BTreeMap<(String, String), BTreeMap<String, BTreeMap<u32, (f64, f6
 /// (task, seed) -> mean success, for one (suite, arm, split, iteration).
 pub(crate) type Outcomes = BTreeMap<String, BTreeMap<u32, f64>>;
 
+/// (arm, split) -> [`Outcomes`].
+pub(crate) type OutcomesByArm = BTreeMap<(String, String), Outcomes>;
+
 /// One suite's evaluation outcomes at the last iteration every job that evaluated reached: that
 /// iteration, and per (arm, split) each task's success per seed. `None` when nothing evaluated.
-pub(crate) fn last_outcomes(data: &Data, suite: &str) -> Option<(u32, BTreeMap<(String, String), Outcomes>)> {
+pub(crate) fn last_outcomes(data: &Data, suite: &str) -> Option<(u32, OutcomesByArm)> {
     // last eval iteration per job
     let mut last: BTreeMap<(String, u32), u32> = BTreeMap::new();
     for r in data.phase("eval").filter(|r| r.suite == suite) {
