@@ -133,12 +133,8 @@ impl PairedSpread {
     pub fn of<K: Ord>(a: &BTreeMap<K, BTreeMap<u32, f64>>, b: &BTreeMap<K, BTreeMap<u32, f64>>) -> Option<PairedSpread> {
         let mut means = Vec::new();
         let (mut ss_within, mut df_within, mut inv_seeds, mut n_seeds) = (0.0, 0usize, 0.0, 0usize);
-        for (task, sa) in a {
-            let Some(sb) = b.get(task) else { continue };
-            let d: Vec<f64> = sa.iter().filter_map(|(seed, x)| sb.get(seed).map(|y| x - y)).collect();
-            if d.is_empty() {
-                continue;
-            }
+        for pairs in seed_differences(a, b) {
+            let d: Vec<f64> = pairs.iter().map(|(_, x)| *x).collect();
             let m = mean(&d);
             ss_within += d.iter().map(|x| (x - m).powi(2)).sum::<f64>();
             df_within += d.len() - 1;
@@ -205,6 +201,19 @@ impl Paired {
     }
 }
 
+/// Per task both arms have, each shared seed's difference a − b (in seed order); tasks that share
+/// no seed are left out. What [`paired`] and [`PairedSpread::of`] both start from.
+fn seed_differences<'a, K: Ord>(
+    a: &'a BTreeMap<K, BTreeMap<u32, f64>>,
+    b: &'a BTreeMap<K, BTreeMap<u32, f64>>,
+) -> impl Iterator<Item = Vec<(u32, f64)>> + 'a {
+    a.iter().filter_map(move |(task, sa)| {
+        let sb = b.get(task)?;
+        let d: Vec<(u32, f64)> = sa.iter().filter_map(|(seed, x)| sb.get(seed).map(|y| (*seed, x - y))).collect();
+        (!d.is_empty()).then_some(d)
+    })
+}
+
 /// Two arms' outcomes paired on the tasks and seeds both have: per task, the mean over shared
 /// seeds of (a − b); then the mean over tasks with a [`bootstrap`] interval. Tasks are keyed by
 /// whatever names them (a task id, or (suite, task) when suites are pooled). The one statement
@@ -212,19 +221,9 @@ impl Paired {
 pub fn paired<K: Ord>(a: &BTreeMap<K, BTreeMap<u32, f64>>, b: &BTreeMap<K, BTreeMap<u32, f64>>) -> Option<Paired> {
     let mut diffs = Vec::new();
     let mut seeds = std::collections::BTreeSet::new();
-    for (task, sa) in a {
-        let Some(sb) = b.get(task) else { continue };
-        let d: Vec<f64> = sa
-            .iter()
-            .filter_map(|(seed, x)| sb.get(seed).map(|y| (seed, x - y)))
-            .map(|(s, d)| {
-                seeds.insert(*s);
-                d
-            })
-            .collect();
-        if !d.is_empty() {
-            diffs.push(mean(&d));
-        }
+    for pairs in seed_differences(a, b) {
+        seeds.extend(pairs.iter().map(|(s, _)| *s));
+        diffs.push(mean(&pairs.iter().map(|(_, d)| *d).collect::<Vec<f64>>()));
     }
     if diffs.is_empty() {
         return None;

@@ -71,9 +71,7 @@ impl Workbench {
     pub(in crate::workbench) fn results(&self, id: i64, other: Option<i64>) -> Result<api::Report, CommandError> {
         self.reports.get(id, other)
     }
-}
 
-impl Workbench {
     /// What `cfg`'s design detects on `suite` (of `size`), planned from the newest finished run
     /// on that suite that evaluated the routed arm and the baseline
     /// ([`crate::analysis::power::plan`]).

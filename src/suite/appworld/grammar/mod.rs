@@ -227,11 +227,10 @@ mod tests {
             ),
         ];
         let ctx = ctx_with(q, &cells, None);
-        let labels = |t: &str| parse_trace(t);
-        let call = replay(&GRAMMAR, &ctx, labels("kind=call; app=music; api=search_songs; arg=query=span:Morning Run")).unwrap().0;
+        let call = replay(&GRAMMAR, &ctx, parse_trace("kind=call; app=music; api=search_songs; arg=query=span:Morning Run")).unwrap().0;
         let built = Built { tool: TOOL.into(), arguments: Value::Null, decisions: call };
         assert_eq!(built.decisions[GRAMMAR.repeat_decision(&built).unwrap()].0.slot, "api");
-        let doc_cell = replay(&GRAMMAR, &ctx, labels("kind=doc; app=music; doc_api=show_playlists")).unwrap().0;
+        let doc_cell = replay(&GRAMMAR, &ctx, parse_trace("kind=doc; app=music; doc_api=show_playlists")).unwrap().0;
         let built = Built { tool: TOOL.into(), arguments: Value::Null, decisions: doc_cell };
         assert_eq!(GRAMMAR.repeat_decision(&built), Some(built.decisions.len() - 1));
     }
